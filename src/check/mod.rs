@@ -1,0 +1,1 @@
+//! Engine protocol compliance checker (`kalaha check`).

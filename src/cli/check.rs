@@ -1,0 +1,12 @@
+//! `kalaha check` (in progress).
+
+use super::{CliError, CliResult};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> CliResult {
+    Err(CliError::Failure(anyhow::anyhow!(
+        "kalaha check is not available yet"
+    )))
+}

@@ -1,0 +1,12 @@
+//! `kalaha show` (in progress).
+
+use super::{CliError, CliResult};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> CliResult {
+    Err(CliError::Failure(anyhow::anyhow!(
+        "kalaha show is not available yet"
+    )))
+}

@@ -1,0 +1,12 @@
+//! `kalaha solve` (in progress).
+
+use super::{CliError, CliResult};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> CliResult {
+    Err(CliError::Failure(anyhow::anyhow!(
+        "kalaha solve is not available yet"
+    )))
+}

@@ -1,0 +1,1 @@
+//! The built-in engines, each run as a separate process by `kalaha engine NAME`.

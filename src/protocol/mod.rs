@@ -1,0 +1,1 @@
+//! The protocol messages of `protocol.md`, version 1.

@@ -1,0 +1,1 @@
+//! Playing one game between two supervised engines.

@@ -1,0 +1,1 @@
+//! Standings, head-to-head tables and leaderboards.

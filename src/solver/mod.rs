@@ -1,0 +1,1 @@
+//! Exact game values by alpha-beta search with a transposition table.

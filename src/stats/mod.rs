@@ -1,0 +1,1 @@
+//! Statistics: Elo, pentanomial counts, SPRT and joint ratings.

@@ -1,0 +1,1 @@
+//! One task per engine process: spawn, handshake, deadlines, clean shutdown.

@@ -1,0 +1,1 @@
+//! Tournaments: configuration, schedules, running games, results and resume.
