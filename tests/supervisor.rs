@@ -392,3 +392,25 @@ async fn log_lines_and_unknown_types_are_recorded() {
     let stopped = engine.shutdown().await;
     assert!(matches!(stopped, Stopped::Exited(e) if e.code == Some(0)));
 }
+
+#[tokio::test]
+async fn an_engine_can_be_driven_from_a_spawned_task() {
+    // The handle and its futures are Send, so a referee can run each game in a task.
+    let (cmd, mark) = fake("good");
+    let task = tokio::spawn(async move {
+        let mut engine = Engine::start(&cmd, &settings()).await?;
+        engine.new_game("g", Rules::default(), Side::North).await?;
+        let pos = Position::start(Rules::default()).play(1)?;
+        let moves = [Move {
+            side: Side::South,
+            pit: 1,
+        }];
+        let reply = engine
+            .go(&pos, &moves, MOVE_TIME, Duration::from_secs(2))
+            .await?;
+        engine.shutdown().await;
+        Ok::<i64, Box<dyn std::error::Error + Send + Sync>>(reply.pit)
+    });
+    assert_eq!(task.await.unwrap().unwrap(), 1);
+    assert_no_survivors(None, Some(&mark));
+}
