@@ -615,7 +615,9 @@ impl Engine {
         };
         self.signal_group(libc::SIGKILL);
         self.stopped = true;
-        // Let the pipe tasks finish so the stderr log is complete.
+        // Let the pipe tasks finish so the stderr log is complete; unread output is
+        // dropped (closing the channel ends a stdout task blocked on a full channel).
+        self.lines.close();
         for task in std::mem::take(&mut self.tasks) {
             let _ = timeout(Duration::from_secs(1), task).await;
         }
