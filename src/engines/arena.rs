@@ -128,21 +128,81 @@ mod tests {
         }
         let rules = Rules::default();
         let limits = Limits {
-            move_time: Some(Duration::from_millis(10)),
+            move_time: Some(Duration::from_secs(10)),
             ..Limits::default()
         };
         let none = |_: &mut dyn Player| {};
-        let depth5 = |p: &mut dyn Player| {
+        let depth8 = |p: &mut dyn Player| {
             if p.name() == "hard" {
-                p.set_option("depth", &serde_json::json!(5)).unwrap();
+                p.set_option("depth", &serde_json::json!(8)).unwrap();
             }
         };
         let (pts, games) = score("greedy", "random", rules, 10, &limits, &none);
         assert!(pts >= 0.8 * games as f64, "greedy vs random {pts}/{games}");
-        let (pts, games) = score("hard", "random", rules, 10, &limits, &depth5);
+        let (pts, games) = score("hard", "random", rules, 10, &limits, &depth8);
         assert!(pts >= 0.9 * games as f64, "hard vs random {pts}/{games}");
-        let (pts, games) = score("hard", "greedy", rules, 10, &limits, &depth5);
+        let (pts, games) = score("hard", "greedy", rules, 10, &limits, &depth8);
         assert!(pts >= 0.6 * games as f64, "hard vs greedy {pts}/{games}");
+    }
+
+    /// Compares horizon evaluations of `hard`: `KALAHA_EVAL_A=side,extra` against
+    /// `KALAHA_EVAL_B` (or greedy when unset).
+    #[test]
+    #[ignore]
+    fn eval_experiment() {
+        use crate::engines::{Evaluation, GreedyPlayer, HardPlayer};
+        let parse = |v: &str| {
+            let (a, b) = v.split_once(',').unwrap();
+            Evaluation {
+                side_weight: a.parse().unwrap(),
+                extra_turn_weight: b.parse().unwrap(),
+            }
+        };
+        let ea = parse(&std::env::var("KALAHA_EVAL_A").unwrap());
+        let eb = std::env::var("KALAHA_EVAL_B").ok().map(|v| parse(&v));
+        let ms: u64 = std::env::var("KALAHA_MOVE_MS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(20);
+        let limits = Limits {
+            move_time: Some(Duration::from_millis(ms)),
+            ..Limits::default()
+        };
+        let rules = Rules::default();
+        let mut probe = HardPlayer::with_evaluation(0, 16, ea);
+        let mut last = None;
+        probe.choose_move(&Position::start(rules), &[], &limits, &mut |i| {
+            last = Some(i)
+        });
+        println!("from the start: {last:?}");
+        let mut points = 0.0;
+        let mut games = 0;
+        let mut margin = 0i64;
+        for seed in 0..20 {
+            let start = opening(rules, 2, seed);
+            for a_south in [true, false] {
+                let mut pa = HardPlayer::with_evaluation(0, 16, ea);
+                let mut pb: Box<dyn Player> = match eb {
+                    Some(e) => Box::new(HardPlayer::with_evaluation(0, 16, e)),
+                    None => Box::new(GreedyPlayer),
+                };
+                let rec = if a_south {
+                    play_game(&mut pa, pb.as_mut(), &start, &limits)
+                } else {
+                    play_game(pb.as_mut(), &mut pa, &start, &limits)
+                };
+                let a_side = if a_south { Side::South } else { Side::North };
+                let m = rec.outcome.south as i64 - rec.outcome.north as i64;
+                margin += if a_south { m } else { -m };
+                points += match rec.outcome.winner {
+                    Some(w) if w == a_side => 1.0,
+                    Some(_) => 0.0,
+                    None => 0.5,
+                };
+                games += 1;
+            }
+        }
+        println!("eval {ea:?} vs {eb:?}: {points}/{games}, margin {margin}");
     }
 
     /// The strength table for the engines' README: `cargo test --release -- --ignored

@@ -75,6 +75,9 @@ struct Entry {
 
 const EXACT_DEPTH: u8 = u8::MAX;
 
+/// Extra turns in a row along one line that do not use up depth.
+const MAX_EXTENSIONS: u32 = 6;
+
 /// A two-way bucketed table: one slot kept by depth, one always replaced.
 struct Table {
     entries: Vec<Entry>,
@@ -152,6 +155,10 @@ pub struct Searcher {
     deadline: Option<Instant>,
     aborted: bool,
     horizon_used: bool,
+    /// The best root move of the iteration in progress once its first move is searched.
+    root_best: Option<u8>,
+    /// Extra turns searched without using up depth on the current line.
+    extensions: u32,
 }
 
 impl Searcher {
@@ -166,6 +173,8 @@ impl Searcher {
             deadline: None,
             aborted: false,
             horizon_used: false,
+            root_best: None,
+            extensions: 0,
         }
     }
 
@@ -190,7 +199,7 @@ impl Searcher {
     /// Iterative deepening from depth 1 up to `max_depth` (0: no limit) until `deadline`,
     /// calling `report` after each completed iteration; returns the last one. Stops early
     /// once the result is exact, or when the next iteration is unlikely to finish in time.
-    /// Always completes depth 1, so it always has a move.
+    /// Returns a move even when not even depth 1 finishes in time (then `depth` is 0).
     pub fn iterate(
         &mut self,
         pos: &Position,
@@ -209,13 +218,36 @@ impl Searcher {
         };
         let mut last: Option<Iteration> = None;
         for depth in 1..=max_depth {
-            // Depth 1 always completes.
-            self.deadline = if depth == 1 { None } else { deadline };
+            self.deadline = deadline;
             self.aborted = false;
+            self.extensions = 0;
             self.horizon_used = false;
+            self.root_best = None;
             let s = seeds_in_pits(pos) * SCALE;
-            let gain = self.search(pos, depth, -s - 1, s + 1);
+            let gain = self.search_node(pos, depth, -s - 1, s + 1, true);
             if self.aborted {
+                // A root move that beat the previous best move at this depth is better
+                // than it.
+                match (self.root_best, last.as_mut()) {
+                    (Some(m), Some(prev)) if m != prev.best => {
+                        prev.best = m;
+                        prev.pv = vec![m];
+                    }
+                    (_, Some(_)) => {}
+                    (root_best, None) => {
+                        // Not even depth 1 finished in time.
+                        let m = root_best.unwrap_or(ordered_moves(pos, 0).as_slice()[0]);
+                        last = Some(Iteration {
+                            depth: 0,
+                            score: pos.store_margin(pos.to_move()) * SCALE,
+                            best: m,
+                            pv: vec![m],
+                            nodes: self.nodes,
+                            elapsed: started.elapsed(),
+                            exact: false,
+                        });
+                    }
+                }
                 break;
             }
             let exact = !self.horizon_used;
@@ -238,12 +270,12 @@ impl Searcher {
                 // The next iteration costs several times this one: do not start it when
                 // it cannot finish.
                 let now = Instant::now();
-                if now >= d || (now - started) * 2 > d - started {
+                if now >= d || (now - started).as_secs_f64() > 0.6 * (d - started).as_secs_f64() {
                     break;
                 }
             }
         }
-        last.expect("depth 1 always completes")
+        last.expect("an iteration or a fallback move")
     }
 
     /// The best line from the table, at most `depth` moves.
@@ -283,7 +315,18 @@ impl Searcher {
 
     /// The future gain of `pos` (not over) for its mover, fail-soft within `alpha..beta`,
     /// in quarter seeds, looking `depth` sowings ahead.
-    fn search(&mut self, pos: &Position, depth: u32, mut alpha: i32, mut beta: i32) -> i32 {
+    fn search(&mut self, pos: &Position, depth: u32, alpha: i32, beta: i32) -> i32 {
+        self.search_node(pos, depth, alpha, beta, false)
+    }
+
+    fn search_node(
+        &mut self,
+        pos: &Position,
+        depth: u32,
+        mut alpha: i32,
+        mut beta: i32,
+        root: bool,
+    ) -> i32 {
         self.nodes += 1;
         if self.out_of_time() {
             return 0;
@@ -335,14 +378,23 @@ impl Searcher {
                 delta
             } else if effect.extra_turn {
                 let (a, b) = (alpha - delta, beta - delta);
-                let mut v = if i == 0 {
-                    self.search(&child, depth - 1, a, b)
+                // An extra turn is part of the same turn: it does not use up depth,
+                // up to a few in a row.
+                let d = if self.extensions < MAX_EXTENSIONS {
+                    depth
                 } else {
-                    self.search(&child, depth - 1, a, a + 1)
+                    depth - 1
+                };
+                self.extensions += 1;
+                let mut v = if i == 0 {
+                    self.search(&child, d, a, b)
+                } else {
+                    self.search(&child, d, a, a + 1)
                 };
                 if i > 0 && v > a && v < b && !self.aborted {
-                    v = self.search(&child, depth - 1, v - 1, b);
+                    v = self.search(&child, d, v - 1, b);
                 }
+                self.extensions -= 1;
                 delta + v
             } else {
                 let (a, b) = (delta - beta, delta - alpha);
@@ -362,6 +414,9 @@ impl Searcher {
             if value > best {
                 best = value;
                 best_move = pit;
+                if root {
+                    self.root_best = Some(pit);
+                }
                 if value > alpha {
                     alpha = value;
                     if alpha >= beta {
@@ -431,6 +486,7 @@ mod tests {
         let pos = Position::start(Rules::default());
         let mut searcher = Searcher::new(1);
         let it = searcher.iterate(&pos, 0, Some(Instant::now()), &mut |_| {});
-        assert_eq!(it.depth, 1);
+        assert!(it.depth <= 1);
+        assert!(pos.play(it.best as i64).is_ok());
     }
 }

@@ -94,6 +94,15 @@ impl HardPlayer {
         }
     }
 
+    /// A `hard` player with a fixed horizon evaluation instead of the rules' default.
+    pub fn with_evaluation(max_depth: u32, hash_mb: usize, eval: Evaluation) -> HardPlayer {
+        HardPlayer {
+            max_depth,
+            hash_mb,
+            searcher: Searcher::new(hash_mb).with_eval(eval),
+        }
+    }
+
     fn think(&mut self, pos: &Position, deadline: Instant, info: &mut dyn FnMut(SearchInfo)) -> u8 {
         let it = self
             .searcher
