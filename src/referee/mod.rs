@@ -7,7 +7,7 @@
 
 mod time;
 
-pub use time::{ParseTimeError, TimeControl, TimeLimit};
+pub use time::{ParseTimeError, TimeControl, TimeLimit, format_duration, parse_duration};
 
 use crate::engines::SearchInfo;
 use crate::rules::{Move, Position, Rules, Side};

@@ -1,5 +1,6 @@
 //! Tournaments: configuration, schedules, running games, results and resume.
 
+pub mod config;
 pub mod results;
 pub mod schedule;
 pub mod spec;

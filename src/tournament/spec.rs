@@ -35,6 +35,10 @@ pub struct EngineSpec {
     /// This engine's own time control (odds matches): `100ms` or `10s+100ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tc: Option<TimeControl>,
+    /// The full command line as run: written to `tournament.toml` for people to read,
+    /// ignored when read back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 /// An option value as written by the user: a TOML scalar or a command-line string.
