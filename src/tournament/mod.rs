@@ -2,5 +2,6 @@
 
 pub mod config;
 pub mod results;
+pub mod run;
 pub mod schedule;
 pub mod spec;
