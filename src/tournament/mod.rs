@@ -1,6 +1,7 @@
 //! Tournaments: configuration, schedules, running games, results and resume.
 
 pub mod config;
+pub mod display;
 pub mod results;
 pub mod run;
 pub mod schedule;
