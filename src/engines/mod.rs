@@ -4,5 +4,7 @@
 //! referee's lines, answering them) is shared by all of them.
 
 mod player;
+mod serve;
 
 pub use player::{EngineOption, Limits, OptionKind, Player, SearchInfo};
+pub use serve::serve;
