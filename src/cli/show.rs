@@ -14,8 +14,10 @@ use std::path::PathBuf;
 )]
 pub struct Args {
     /// The results folder.
+    #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// The game id, or its number.
+    #[arg(value_name = "GAME")]
     pub game: String,
 }
 

@@ -58,7 +58,12 @@ impl GameRecord {
     /// The `games.csv` row.
     pub fn csv_row(&self) -> CsvRow {
         let mut detail = self.play.detail.clone();
-        if let Some(line) = &self.play.line {
+        if let Some(line) = self
+            .play
+            .line
+            .as_ref()
+            .filter(|l| !detail.contains(l.as_str()))
+        {
             detail.push_str(" | line: ");
             detail.push_str(&crate::referee::truncate(line, 200));
         }
