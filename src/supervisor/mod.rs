@@ -286,11 +286,14 @@ pub struct Engine {
     pgid: i32,
     name: String,
     stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Event>,
+    lines: mpsc::Receiver<Vec<Event>>,
+    /// Events received but not yet handled.
+    pending: VecDeque<Event>,
     stdout_closed: bool,
     tasks: Vec<JoinHandle<()>>,
     exit: Option<ExitStatus>,
     hello: HelloReply,
+    hello_line: String,
     settings: Settings,
     transcript: Option<io::BufWriter<std::fs::File>>,
     started: std::time::Instant,
@@ -334,7 +337,7 @@ impl Engine {
         let pgid = child.id().map_or(0, |p| p as i32);
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let (tx, rx) = mpsc::channel(16);
+        let (tx, rx) = mpsc::channel(4);
         let mut tasks = vec![tokio::spawn(read_lines(stdout, settings.line_limit, tx))];
         let log = settings.stderr_log.as_ref().and_then(|p| {
             std::fs::File::create(p)
@@ -359,6 +362,7 @@ impl Engine {
             pgid,
             name,
             lines: rx,
+            pending: VecDeque::new(),
             stdout_closed: false,
             tasks,
             exit: None,
@@ -369,6 +373,7 @@ impl Engine {
                 author: String::new(),
                 options: Vec::new(),
             },
+            hello_line: String::new(),
             settings: settings.clone(),
             transcript,
             started: std::time::Instant::now(),
@@ -381,6 +386,11 @@ impl Engine {
     /// The engine's `hello` (empty before the handshake).
     pub fn hello(&self) -> &HelloReply {
         &self.hello
+    }
+
+    /// The engine's `hello` line as received (empty before the handshake).
+    pub fn hello_line(&self) -> &str {
+        &self.hello_line
     }
 
     /// The process id, which is also the process group id.
@@ -407,6 +417,7 @@ impl Engine {
         match msg {
             FromEngine::Hello(h) if h.protocol == PROTOCOL_VERSION => {
                 self.hello = h;
+                self.hello_line = line;
                 Ok(&self.hello)
             }
             FromEngine::Hello(h) => Err(EngineError::Protocol {
@@ -753,17 +764,34 @@ impl Engine {
                     None => EngineError::StdoutClosed,
                 });
             }
-            let event = if let Some(st) = self.exit {
+            // Checked first, so that an engine flooding its output still times out.
+            if Instant::now() >= end {
+                return Err(EngineError::Timeout {
+                    deadline: Duration::ZERO,
+                });
+            }
+            let event = if let Some(ev) = self.pending.pop_front() {
+                ev
+            } else if let Some(st) = self.exit {
                 // The child is gone: take what it wrote before exiting, briefly (its
                 // children may hold the pipe open).
                 match timeout(Duration::from_millis(100), self.lines.recv()).await {
-                    Ok(Some(ev)) => ev,
+                    Ok(Some(batch)) => {
+                        self.pending.extend(batch);
+                        continue;
+                    }
                     Ok(None) | Err(_) => return Err(EngineError::Exited { exit: st.into() }),
                 }
             } else {
                 tokio::select! {
                     biased;
-                    ev = self.lines.recv() => ev.unwrap_or(Event::Eof),
+                    batch = self.lines.recv() => match batch {
+                        Some(batch) => {
+                            self.pending.extend(batch);
+                            continue;
+                        }
+                        None => Event::Eof,
+                    },
                     st = self.child.wait() => {
                         self.exit = Some(st?);
                         continue;
@@ -845,27 +873,31 @@ fn prefix_of(bytes: &[u8]) -> String {
 }
 
 /// Cuts stdout into lines of at most `limit` bytes. A longer line is reported once, as soon
-/// as it passes the limit, and the rest of it is read and discarded.
-async fn read_lines(mut out: ChildStdout, limit: usize, tx: mpsc::Sender<Event>) {
+/// as it passes the limit, and the rest of it is read and discarded. The lines of one read
+/// are handed over together (a batch holds at most one read's worth plus one line).
+async fn read_lines(mut out: ChildStdout, limit: usize, tx: mpsc::Sender<Vec<Event>>) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut discarding = false;
     loop {
         let n = match out.read(&mut buf).await {
             Ok(0) => {
+                let mut batch = Vec::new();
                 if !line.is_empty() && !discarding {
-                    let _ = tx.send(finish_line(&mut line)).await;
+                    batch.push(finish_line(&mut line));
                 }
-                let _ = tx.send(Event::Eof).await;
+                batch.push(Event::Eof);
+                let _ = tx.send(batch).await;
                 return;
             }
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                let _ = tx.send(Event::Error(e)).await;
+                let _ = tx.send(vec![Event::Error(e)]).await;
                 return;
             }
         };
+        let mut batch = Vec::new();
         let mut chunk = &buf[..n];
         while !chunk.is_empty() {
             let newline = chunk.iter().position(|&b| b == b'\n');
@@ -876,17 +908,15 @@ async fn read_lines(mut out: ChildStdout, limit: usize, tx: mpsc::Sender<Event>)
                     let prefix = prefix_of(&line);
                     line = Vec::new();
                     discarding = true;
-                    if tx.send(Event::TooLong { prefix }).await.is_err() {
-                        return;
-                    }
+                    batch.push(Event::TooLong { prefix });
                 } else {
                     line.extend_from_slice(piece);
                 }
             }
             match newline {
                 Some(i) => {
-                    if !discarding && tx.send(finish_line(&mut line)).await.is_err() {
-                        return;
+                    if !discarding {
+                        batch.push(finish_line(&mut line));
                     }
                     line.clear();
                     discarding = false;
@@ -894,6 +924,9 @@ async fn read_lines(mut out: ChildStdout, limit: usize, tx: mpsc::Sender<Event>)
                 }
                 None => chunk = &[],
             }
+        }
+        if !batch.is_empty() && tx.send(batch).await.is_err() {
+            return;
         }
     }
 }
