@@ -303,9 +303,32 @@ pub fn execute(
         return Ok(130);
     }
     if mode != DisplayMode::Quiet {
-        writeln!(std::io::stdout().lock(), "results in {}", out.display())?;
+        let mut o = std::io::stdout().lock();
+        let (own, engines) = (cpu_time(libc::RUSAGE_SELF), cpu_time(libc::RUSAGE_CHILDREN));
+        if s.moves > 0 {
+            writeln!(
+                o,
+                "referee CPU {:.0} ms for {} moves ({:.1} us per move); engines {:.0} ms",
+                own.as_secs_f64() * 1e3,
+                s.moves,
+                own.as_secs_f64() * 1e6 / s.moves as f64,
+                engines.as_secs_f64() * 1e3
+            )?;
+        }
+        writeln!(o, "results in {}", out.display())?;
     }
     Ok(0)
+}
+
+/// User plus system CPU time of this process (`RUSAGE_SELF`) or of its reaped children.
+fn cpu_time(who: i32) -> Duration {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut u) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
 }
 
 /// Quotes a word for a POSIX shell when needed.

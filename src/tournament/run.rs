@@ -77,6 +77,8 @@ pub struct RunSummary {
     pub played: u64,
     /// Games interrupted (to be played again on resume).
     pub interrupted: u64,
+    /// Moves played by engines in the finished games.
+    pub moves: u64,
     /// An interruption stopped the run.
     pub stopped_by_interrupt: bool,
     /// A second interruption stopped it at once.
@@ -219,6 +221,7 @@ pub async fn run_games<L: Launcher>(
                     report(&Event::GameInterrupted(&record))
                 } else {
                     summary.played += 1;
+                    summary.moves += record.play.moves.len() as u64;
                     report(&Event::GameFinished(&record)).and_then(|()| {
                         match first_pair_game.remove(&record.pair) {
                             Some(first) => {
