@@ -1,12 +1,50 @@
-//! `kalaha match` (in progress).
+//! `kalaha match`: two engines, game pairs with the seats swapped, results in a folder.
 
+use super::tournament::{CommonArgs, execute};
 use super::{CliError, CliResult};
+use crate::tournament::spec::EngineSpec;
 
+/// Play game pairs between two engines.
+///
+/// Each engine is a built-in name (`hard`), or KEY=VALUE words in one argument
+/// (`"cmd=./my-engine name=mine option.depth=8"`), or given with --engine.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "Example:\n  \
+kalaha match hard medium --games 20 --move-time 50ms\n  \
+kalaha match \"cmd=./my-engine name=mine\" hard --clock 10s+100ms --opening-plies 4 --seed 7")]
+pub struct Args {
+    /// The two engines (or use --engine twice).
+    #[arg(value_name = "ENGINE", num_args = 0..=2)]
+    pub players: Vec<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
 
-pub fn run(_args: Args) -> CliResult {
-    Err(CliError::Failure(anyhow::anyhow!(
-        "kalaha match is not available yet"
-    )))
+pub fn run(args: Args) -> CliResult {
+    let mut file = args.common.to_config_file()?;
+    let mut engines = Vec::new();
+    for p in &args.players {
+        let words: Vec<&str> = p.split_whitespace().collect();
+        let spec = if words.len() == 1 && !p.contains('=') {
+            EngineSpec::builtin(p)
+        } else {
+            EngineSpec::parse(&words).map_err(CliError::input)?
+        };
+        engines.push(spec);
+    }
+    engines.extend(std::mem::take(&mut file.engines));
+    if engines.len() != 2 {
+        return Err(CliError::input_msg(format!(
+            "a match needs exactly two engines, {} given",
+            engines.len()
+        )));
+    }
+    file.engines = engines;
+    let config = file.resolve().map_err(CliError::input)?;
+    let out = args
+        .common
+        .out
+        .clone()
+        .unwrap_or_else(crate::tournament::default_out_dir);
+    execute(config, out, false, &args.common, "match")
 }

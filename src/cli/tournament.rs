@@ -1,12 +1,343 @@
-//! `kalaha tournament` (in progress).
+//! `kalaha tournament`: a round robin or gauntlet of engines, with results written to a
+//! folder and resumable after any interruption. The flags shared with `kalaha match` live
+//! here too.
 
-use super::{CliError, CliResult};
+use super::{CliError, CliResult, RulesArgs};
+use crate::referee::TimeControl;
+use crate::rules::Rules;
+use crate::tournament::config::{Adjudicate, ConfigFile, Restart, TournamentConfig};
+use crate::tournament::display::{DisplayMode, LiveDisplay, Standings};
+use crate::tournament::run::Reporter;
+use crate::tournament::schedule::ScheduleKind;
+use crate::tournament::spec::EngineSpec;
+use crate::tournament::{RunOptions, TournamentError, default_out_dir, load_saved};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
 
+/// The built-in engines of the demo tournament (no engines given).
+pub const DEMO_ENGINES: [&str; 5] = ["random", "greedy", "easy", "medium", "hard"];
+
+/// The `--engine KEY=VALUE...` groups, one per engine (clap's derive cannot collect
+/// groups of values, so this one argument is declared by hand).
+#[derive(Debug, Clone, Default)]
+pub struct EngineArgs(pub Vec<Vec<String>>);
+
+impl clap::FromArgMatches for EngineArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let groups = m
+            .get_occurrences::<String>("engine")
+            .map(|occ| occ.map(|words| words.cloned().collect()).collect())
+            .unwrap_or_default();
+        Ok(EngineArgs(groups))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = EngineArgs::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for EngineArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.arg(
+            clap::Arg::new("engine")
+                .long("engine")
+                .value_name("KEY=VALUE")
+                .num_args(1..)
+                .action(clap::ArgAction::Append)
+                .help(
+                    "An engine, as KEY=VALUE words: cmd=PROGRAM or builtin=NAME, then any of \
+                     name=NAME, arg=ARG (repeatable), dir=DIR, env.VAR=VALUE, \
+                     option.NAME=VALUE, tc=100ms or tc=10s+100ms (its own time control)",
+                ),
+        )
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        EngineArgs::augment_args(cmd)
+    }
+}
+
+/// Flags shared by `kalaha tournament` and `kalaha match`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CommonArgs {
+    #[command(flatten)]
+    pub engines: EngineArgs,
+    /// Settings for every engine (same keys as --engine; an engine's own keys win).
+    #[arg(long, value_name = "KEY=VALUE", num_args = 1..)]
+    pub each: Vec<String>,
+    /// A TOML configuration file (command-line flags win over it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Games per pairing, rounded up to whole game pairs (default 2; 10 for the demo).
+    #[arg(long, value_name = "N")]
+    pub games: Option<u64>,
+    /// A fixed time per move, e.g. 100ms (default 100ms; 20ms for the demo).
+    #[arg(long, value_name = "TIME", conflicts_with = "clock")]
+    pub move_time: Option<String>,
+    /// A game clock: base plus increment per move, e.g. 10s+100ms.
+    #[arg(long, value_name = "BASE+INC")]
+    pub clock: Option<String>,
+    /// Tolerance on top of every time limit [default: 50ms].
+    #[arg(long, value_name = "TIME")]
+    pub time_margin: Option<String>,
+    /// Random legal sowings from the start for each round's opening [default: 0].
+    #[arg(long, value_name = "K")]
+    pub opening_plies: Option<u32>,
+    /// A file of openings: one per line, pit numbers separated by spaces, # comments.
+    #[arg(long, value_name = "FILE", conflicts_with = "opening_plies")]
+    pub openings: Option<PathBuf>,
+    /// Seed of the random openings [default: 0].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Play only the K-th of N disjoint slices of the schedule (whole game pairs).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Games at once [default: the number of cores].
+    #[arg(long, short = 'j', value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// When to restart engines [default: on-fault].
+    #[arg(long, value_enum)]
+    pub restart: Option<Restart>,
+    /// End games early: `decided` once a store holds more than half of all seeds.
+    #[arg(long, value_enum)]
+    pub adjudicate: Option<Adjudicate>,
+    /// Time an engine has to answer the first hello [default: 10s].
+    #[arg(long, value_name = "TIME")]
+    pub startup_timeout: Option<String>,
+    /// Search depth, passed to engines that declare a `depth` option.
+    #[arg(long, value_name = "N")]
+    pub depth: Option<i64>,
+    /// Node limit, passed to engines that declare a `nodes` option.
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<i64>,
+    /// The results folder [default: results/<UTC date-time>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The tournament id, prefix of every game id (shards of one tournament share it)
+    /// [default: random].
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// No live display.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Keep every engine's protocol transcript in DIR/logs/.
+    #[arg(long)]
+    pub debug: bool,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+}
+
+/// Run a round robin (or a gauntlet) between engines; with no engines, a demo round robin
+/// of the built-in engines.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "Example:\n  \
+kalaha tournament\n  \
+kalaha tournament --engine builtin=hard --engine builtin=medium --engine cmd=./my-engine name=mine option.depth=8 --games 20 --move-time 100ms\n  \
+kalaha tournament --config tournament.toml --concurrency 4 --out results/run1\n  \
+kalaha tournament --resume results/run1")]
+pub struct Args {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The first engine plays each of the others (instead of everyone against everyone).
+    #[arg(long)]
+    pub gauntlet: bool,
+    /// Continue the tournament in DIR (only --concurrency, --quiet and --debug may change).
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+}
 
-pub fn run(_args: Args) -> CliResult {
-    Err(CliError::Failure(anyhow::anyhow!(
-        "kalaha tournament is not available yet"
-    )))
+pub fn run(args: Args) -> CliResult {
+    if let Some(dir) = &args.resume {
+        return resume(dir, &args.common);
+    }
+    let demo = args.common.engines.0.is_empty() && args.common.config.is_none();
+    let mut file = args.common.to_config_file()?;
+    if args.gauntlet {
+        file.schedule = Some(ScheduleKind::Gauntlet);
+    }
+    if demo {
+        file.engines = DEMO_ENGINES
+            .iter()
+            .map(|n| EngineSpec::builtin(n))
+            .collect();
+        file.tc
+            .get_or_insert(TimeControl::MoveTime(Duration::from_millis(20)));
+        file.games.get_or_insert(10);
+    }
+    let config = file.resolve().map_err(CliError::input)?;
+    let out = args.common.out.clone().unwrap_or_else(default_out_dir);
+    execute(config, out, false, &args.common, "tournament")
+}
+
+fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
+    if !common.engines.0.is_empty() || common.config.is_some() || common.out.is_some() {
+        return Err(CliError::input_msg(
+            "--resume takes its engines and settings from DIR/tournament.toml; \
+             only --concurrency, --quiet and --debug may be given with it",
+        ));
+    }
+    if !dir.join("tournament.toml").exists() {
+        return Err(CliError::input_msg(format!(
+            "{} holds no tournament.toml to resume",
+            dir.display()
+        )));
+    }
+    let config = load_saved(dir).map_err(CliError::input)?;
+    execute(config, dir.to_path_buf(), true, common, "tournament")
+}
+
+impl CommonArgs {
+    /// The command line as a configuration, merged over `--config`'s file.
+    pub fn to_config_file(&self) -> Result<ConfigFile, CliError> {
+        let mut engines = Vec::new();
+        for words in &self.engines.0 {
+            engines.push(EngineSpec::parse(words).map_err(CliError::input)?);
+        }
+        let each = if self.each.is_empty() {
+            None
+        } else {
+            Some(EngineSpec::parse(&self.each).map_err(CliError::input)?)
+        };
+        let tc = match (&self.move_time, &self.clock) {
+            (Some(m), _) => Some(TimeControl::parse_move_time(m).map_err(CliError::input)?),
+            (None, Some(c)) => Some(TimeControl::parse_clock(c).map_err(CliError::input)?),
+            (None, None) => None,
+        };
+        let rules = self.rules.rules()?;
+        let cli = ConfigFile {
+            id: self.id.clone(),
+            schedule: None,
+            games: self.games,
+            rules: (rules != Rules::default()).then_some(rules),
+            tc,
+            time_margin: self.time_margin.clone(),
+            opening_plies: self.opening_plies,
+            openings: self.openings.clone(),
+            opening_list: None,
+            seed: self.seed,
+            shard: self.shard.clone(),
+            restart: self.restart,
+            adjudicate: self.adjudicate,
+            startup_timeout: self.startup_timeout.clone(),
+            depth: self.depth,
+            nodes: self.nodes,
+            each,
+            engines,
+        };
+        Ok(match &self.config {
+            Some(path) => cli.or(ConfigFile::load(path).map_err(CliError::input)?),
+            None => cli,
+        })
+    }
+
+    fn concurrency(&self) -> usize {
+        self.concurrency.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+    }
+}
+
+/// Runs a resolved tournament with the live display and maps the outcome to an exit code:
+/// 0 when every game was played, 130 when interrupted (after printing how to resume).
+pub fn execute(
+    config: TournamentConfig,
+    out: PathBuf,
+    resume: bool,
+    common: &CommonArgs,
+    _command: &str,
+) -> CliResult {
+    let options = RunOptions {
+        out: out.clone(),
+        resume,
+        concurrency: common.concurrency(),
+        debug: common.debug,
+    };
+    let mode = DisplayMode::detect(common.quiet);
+    if mode != DisplayMode::Quiet {
+        let kind = match config.schedule.kind {
+            ScheduleKind::RoundRobin => "round robin",
+            ScheduleKind::Gauntlet => "gauntlet",
+        };
+        let mut o = std::io::stdout().lock();
+        writeln!(
+            o,
+            "{} {}: {} engines, {} games per pairing, {}, time {} (+{} margin), {} at once; results in {}",
+            if resume { "resuming" } else { "starting" },
+            kind,
+            config.engines.len(),
+            2 * config.schedule.pairs_per_pairing,
+            config.rules(),
+            config.tc,
+            crate::referee::format_duration(config.margin),
+            options.concurrency,
+            out.display()
+        )?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut display = LiveDisplay::new(mode, Standings::default());
+    let outcome = runtime.block_on(async {
+        let mut reporters: [&mut dyn Reporter; 1] = [&mut display];
+        crate::tournament::run_tournament(config, &options, &mut reporters).await
+    });
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(TournamentError::Input(m)) => return Err(CliError::input_msg(m)),
+        Err(e) => return Err(e.into()),
+    };
+    // Engine processes are all stopped by now; do not wait for stray runtime tasks.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    let s = &outcome.summary;
+    if s.stopped_by_interrupt || s.aborted {
+        eprintln!(
+            "interrupted: {} games played, {} stopped and not recorded. Resume with:\n  kalaha tournament --resume {}",
+            s.played,
+            s.interrupted,
+            shell_word(&out.display().to_string())
+        );
+        return Ok(130);
+    }
+    if mode != DisplayMode::Quiet {
+        let mut o = std::io::stdout().lock();
+        let (own, engines) = (cpu_time(libc::RUSAGE_SELF), cpu_time(libc::RUSAGE_CHILDREN));
+        if s.moves > 0 {
+            writeln!(
+                o,
+                "referee CPU {:.0} ms for {} moves ({:.1} us per move); engines {:.0} ms",
+                own.as_secs_f64() * 1e3,
+                s.moves,
+                own.as_secs_f64() * 1e6 / s.moves as f64,
+                engines.as_secs_f64() * 1e3
+            )?;
+        }
+        writeln!(o, "results in {}", out.display())?;
+    }
+    Ok(0)
+}
+
+/// User plus system CPU time of this process (`RUSAGE_SELF`) or of its reaped children.
+fn cpu_time(who: i32) -> Duration {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut u) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// Quotes a word for a POSIX shell when needed.
+fn shell_word(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:=".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }

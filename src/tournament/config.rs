@@ -1,0 +1,466 @@
+//! The tournament configuration in its two stages: [`ConfigFile`], what a user writes (in a
+//! `--config` TOML file, or on the command line, which is merged on top), and
+//! [`TournamentConfig`], the validated configuration the runner uses. `tournament.toml` in a
+//! results folder is a fully filled [`ConfigFile`], so `--resume` reads it back the same way.
+
+use crate::referee::TimeControl;
+use crate::rules::Rules;
+use crate::tournament::schedule::{Openings, Schedule, ScheduleKind, Shard, parse_openings};
+use crate::tournament::spec::{EngineSpec, ResolvedEngine, SpecError};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// When engines are restarted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Restart {
+    /// Only after a fault; a healthy engine is reused across games.
+    #[default]
+    #[value(name = "on-fault")]
+    OnFault,
+    /// Before every game.
+    Always,
+}
+
+/// Early ends of games.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Adjudicate {
+    /// Play every game to its end.
+    #[default]
+    Off,
+    /// End a game once a store holds more than half of all seeds.
+    Decided,
+}
+
+/// A configuration as written by a user (every field optional) or as saved in
+/// `tournament.toml` (every field filled).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// The tournament id: the prefix of every game id (drawn at random when not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ScheduleKind>,
+    /// Games per pairing (rounded up to whole game pairs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub games: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<Rules>,
+    /// `100ms` (per move) or `10s+100ms` (game clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tc: Option<TimeControl>,
+    /// Tolerance on top of every time limit, e.g. `50ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_margin: Option<String>,
+    /// Random sowings from the start for each round's opening.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening_plies: Option<u32>,
+    /// A file of openings (read when the tournament starts; saved inline as `opening_list`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openings: Option<PathBuf>,
+    /// Openings given inline, `"3 1"` each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening_list: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// `K/N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart: Option<Restart>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjudicate: Option<Adjudicate>,
+    /// Time an engine has to answer the first `hello`, e.g. `10s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_timeout: Option<String>,
+    /// Passed as the `depth` option to engines that declare one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<i64>,
+    /// Passed as the `nodes` option to engines that declare one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<i64>,
+    /// Settings applied to every engine (its own keys win).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub each: Option<EngineSpec>,
+    #[serde(default, rename = "engine", skip_serializing_if = "Vec::is_empty")]
+    pub engines: Vec<EngineSpec>,
+}
+
+/// Why a configuration was refused (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("failed to read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("failed to parse {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl ConfigFile {
+    /// Reads a TOML configuration file.
+    pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Fills every field this file leaves empty from `under`.
+    pub fn or(self, under: ConfigFile) -> ConfigFile {
+        ConfigFile {
+            id: self.id.or(under.id),
+            schedule: self.schedule.or(under.schedule),
+            games: self.games.or(under.games),
+            rules: self.rules.or(under.rules),
+            tc: self.tc.or(under.tc),
+            time_margin: self.time_margin.or(under.time_margin),
+            opening_plies: self.opening_plies.or(under.opening_plies),
+            openings: self.openings.or(under.openings),
+            opening_list: self.opening_list.or(under.opening_list),
+            seed: self.seed.or(under.seed),
+            shard: self.shard.or(under.shard),
+            restart: self.restart.or(under.restart),
+            adjudicate: self.adjudicate.or(under.adjudicate),
+            startup_timeout: self.startup_timeout.or(under.startup_timeout),
+            depth: self.depth.or(under.depth),
+            nodes: self.nodes.or(under.nodes),
+            each: self.each.or(under.each),
+            engines: if self.engines.is_empty() {
+                under.engines
+            } else {
+                self.engines
+            },
+        }
+    }
+
+    /// Validates and resolves the configuration. `default_tc` applies when no time control
+    /// is given.
+    pub fn resolve(&self) -> Result<TournamentConfig, ConfigError> {
+        let invalid = ConfigError::Invalid;
+        let rules = self.rules.unwrap_or_default();
+        let games = self.games.unwrap_or(DEFAULT_GAMES);
+        if games == 0 {
+            return Err(invalid("--games must be at least 1".into()));
+        }
+        let pairs_per_pairing = games.div_ceil(2);
+        let tc = self
+            .tc
+            .unwrap_or(TimeControl::MoveTime(Duration::from_millis(100)));
+        let margin = match &self.time_margin {
+            Some(m) => crate::referee::parse_duration(m).map_err(|e| invalid(e.to_string()))?,
+            None => Duration::from_millis(50),
+        };
+        let startup_timeout = match &self.startup_timeout {
+            Some(m) => crate::referee::parse_duration(m).map_err(|e| invalid(e.to_string()))?,
+            None => Duration::from_secs(10),
+        };
+        let seed = self.seed.unwrap_or(0);
+        let opening_plies = self.opening_plies.unwrap_or(0);
+        let openings = match (&self.openings, &self.opening_list) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "give either an openings file or an inline opening list".into(),
+                ));
+            }
+            (Some(path), None) => {
+                if opening_plies > 0 {
+                    return Err(invalid(
+                        "--openings and --opening-plies cannot be used together".into(),
+                    ));
+                }
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                let list = parse_openings(&text, rules)
+                    .map_err(|e| invalid(format!("{}: {e}", path.display())))?;
+                Openings::List(Arc::new(list))
+            }
+            (None, Some(lines)) => {
+                let list = parse_openings(&lines.join("\n"), rules)
+                    .map_err(|e| invalid(format!("opening_list: {e}")))?;
+                Openings::List(Arc::new(list))
+            }
+            (None, None) => Openings::Random {
+                plies: opening_plies,
+                seed,
+            },
+        };
+        let shard = match &self.shard {
+            Some(s) => Some(s.parse::<Shard>().map_err(invalid)?),
+            None => None,
+        };
+        let kind = self.schedule.unwrap_or_default();
+        let each = self.each.clone().unwrap_or_default();
+        if each.cmd.is_some() || each.builtin.is_some() || each.name.is_some() {
+            return Err(invalid(
+                "--each cannot set cmd, builtin or name (they differ per engine)".into(),
+            ));
+        }
+        let mut engines = Vec::new();
+        for spec in &self.engines {
+            let spec = spec.with_defaults(&each);
+            let resolved = spec.resolve()?;
+            engines.push(EngineEntry {
+                explicit_name: spec.name.is_some(),
+                spec,
+                resolved,
+            });
+        }
+        if engines.len() < 2 {
+            return Err(invalid(format!(
+                "a tournament needs at least two engines, {} given",
+                engines.len()
+            )));
+        }
+        let id = match &self.id {
+            Some(id) => {
+                if id.is_empty()
+                    || !id
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                {
+                    return Err(invalid(format!(
+                        "tournament id {id:?}: use letters, digits, '_' and '.'"
+                    )));
+                }
+                id.clone()
+            }
+            None => new_tournament_id(),
+        };
+        Ok(TournamentConfig {
+            id,
+            engines,
+            schedule: Schedule {
+                kind,
+                engines: self.engines.len(),
+                pairs_per_pairing,
+                rules,
+                openings,
+                shard,
+            },
+            tc,
+            margin,
+            seed,
+            opening_plies,
+            restart: self.restart.unwrap_or_default(),
+            adjudicate: self.adjudicate.unwrap_or_default() == Adjudicate::Decided,
+            startup_timeout,
+            depth: self.depth,
+            nodes: self.nodes,
+        })
+    }
+}
+
+/// Games per pairing when `--games` is not given.
+pub const DEFAULT_GAMES: u64 = 2;
+
+/// A fresh tournament id: 12 random hexadecimal digits.
+pub fn new_tournament_id() -> String {
+    format!("{:012x}", rand::random::<u64>() >> 16)
+}
+
+/// One engine of a resolved configuration.
+#[derive(Clone, Debug)]
+pub struct EngineEntry {
+    /// As given (after `--each`), for `tournament.toml`.
+    pub spec: EngineSpec,
+    pub resolved: ResolvedEngine,
+    /// The user chose the name (otherwise the engine's `hello` name may replace it).
+    pub explicit_name: bool,
+}
+
+/// A validated tournament configuration.
+#[derive(Clone, Debug)]
+pub struct TournamentConfig {
+    pub id: String,
+    pub engines: Vec<EngineEntry>,
+    pub schedule: Schedule,
+    /// The default time control (an engine's own `tc` wins).
+    pub tc: TimeControl,
+    pub margin: Duration,
+    pub seed: u64,
+    pub opening_plies: u32,
+    pub restart: Restart,
+    pub adjudicate: bool,
+    pub startup_timeout: Duration,
+    pub depth: Option<i64>,
+    pub nodes: Option<i64>,
+}
+
+impl TournamentConfig {
+    pub fn rules(&self) -> Rules {
+        self.schedule.rules
+    }
+
+    /// The time control of engine `i`.
+    pub fn tc_of(&self, i: usize) -> TimeControl {
+        self.engines[i].resolved.tc.unwrap_or(self.tc)
+    }
+
+    /// Engine names, in order.
+    pub fn names(&self) -> Vec<String> {
+        self.engines
+            .iter()
+            .map(|e| e.resolved.name.clone())
+            .collect()
+    }
+
+    /// The game id of game `number`.
+    pub fn game_id(&self, number: u64) -> String {
+        format!("{}-{number}", self.id)
+    }
+
+    /// The whole configuration as saved in `tournament.toml` (every field filled, engines
+    /// under their final names with their full command lines).
+    pub fn to_file(&self) -> ConfigFile {
+        let engines = self
+            .engines
+            .iter()
+            .map(|e| {
+                let mut spec = e.spec.clone();
+                spec.name = Some(e.resolved.name.clone());
+                if spec.cmd.is_some() {
+                    spec.cmd = Some(e.resolved.program.clone());
+                }
+                let mut line = vec![e.resolved.program.display().to_string()];
+                line.extend(e.resolved.args.iter().cloned());
+                spec.command = Some(line.join(" "));
+                spec
+            })
+            .collect();
+        let opening_list = match &self.schedule.openings {
+            Openings::List(list) => Some(
+                list.iter()
+                    .map(|o| crate::tournament::schedule::format_opening(o))
+                    .collect(),
+            ),
+            Openings::Random { .. } => None,
+        };
+        ConfigFile {
+            id: Some(self.id.clone()),
+            schedule: Some(self.schedule.kind),
+            games: Some(2 * self.schedule.pairs_per_pairing),
+            rules: Some(self.schedule.rules),
+            tc: Some(self.tc),
+            time_margin: Some(crate::referee::format_duration(self.margin)),
+            opening_plies: Some(self.opening_plies),
+            openings: None,
+            opening_list,
+            seed: Some(self.seed),
+            shard: self.schedule.shard.map(|s| s.to_string()),
+            restart: Some(self.restart),
+            adjudicate: Some(if self.adjudicate {
+                Adjudicate::Decided
+            } else {
+                Adjudicate::Off
+            }),
+            startup_timeout: Some(crate::referee::format_duration(self.startup_timeout)),
+            depth: self.depth,
+            nodes: self.nodes,
+            each: None,
+            engines,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_builtins() -> ConfigFile {
+        ConfigFile {
+            engines: vec![EngineSpec::builtin("first"), EngineSpec::builtin("random")],
+            ..ConfigFile::default()
+        }
+    }
+
+    #[test]
+    fn defaults_and_validation() {
+        let c = two_builtins().resolve().unwrap();
+        assert_eq!(c.schedule.pairs_per_pairing, 1);
+        assert_eq!(c.margin, Duration::from_millis(50));
+        assert_eq!(c.id.len(), 12);
+        let mut f = two_builtins();
+        f.games = Some(5);
+        assert_eq!(f.resolve().unwrap().schedule.pairs_per_pairing, 3);
+        f.engines.pop();
+        assert!(f.resolve().unwrap_err().to_string().contains("two engines"));
+        let mut f = two_builtins();
+        f.shard = Some("3/2".into());
+        assert!(f.resolve().is_err());
+        let mut f = two_builtins();
+        f.id = Some("bad id".into());
+        assert!(f.resolve().is_err());
+    }
+
+    #[test]
+    fn the_saved_file_resolves_to_the_same_configuration() {
+        let text = r#"
+            games = 4
+            tc = "10s+100ms"
+            opening_plies = 3
+            seed = 9
+            [rules]
+            pits = 5
+            seeds = 3
+            [each]
+            options = { depth = 2 }
+            [[engine]]
+            builtin = "first"
+            [[engine]]
+            builtin = "hard"
+            name = "h"
+            tc = "200ms"
+        "#;
+        let f: ConfigFile = toml::from_str(text).unwrap();
+        let c = f.resolve().unwrap();
+        assert_eq!(c.rules().pits(), 5);
+        assert_eq!(c.tc_of(0), "10s+100ms".parse().unwrap());
+        assert_eq!(c.tc_of(1), "200ms".parse().unwrap());
+        assert_eq!(
+            c.engines[1].resolved.options,
+            [("depth".into(), "2".into())]
+        );
+        let saved = toml::to_string(&c.to_file()).unwrap();
+        let back: ConfigFile = toml::from_str(&saved).unwrap();
+        let c2 = back.resolve().unwrap();
+        assert_eq!(c2.id, c.id);
+        assert_eq!(c2.names(), ["first", "h"]);
+        let a: Vec<_> = c.schedule.games().collect();
+        let b: Vec<_> = c2.schedule.games().collect();
+        assert_eq!(a, b);
+        assert!(saved.contains("command = "), "{saved}");
+    }
+
+    #[test]
+    fn command_line_values_win_over_the_file() {
+        let file = ConfigFile {
+            games: Some(8),
+            seed: Some(1),
+            ..two_builtins()
+        };
+        let cli = ConfigFile {
+            games: Some(2),
+            ..ConfigFile::default()
+        };
+        let merged = cli.or(file);
+        assert_eq!(merged.games, Some(2));
+        assert_eq!(merged.seed, Some(1));
+        assert_eq!(merged.engines.len(), 2);
+    }
+}

@@ -1,0 +1,405 @@
+//! The schedule: which engines meet, in which seats, from which opening, in which order.
+//!
+//! It is a pure function of the configuration and the seed and is produced lazily: game
+//! `n` is computed when it is reached, so a schedule of millions of games costs nothing.
+//!
+//! Layout: the pairings (every pair of engines for a round robin; the first engine against
+//! each other one for a gauntlet) are played in rounds; round `r` holds one game pair of
+//! every pairing, all from opening `r`. Pair `p` (0-based, over the whole tournament) is
+//! pairing `p % K` in round `p / K`; its two games are numbers `2p + 1` and `2p + 2`, the
+//! second with the seats swapped. Shard `k/N` takes the pairs with `p % N == k - 1`.
+
+use crate::rules::{Position, Rules};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Which engines meet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScheduleKind {
+    /// Every engine against every other.
+    #[default]
+    RoundRobin,
+    /// The first engine against each of the others.
+    Gauntlet,
+}
+
+impl ScheduleKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScheduleKind::RoundRobin => "round_robin",
+            ScheduleKind::Gauntlet => "gauntlet",
+        }
+    }
+}
+
+/// Where openings come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Openings {
+    /// `plies` random legal sowings from the start, drawn from a generator seeded by
+    /// `seed` and the round (0 plies: every game starts from the start position).
+    Random { plies: u32, seed: u64 },
+    /// A fixed list (from `--openings FILE`), used in order and repeated.
+    List(Arc<Vec<Vec<u8>>>),
+}
+
+impl Openings {
+    /// The opening of round `round` (0-based).
+    pub fn get(&self, rules: Rules, round: u64) -> Vec<u8> {
+        match self {
+            Openings::Random { plies: 0, .. } => Vec::new(),
+            Openings::Random { plies, seed } => random_opening(rules, *plies, *seed, round),
+            Openings::List(list) => list[(round % list.len() as u64) as usize].clone(),
+        }
+    }
+}
+
+/// `plies` random legal sowings from the start that do not end the game. Deterministic in
+/// `(seed, round)`: the generator is ChaCha8 seeded with `seed`, on stream `round`.
+pub fn random_opening(rules: Rules, plies: u32, seed: u64, round: u64) -> Vec<u8> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(round);
+    let mut best = Vec::new();
+    for _attempt in 0..100 {
+        let mut pos = Position::start(rules);
+        let mut line = Vec::new();
+        for _ in 0..plies {
+            let legal: Vec<u8> = pos.legal_moves().collect();
+            let pit = legal[rng.random_range(0..legal.len())];
+            let next = pos.play(pit as i64).expect("a legal move");
+            if next.is_over() {
+                break;
+            }
+            pos = next;
+            line.push(pit);
+        }
+        if line.len() == plies as usize {
+            return line;
+        }
+        if line.len() > best.len() {
+            best = line;
+        }
+    }
+    best
+}
+
+/// Why an openings file was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OpeningsError {
+    #[error("openings line {line}: {reason}")]
+    Line { line: usize, reason: String },
+    #[error("the openings file holds no opening")]
+    Empty,
+}
+
+/// Reads an openings file: one opening per line, pit numbers separated by spaces (or
+/// commas); `#` starts a comment; blank lines are skipped. Every opening must be legal under
+/// `rules` and must not end the game.
+pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Vec<u8>>, OpeningsError> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let err = |reason: String| OpeningsError::Line {
+            line: i + 1,
+            reason,
+        };
+        let mut pos = Position::start(rules);
+        let mut pits = Vec::new();
+        for word in line.split(|c: char| c.is_whitespace() || c == ',') {
+            if word.is_empty() {
+                continue;
+            }
+            let pit: i64 = word
+                .parse()
+                .map_err(|_| err(format!("{word:?} is not a pit number")))?;
+            pos = pos.play(pit).map_err(|e| err(e.to_string()))?;
+            pits.push(pit as u8);
+        }
+        if pos.is_over() {
+            return Err(err("the opening ends the game".into()));
+        }
+        out.push(pits);
+    }
+    if out.is_empty() {
+        return Err(OpeningsError::Empty);
+    }
+    Ok(out)
+}
+
+/// Formats an opening as in the files and the CSV: `3 1 6`.
+pub fn format_opening(opening: &[u8]) -> String {
+    let words: Vec<String> = opening.iter().map(|p| p.to_string()).collect();
+    words.join(" ")
+}
+
+/// One scheduled game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScheduledGame {
+    /// 1-based number over the whole tournament (all shards): the game id's suffix.
+    pub number: u64,
+    /// 1-based round.
+    pub round: u64,
+    /// 1-based game pair over the whole tournament.
+    pub pair: u64,
+    /// Engine indices: `south` moves first.
+    pub south: usize,
+    pub north: usize,
+    pub opening: Vec<u8>,
+}
+
+/// A shard `index/count` (1-based index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("invalid shard {s:?}: expected K/N with 1 <= K <= N");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u64 = k.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// A whole tournament's schedule.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    pub kind: ScheduleKind,
+    pub engines: usize,
+    /// Game pairs per pairing (`--games` rounded up, halved).
+    pub pairs_per_pairing: u64,
+    pub rules: Rules,
+    pub openings: Openings,
+    pub shard: Option<Shard>,
+}
+
+impl Schedule {
+    /// The pairings in order: `(first, second)` engine indices.
+    pub fn pairings(&self) -> Vec<(usize, usize)> {
+        match self.kind {
+            ScheduleKind::RoundRobin => (0..self.engines)
+                .flat_map(|a| (a + 1..self.engines).map(move |b| (a, b)))
+                .collect(),
+            ScheduleKind::Gauntlet => (1..self.engines).map(|b| (0, b)).collect(),
+        }
+    }
+
+    /// Game pairs in the whole tournament (every shard).
+    pub fn total_pairs(&self) -> u64 {
+        self.pairings().len() as u64 * self.pairs_per_pairing
+    }
+
+    /// Whether pair `p` (0-based) belongs to this shard.
+    fn in_shard(&self, p: u64) -> bool {
+        self.shard.is_none_or(|s| p % s.count == s.index - 1)
+    }
+
+    /// Games in this shard.
+    pub fn games_in_shard(&self) -> u64 {
+        let total = self.total_pairs();
+        let pairs = match self.shard {
+            None => total,
+            Some(s) => total / s.count + u64::from(total % s.count >= s.index),
+        };
+        2 * pairs
+    }
+
+    /// The games of this shard, in order, lazily.
+    pub fn games(&self) -> Games {
+        Games {
+            schedule: self.clone(),
+            pairings: self.pairings(),
+            next_pair: match self.shard {
+                Some(s) => s.index - 1,
+                None => 0,
+            },
+            second: None,
+            round_cache: None,
+        }
+    }
+}
+
+/// The lazy iterator over a schedule's games.
+#[derive(Clone, Debug)]
+pub struct Games {
+    schedule: Schedule,
+    pairings: Vec<(usize, usize)>,
+    next_pair: u64,
+    /// The second game of the current pair, once the first has been handed out.
+    second: Option<ScheduledGame>,
+    round_cache: Option<(u64, Vec<u8>)>,
+}
+
+impl Iterator for Games {
+    type Item = ScheduledGame;
+
+    fn next(&mut self) -> Option<ScheduledGame> {
+        if let Some(g) = self.second.take() {
+            return Some(g);
+        }
+        let k = self.pairings.len() as u64;
+        let p = self.next_pair;
+        if k == 0 || p >= self.schedule.total_pairs() {
+            return None;
+        }
+        debug_assert!(self.schedule.in_shard(p));
+        self.next_pair += self.schedule.shard.map_or(1, |s| s.count);
+        let round = p / k;
+        let (mut a, mut b) = self.pairings[(p % k) as usize];
+        if round % 2 == 1 {
+            std::mem::swap(&mut a, &mut b);
+        }
+        let opening = match &self.round_cache {
+            Some((r, o)) if *r == round => o.clone(),
+            _ => {
+                let o = self.schedule.openings.get(self.schedule.rules, round);
+                self.round_cache = Some((round, o.clone()));
+                o
+            }
+        };
+        let first = ScheduledGame {
+            number: 2 * p + 1,
+            round: round + 1,
+            pair: p + 1,
+            south: a,
+            north: b,
+            opening: opening.clone(),
+        };
+        self.second = Some(ScheduledGame {
+            number: 2 * p + 2,
+            south: b,
+            north: a,
+            ..first.clone()
+        });
+        Some(first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schedule(engines: usize, pairs: u64, plies: u32, seed: u64) -> Schedule {
+        Schedule {
+            kind: ScheduleKind::RoundRobin,
+            engines,
+            pairs_per_pairing: pairs,
+            rules: Rules::default(),
+            openings: Openings::Random { plies, seed },
+            shard: None,
+        }
+    }
+
+    #[test]
+    fn round_robin_pairs_everyone_with_seats_swapped() {
+        let s = schedule(3, 2, 0, 0);
+        let games: Vec<_> = s.games().collect();
+        assert_eq!(games.len() as u64, s.games_in_shard());
+        assert_eq!(games.len(), 3 * 2 * 2);
+        for (i, g) in games.iter().enumerate() {
+            assert_eq!(g.number, i as u64 + 1);
+        }
+        for pair in games.chunks(2) {
+            assert_eq!(pair[0].pair, pair[1].pair);
+            assert_eq!(
+                (pair[0].south, pair[0].north),
+                (pair[1].north, pair[1].south)
+            );
+            assert_eq!(pair[0].opening, pair[1].opening);
+        }
+        // Every engine moves first equally often against every opponent.
+        for a in 0..3 {
+            for b in 0..3 {
+                if a != b {
+                    let n = games
+                        .iter()
+                        .filter(|g| g.south == a && g.north == b)
+                        .count();
+                    assert_eq!(n, 2);
+                }
+            }
+        }
+        let mut g = s.clone();
+        g.kind = ScheduleKind::Gauntlet;
+        assert!(g.games().all(|x| x.south == 0 || x.north == 0));
+        assert_eq!(g.games().count(), 2 * 2 * 2);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_schedule() {
+        let a: Vec<_> = schedule(4, 3, 6, 42).games().collect();
+        let b: Vec<_> = schedule(4, 3, 6, 42).games().collect();
+        assert_eq!(a, b);
+        let c: Vec<_> = schedule(4, 3, 6, 43).games().collect();
+        assert_ne!(a, c);
+        // Random openings are legal, of the asked length, and differ between rounds.
+        for g in &a {
+            assert_eq!(g.opening.len(), 6);
+            let mut pos = Position::start(Rules::default());
+            for &p in &g.opening {
+                pos = pos.play(p as i64).unwrap();
+            }
+            assert!(!pos.is_over());
+        }
+        assert_ne!(a[0].opening, a.last().unwrap().opening);
+    }
+
+    #[test]
+    fn shards_split_whole_pairs_disjointly() {
+        let full: Vec<_> = schedule(4, 5, 2, 1).games().collect();
+        let mut merged = Vec::new();
+        for k in 1..=3 {
+            let mut s = schedule(4, 5, 2, 1);
+            s.shard = Some(Shard { index: k, count: 3 });
+            let part: Vec<_> = s.games().collect();
+            assert_eq!(part.len() as u64, s.games_in_shard());
+            assert!(part.chunks(2).all(|p| p[0].pair == p[1].pair));
+            merged.extend(part);
+        }
+        merged.sort_by_key(|g| g.number);
+        assert_eq!(merged, full);
+        assert!("0/3".parse::<Shard>().is_err());
+        assert!("4/3".parse::<Shard>().is_err());
+        assert_eq!("2/3".parse::<Shard>(), Ok(Shard { index: 2, count: 3 }));
+    }
+
+    #[test]
+    fn huge_schedules_are_lazy() {
+        let s = schedule(10, 100_000_000, 4, 7);
+        assert_eq!(s.games_in_shard(), 45 * 200_000_000);
+        assert_eq!(s.games().nth(1_000).unwrap().number, 1_001);
+    }
+
+    #[test]
+    fn openings_files_are_checked() {
+        let rules = Rules::default();
+        let list = parse_openings("# comment\n3 1\n\n 2, 6 # tail\n", rules).unwrap();
+        assert_eq!(list, vec![vec![3, 1], vec![2, 6]]);
+        let e = parse_openings("3\n9\n", rules).unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
+        assert!(parse_openings("x\n", rules).is_err());
+        assert_eq!(
+            parse_openings("# nothing\n", rules),
+            Err(OpeningsError::Empty)
+        );
+        assert_eq!(format_opening(&[3, 1]), "3 1");
+    }
+}

@@ -1,0 +1,420 @@
+//! Engine specifications: `--engine cmd=PROG name=.. arg=.. dir=.. option.X=V` on the
+//! command line, `[[engine]]` tables in a config file, and their resolution to a command.
+
+use crate::referee::TimeControl;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One engine of a tournament, as given by the user and as written to `tournament.toml`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineSpec {
+    /// The name used in results; defaults to the built-in's name or the program's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A built-in engine (`random`, `greedy`, `hard`, ...), run as `kalaha engine NAME`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builtin: Option<String>,
+    /// The program to run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmd: Option<PathBuf>,
+    /// Arguments, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Working directory of the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+    /// Extra environment variables.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Protocol options, sent after the handshake (values are converted to the type the
+    /// engine declares).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, OptionValue>,
+    /// This engine's own time control (odds matches): `100ms` or `10s+100ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tc: Option<TimeControl>,
+    /// The full command line as run: written to `tournament.toml` for people to read,
+    /// ignored when read back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+/// An option value as written by the user: a TOML scalar or a command-line string.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OptionValue {
+    Bool(bool),
+    Int(i64),
+    Text(String),
+}
+
+impl OptionValue {
+    /// The value as text, for conversion to the declared type.
+    pub fn text(&self) -> String {
+        match self {
+            OptionValue::Bool(b) => b.to_string(),
+            OptionValue::Int(i) => i.to_string(),
+            OptionValue::Text(s) => s.clone(),
+        }
+    }
+}
+
+/// Why an engine specification was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("engine spec {0:?}: expected KEY=VALUE")]
+    NotKeyValue(String),
+    #[error(
+        "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, env.NAME, option.NAME, tc, move_time, clock)"
+    )]
+    UnknownKey(String),
+    #[error("engine spec: {key}={value:?}: {reason}")]
+    BadValue {
+        key: String,
+        value: String,
+        reason: String,
+    },
+    #[error("engine spec: give either cmd=PROGRAM or builtin=NAME")]
+    NoCommand,
+    #[error("engine spec: both cmd={0:?} and builtin={1:?} given")]
+    BothCommands(PathBuf, String),
+    #[error("engine {name}: the program {program:?} {reason}")]
+    Program {
+        name: String,
+        program: PathBuf,
+        reason: String,
+    },
+    #[error("engine {name}: the working directory {dir:?} does not exist")]
+    Dir { name: String, dir: PathBuf },
+    #[error("two engines are named {0:?}: give one of them another name=")]
+    DuplicateName(String),
+    #[error("failed to find the kalaha executable for built-in engines: {0}")]
+    CurrentExe(String),
+}
+
+impl EngineSpec {
+    /// A built-in engine under its own name.
+    pub fn builtin(name: &str) -> EngineSpec {
+        EngineSpec {
+            builtin: Some(name.to_string()),
+            ..EngineSpec::default()
+        }
+    }
+
+    /// Parses the words of one `--engine`, each one `KEY=VALUE` (a value may hold spaces);
+    /// later keys override earlier ones except `arg`, which adds an argument.
+    pub fn parse<S: AsRef<str>>(words: &[S]) -> Result<EngineSpec, SpecError> {
+        let mut spec = EngineSpec::default();
+        spec.apply(words)?;
+        Ok(spec)
+    }
+
+    /// Applies `KEY=VALUE` words on top of this spec (used for `--each` too).
+    pub fn apply<S: AsRef<str>>(&mut self, words: &[S]) -> Result<(), SpecError> {
+        for word in words.iter().map(|w| w.as_ref()) {
+            let (key, value) = word
+                .split_once('=')
+                .ok_or_else(|| SpecError::NotKeyValue(word.to_string()))?;
+            let bad = |reason: String| SpecError::BadValue {
+                key: key.to_string(),
+                value: value.to_string(),
+                reason,
+            };
+            match key {
+                "cmd" => self.cmd = Some(PathBuf::from(value)),
+                "builtin" => self.builtin = Some(value.to_string()),
+                "name" => self.name = Some(value.to_string()),
+                "arg" => self.args.push(value.to_string()),
+                "dir" => self.dir = Some(PathBuf::from(value)),
+                "tc" => self.tc = Some(value.parse().map_err(|e| bad(format!("{e}")))?),
+                "move_time" => {
+                    self.tc =
+                        Some(TimeControl::parse_move_time(value).map_err(|e| bad(format!("{e}")))?)
+                }
+                "clock" => {
+                    self.tc =
+                        Some(TimeControl::parse_clock(value).map_err(|e| bad(format!("{e}")))?)
+                }
+                _ => {
+                    if let Some(opt) = key.strip_prefix("option.").filter(|o| !o.is_empty()) {
+                        self.options
+                            .insert(opt.to_string(), OptionValue::Text(value.to_string()));
+                    } else if let Some(var) = key.strip_prefix("env.").filter(|v| !v.is_empty()) {
+                        self.env.insert(var.to_string(), value.to_string());
+                    } else {
+                        return Err(SpecError::UnknownKey(key.to_string()));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges `each` (the `--each` spec) under this one: this spec's keys win, and `each`'s
+    /// arguments follow the engine's own.
+    pub fn with_defaults(&self, each: &EngineSpec) -> EngineSpec {
+        let mut out = self.clone();
+        out.name = self.name.clone().or_else(|| each.name.clone());
+        out.dir = self.dir.clone().or_else(|| each.dir.clone());
+        out.tc = self.tc.or(each.tc);
+        out.args.extend(each.args.iter().cloned());
+        for (k, v) in &each.env {
+            out.env.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        for (k, v) in &each.options {
+            out.options.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        out
+    }
+
+    /// The display name before any handshake: `name=`, the built-in's name, or the
+    /// program's file name.
+    pub fn default_name(&self) -> String {
+        if let Some(n) = &self.name {
+            return n.clone();
+        }
+        if let Some(b) = &self.builtin {
+            return b.clone();
+        }
+        self.cmd
+            .as_deref()
+            .and_then(|p| p.file_stem())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "engine".into())
+    }
+
+    /// Resolves the command to run: a built-in becomes `<this executable> engine NAME`, a
+    /// program is looked up (in `PATH` when it has no `/`) and must be executable.
+    pub fn resolve(&self) -> Result<ResolvedEngine, SpecError> {
+        let name = self.default_name();
+        let (program, mut args) = match (&self.cmd, &self.builtin) {
+            (Some(c), Some(b)) => return Err(SpecError::BothCommands(c.clone(), b.clone())),
+            (None, None) => return Err(SpecError::NoCommand),
+            (None, Some(b)) => {
+                let exe =
+                    std::env::current_exe().map_err(|e| SpecError::CurrentExe(e.to_string()))?;
+                (exe, vec!["engine".to_string(), b.clone()])
+            }
+            (Some(c), None) => (find_program(c, self.dir.as_deref(), &name)?, Vec::new()),
+        };
+        if let Some(dir) = &self.dir
+            && !dir.is_dir()
+        {
+            return Err(SpecError::Dir {
+                name,
+                dir: dir.clone(),
+            });
+        }
+        args.extend(self.args.iter().cloned());
+        Ok(ResolvedEngine {
+            name,
+            program,
+            args,
+            dir: self.dir.clone(),
+            env: self.env.clone().into_iter().collect(),
+            options: self
+                .options
+                .iter()
+                .map(|(k, v)| (k.clone(), v.text()))
+                .collect(),
+            tc: self.tc,
+        })
+    }
+}
+
+/// An engine ready to be started: its final name, full command line and settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolvedEngine {
+    pub name: String,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub dir: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    /// Options as text, converted to the declared type after the handshake.
+    pub options: Vec<(String, String)>,
+    pub tc: Option<TimeControl>,
+}
+
+/// Finds `cmd` as the operating system would run it and checks that it is executable.
+fn find_program(cmd: &Path, dir: Option<&Path>, name: &str) -> Result<PathBuf, SpecError> {
+    let err = |reason: &str| SpecError::Program {
+        name: name.to_string(),
+        program: cmd.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    let has_slash = cmd.components().count() > 1 || cmd.is_absolute();
+    let candidates: Vec<PathBuf> = if has_slash {
+        // A relative path is taken from the current directory, else from the engine's
+        // working directory.
+        let mut c = vec![cmd.to_path_buf()];
+        if let Some(d) = dir
+            && cmd.is_relative()
+        {
+            c.push(d.join(cmd));
+        }
+        c
+    } else {
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).map(|d| d.join(cmd)).collect())
+            .unwrap_or_default()
+    };
+    let mut found_not_executable = false;
+    for c in candidates {
+        if c.is_file() {
+            if is_executable(&c) {
+                let abs = std::path::absolute(&c).unwrap_or(c);
+                return Ok(abs);
+            }
+            found_not_executable = true;
+        }
+    }
+    if found_not_executable {
+        Err(err("is not executable"))
+    } else if has_slash {
+        Err(err("does not exist"))
+    } else {
+        Err(err("was not found in PATH"))
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// Gives every engine a distinct name: a repeated name gets `-2`, `-3`, ... unless the user
+/// chose both names, which is an error.
+pub fn dedupe_names(names: &mut [String], explicit: &[bool]) -> Result<(), SpecError> {
+    for i in 0..names.len() {
+        for j in 0..i {
+            if names[i] == names[j] && explicit[i] && explicit[j] {
+                return Err(SpecError::DuplicateName(names[i].clone()));
+            }
+        }
+    }
+    for i in 0..names.len() {
+        if names[..i].contains(&names[i]) {
+            let base = names[i].clone();
+            let mut k = 2;
+            while names.contains(&format!("{base}-{k}")) {
+                k += 1;
+            }
+            names[i] = format!("{base}-{k}");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_cutechess_style_specs() {
+        let s = EngineSpec::parse(&[
+            "cmd=/bin/sh",
+            "name=shell",
+            "arg=-c",
+            "arg=exit 0",
+            "option.depth=8",
+            "env.RUST_LOG=debug",
+            "tc=10s+100ms",
+        ])
+        .unwrap();
+        assert_eq!(s.name.as_deref(), Some("shell"));
+        assert_eq!(s.args, ["-c", "exit 0"]);
+        assert_eq!(s.options["depth"], OptionValue::Text("8".into()));
+        assert_eq!(s.env["RUST_LOG"], "debug");
+        assert_eq!(s.tc, Some("10s+100ms".parse().unwrap()));
+        let r = s.resolve().unwrap();
+        assert_eq!(r.program, PathBuf::from("/bin/sh"));
+        assert_eq!(r.options, [("depth".to_string(), "8".to_string())]);
+
+        assert_eq!(
+            EngineSpec::parse(&["bogus=1"]),
+            Err(SpecError::UnknownKey("bogus".into()))
+        );
+        assert!(matches!(
+            EngineSpec::parse(&["tc=soon"]),
+            Err(SpecError::BadValue { .. })
+        ));
+        assert!(matches!(
+            EngineSpec::parse(&["cmd"]),
+            Err(SpecError::NotKeyValue(_))
+        ));
+    }
+
+    #[test]
+    fn builtins_run_this_executable() {
+        let r = EngineSpec::parse(&["builtin=hard", "option.depth=3"])
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(r.name, "hard");
+        assert_eq!(r.program, std::env::current_exe().unwrap());
+        assert_eq!(r.args, ["engine", "hard"]);
+    }
+
+    #[test]
+    fn missing_and_non_executable_programs_are_refused() {
+        let e = EngineSpec::parse(&["cmd=/no/such/engine"])
+            .unwrap()
+            .resolve()
+            .unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("engine.txt");
+        std::fs::write(&f, "not a program").unwrap();
+        let e = EngineSpec::parse(&[format!("cmd={}", f.display())])
+            .unwrap()
+            .resolve()
+            .unwrap_err();
+        assert!(e.to_string().contains("not executable"), "{e}");
+        let e = EngineSpec::parse(&["cmd=surely-no-such-program-here"])
+            .unwrap()
+            .resolve()
+            .unwrap_err();
+        assert!(e.to_string().contains("PATH"), "{e}");
+        assert_eq!(EngineSpec::default().resolve(), Err(SpecError::NoCommand));
+        // `sh` is found in PATH.
+        assert!(EngineSpec::parse(&["cmd=sh"]).unwrap().resolve().is_ok());
+    }
+
+    #[test]
+    fn each_applies_to_every_engine_without_overriding() {
+        let each = EngineSpec::parse(&["option.depth=4", "tc=50ms", "arg=--quiet"]).unwrap();
+        let e = EngineSpec::parse(&["builtin=hard", "option.depth=6"])
+            .unwrap()
+            .with_defaults(&each);
+        assert_eq!(e.options["depth"], OptionValue::Text("6".into()));
+        assert_eq!(e.tc, Some("50ms".parse().unwrap()));
+        assert_eq!(e.args, ["--quiet"]);
+    }
+
+    #[test]
+    fn repeated_names_are_numbered() {
+        let mut names = vec!["first".to_string(), "first".into(), "hard".into()];
+        dedupe_names(&mut names, &[false, false, false]).unwrap();
+        assert_eq!(names, ["first", "first-2", "hard"]);
+        let mut names = vec!["a".to_string(), "a".into()];
+        assert!(dedupe_names(&mut names, &[true, true]).is_err());
+    }
+
+    #[test]
+    fn specs_round_trip_through_toml() {
+        let s =
+            EngineSpec::parse(&["builtin=hard", "name=h", "option.depth=6", "tc=1s+10ms"]).unwrap();
+        let text = toml::to_string(&s).unwrap();
+        let back: EngineSpec = toml::from_str(&text).unwrap();
+        assert_eq!(back, s);
+        let typed: EngineSpec =
+            toml::from_str("builtin = \"hard\"\noptions = { depth = 6, ponder = false }\n")
+                .unwrap();
+        assert_eq!(typed.options["depth"], OptionValue::Int(6));
+        assert_eq!(typed.options["ponder"].text(), "false");
+    }
+}

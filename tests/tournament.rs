@@ -1,0 +1,441 @@
+//! Real tournaments with the test engines, each in its own temporary directory: faults,
+//! seats, determinism, resume after SIGKILL and Ctrl-C, bad input, and no process left.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn kalaha() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kalaha"))
+}
+
+fn engine(mode: &str, name: &str, mark: &str) -> Vec<String> {
+    vec![
+        "--engine".into(),
+        format!("cmd={}", common::fake_engine().display()),
+        format!("arg={mode}"),
+        format!("arg={mark}"),
+        format!("name={name}"),
+    ]
+}
+
+fn run(args: &[String]) -> Output {
+    kalaha().args(args).output().expect("kalaha runs")
+}
+
+fn csv_rows(dir: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut r = csv::Reader::from_path(dir.join("games.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    r.records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            headers
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn faults_end_as_the_right_termination_for_the_right_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = common::marker("faults");
+    let mut args: Vec<String> = Vec::new();
+    for (mode, name) in [
+        ("good", "good"),
+        ("illegal-move", "illegal"),
+        ("crash-mid-game", "crashy"),
+        ("non-json", "garbled"),
+        ("hang", "hangs"),
+        ("crash-at-start", "dead"),
+    ] {
+        args.extend(engine(mode, name, &mark));
+    }
+    // An engine that crashes at start fails the start-up check: exit 2, no folder left.
+    args.insert(0, "tournament".into());
+    let o = run(&[
+        args.clone(),
+        vec!["--out".into(), out.display().to_string()],
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("dead"));
+    assert!(!out.exists());
+    args.truncate(args.len() - 5);
+    let o = run(&[
+        args,
+        [
+            "--games",
+            "2",
+            "--move-time",
+            "50ms",
+            "--time-margin",
+            "30ms",
+            "-j",
+            "2",
+            "--quiet",
+        ]
+        .map(String::from)
+        .to_vec(),
+        vec!["--out".into(), out.display().to_string()],
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = csv_rows(&out);
+    // 5 engines, 10 pairings, 2 games each: the tournament goes on after every fault.
+    assert_eq!(rows.len(), 20);
+    let expected: BTreeMap<&str, &str> = [
+        ("illegal", "illegal_move"),
+        ("crashy", "crash"),
+        ("garbled", "protocol_error"),
+        ("hangs", "timeout"),
+    ]
+    .into();
+    for r in &rows {
+        let players = [r["south"].as_str(), r["north"].as_str()];
+        let faulty: Vec<&str> = players
+            .iter()
+            .copied()
+            .filter(|p| expected.contains_key(p))
+            .collect();
+        if faulty.is_empty() {
+            panic!("good plays only faulty engines here: {r:?}");
+        }
+        // The first faulty engine to move in the game loses it, by its own fault.
+        let loser = r["loser"].as_str();
+        assert!(faulty.contains(&loser), "{r:?}");
+        assert_eq!(r["termination"], expected[loser], "{r:?}");
+        let loser_is_south = r["south"] == loser;
+        assert_eq!(
+            r["result"],
+            if loser_is_south { "0-1" } else { "1-0" },
+            "{r:?}"
+        );
+        assert!(!r["detail"].is_empty());
+    }
+    // The illegal move's line is in the record.
+    let illegal = rows.iter().find(|r| r["loser"] == "illegal").unwrap();
+    assert!(illegal["detail"].contains("\"pit\""), "{illegal:?}");
+    common::assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn seats_alternate_within_pairs_and_the_schedule_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = common::marker("det");
+    let mut results = Vec::new();
+    for run_no in 0..2 {
+        let out = dir.path().join(format!("r{run_no}"));
+        let mut args = vec!["tournament".to_string()];
+        for name in ["a", "b", "c"] {
+            args.extend(engine("good", name, &mark));
+        }
+        args.extend(
+            [
+                "--games",
+                "4",
+                "--opening-plies",
+                "4",
+                "--seed",
+                "11",
+                "--id",
+                "fixed",
+                "-j",
+                "2",
+                "--quiet",
+                "--out",
+            ]
+            .map(String::from),
+        );
+        args.push(out.display().to_string());
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let mut rows = csv_rows(&out);
+        rows.sort_by_key(|r| r["game"].split('-').nth(1).unwrap().parse::<u64>().unwrap());
+        for r in rows.iter_mut() {
+            r.remove("duration_ms");
+        }
+        results.push(rows);
+    }
+    assert_eq!(results[0], results[1]);
+    let rows = &results[0];
+    assert_eq!(rows.len(), 12);
+    let ids: Vec<&str> = rows.iter().map(|r| r["game"].as_str()).collect();
+    assert_eq!(ids[0], "fixed-1");
+    assert_eq!(ids[11], "fixed-12");
+    for pair in rows.chunks(2) {
+        assert_eq!(pair[0]["pair"], pair[1]["pair"]);
+        assert_eq!(pair[0]["south"], pair[1]["north"]);
+        assert_eq!(pair[0]["north"], pair[1]["south"]);
+        assert_eq!(pair[0]["opening"], pair[1]["opening"]);
+        assert_eq!(pair[0]["opening"].split(' ').count(), 4);
+    }
+    common::assert_no_survivors(None, Some(&mark));
+}
+
+fn spawn(args: &[String]) -> Child {
+    kalaha()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_for_rows(out: &Path, at_least: usize, limit: Duration) {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        let n = std::fs::read_to_string(out.join("games.csv"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if n > at_least {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn resume_after_sigkill_plays_every_scheduled_game_exactly_once() {
+    let games: usize = if cfg!(debug_assertions) { 60 } else { 300 };
+    let dir = tempfile::tempdir().unwrap();
+    let mark = common::marker("resume");
+    let base = |out: &Path| {
+        let mut args = vec!["tournament".to_string()];
+        args.extend(engine("good", "a", &mark));
+        args.extend(engine("good", "b", &mark));
+        args.extend(
+            [
+                "--opening-plies",
+                "2",
+                "--seed",
+                "3",
+                "--id",
+                "kill",
+                "-j",
+                "2",
+                "--quiet",
+            ]
+            .map(String::from),
+        );
+        args.extend(["--games".into(), games.to_string()]);
+        args.extend(["--out".into(), out.display().to_string()]);
+        args
+    };
+    let killed = dir.path().join("killed");
+    let whole = dir.path().join("whole");
+    // Kill it twice at different moments, then let it finish.
+    let mut child = spawn(&base(&killed));
+    wait_for_rows(&killed, games / 5, Duration::from_secs(20));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let after_kill = csv_rows(&killed).len();
+    assert!(
+        after_kill > 0 && after_kill < games,
+        "killed after {after_kill} games"
+    );
+    // A torn row, as if the machine died mid-write.
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(killed.join("games.csv"))
+            .unwrap();
+        write!(f, "kill-999,1,1,a,b,,1-").unwrap();
+    }
+    let resume_args: Vec<String> = [
+        "tournament",
+        "--resume",
+        &killed.display().to_string(),
+        "-j",
+        "2",
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut child = kalaha()
+        .args(&resume_args)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_rows(&killed, games / 2, Duration::from_secs(20));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = kalaha().args(&resume_args).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    let o = run(&base(&whole));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    let strip = |dir: &Path| {
+        let mut rows = csv_rows(dir);
+        for r in rows.iter_mut() {
+            r.remove("duration_ms");
+        }
+        rows
+    };
+    let a = strip(&killed);
+    let ids: Vec<&str> = a.iter().map(|r| r["game"].as_str()).collect();
+    let unique: BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(ids.len(), games, "every scheduled game once");
+    assert_eq!(unique.len(), games, "no game id twice");
+    let expected: BTreeSet<String> = (1..=games).map(|n| format!("kill-{n}")).collect();
+    assert_eq!(
+        unique,
+        expected.iter().map(String::as_str).collect::<BTreeSet<_>>()
+    );
+    // The same games as an uninterrupted run (the engines are deterministic).
+    let key = |rows: Vec<BTreeMap<String, String>>| -> BTreeSet<Vec<(String, String)>> {
+        rows.into_iter().map(|r| r.into_iter().collect()).collect()
+    };
+    assert_eq!(key(a), key(strip(&whole)));
+    // games.jsonl holds the same ids, once each.
+    let jsonl = std::fs::read_to_string(killed.join("games.jsonl")).unwrap();
+    let mut json_ids: Vec<String> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["game"].to_string())
+        .collect();
+    json_ids.sort();
+    json_ids.dedup();
+    assert_eq!(json_ids.len(), games);
+    assert_eq!(jsonl.lines().count(), games);
+    // Killed referees leave engines with a closed input: they exit by themselves.
+    common::assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_prints_the_resume_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = common::marker("sigint");
+    let mut args = vec!["tournament".to_string()];
+    args.extend(engine("good", "a", &mark));
+    args.extend(engine("hang", "h", &mark));
+    args.extend(
+        [
+            "--games",
+            "40",
+            "--move-time",
+            "300ms",
+            "-j",
+            "2",
+            "--quiet",
+            "--out",
+        ]
+        .map(String::from),
+    );
+    args.push(out.display().to_string());
+    let child = spawn(&args);
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: sending a signal to our own child has no memory-safety preconditions.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--resume"), "{err}");
+    let rows = csv_rows(&out);
+    assert!(rows.len() < 40);
+    assert!(rows.iter().all(|r| r["termination"] != "interrupted"));
+    common::assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn bad_input_is_refused_before_any_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = common::marker("bad");
+    let out = dir.path().join("r");
+    let out_args = vec!["--out".to_string(), out.display().to_string()];
+    let good2 = [engine("good", "a", &mark), engine("good", "b", &mark)].concat();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--engine".into(), "cmd=/no/such/engine".into()],
+            "does not exist",
+        ),
+        (
+            [
+                good2.clone(),
+                engine("good", "c", &mark),
+                vec!["option.depth=3".into()],
+            ]
+            .concat(),
+            "unknown option",
+        ),
+        (
+            [good2.clone(), vec!["--pits".into(), "0".into()]].concat(),
+            "pits",
+        ),
+        (
+            [
+                good2.clone(),
+                vec![
+                    "--openings".into(),
+                    dir.path().join("o.txt").display().to_string(),
+                ],
+            ]
+            .concat(),
+            "line 2",
+        ),
+        (
+            [good2.clone(), vec!["--engine".into(), "bogus=1".into()]].concat(),
+            "unknown key",
+        ),
+    ];
+    std::fs::write(dir.path().join("o.txt"), "3 1\n3 9\n").unwrap();
+    for (args, needle) in cases {
+        let o = run(&[vec!["tournament".to_string()], args, out_args.clone()].concat());
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+        assert!(!out.join("games.csv").exists());
+    }
+    common::assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn show_prints_a_recorded_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = common::marker("show");
+    let args = [
+        vec!["match".to_string()],
+        engine("good", "a", &mark),
+        engine("good", "b", &mark),
+        ["--quiet", "--id", "s", "--out"].map(String::from).to_vec(),
+        vec![out.display().to_string()],
+    ]
+    .concat();
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = kalaha()
+        .args(["show", &out.display().to_string(), "s-2"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("b (south) vs a (north)"), "{s}");
+    assert!(s.contains("south sows pit 1"), "{s}");
+    assert!(s.contains("game over"), "{s}");
+    let o = kalaha()
+        .args(["show", &out.display().to_string(), "s-99"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    common::assert_no_survivors(None, Some(&mark));
+}
