@@ -30,7 +30,7 @@ table{border-collapse:collapse;font-size:.9rem;margin:.5rem 0}
 th,td{padding:.25rem .6rem;border-bottom:1px solid #e4e6ee;text-align:right;white-space:nowrap}
 th{background:#f3f4f8}td.name,th.name{text-align:left;max-width:20rem;overflow:hidden;text-overflow:ellipsis}
 tr:nth-child(even) td{background:#fafbfd}
-.matrix td{text-align:center}.matrix td.self{background:#eee}
+.matrix td{text-align:center}.matrix td.name{text-align:left}.matrix td.self{background:#eee}
 .good{color:#0a6b2f}.bad{color:#a0241b}
 svg text{font-family:inherit;font-size:12px;fill:#1d2330}
 ";

@@ -17,6 +17,7 @@ pub fn read_tournament_toml(games_csv: &Path) -> Option<SettingsSection> {
     let dir = games_csv.parent()?;
     let path = dir.join("tournament.toml");
     let text = std::fs::read_to_string(&path).ok()?;
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let label = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
