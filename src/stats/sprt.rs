@@ -15,7 +15,7 @@
 //! Empty outcome classes get a count of 0.001 so that every distribution has full support.
 //! The stopping bounds are Wald's `ln(β/(1-α))` and `ln((1-β)/α)`.
 
-use super::elo::{NELO_PER_T, elo_to_score};
+use super::elo::{Estimate, NELO_PER_T, Pentanomial, Wdl, elo_to_score};
 
 /// How `elo0` and `elo1` are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -85,6 +85,94 @@ impl Sprt {
         } else {
             SprtDecision::Continue
         }
+    }
+}
+
+/// A test in progress: the new engine's results in game pairs (pentanomial, what the LLR
+/// uses) and in single games.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SprtProgress {
+    pub sprt: Sprt,
+    pub penta: Pentanomial,
+    pub wdl: Wdl,
+}
+
+/// Where a test stands after a pair.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SprtStatus {
+    pub pairs: u64,
+    pub games: u64,
+    pub llr: f64,
+    pub lower: f64,
+    pub upper: f64,
+    pub decision: SprtDecision,
+    /// The new engine's Elo from the pairs.
+    pub elo: Estimate,
+    /// The new engine's normalized Elo from the pairs.
+    pub nelo: Estimate,
+}
+
+impl SprtProgress {
+    pub fn new(sprt: Sprt) -> SprtProgress {
+        SprtProgress {
+            sprt,
+            penta: Pentanomial::default(),
+            wdl: Wdl::default(),
+        }
+    }
+
+    /// Adds a finished pair: the new engine's half points (0, 1 or 2) in each game.
+    pub fn add_pair(&mut self, half_points: [u8; 2]) -> SprtStatus {
+        self.wdl.add_half_points(half_points[0]);
+        self.wdl.add_half_points(half_points[1]);
+        self.penta.add_pair(half_points[0] + half_points[1]);
+        self.status()
+    }
+
+    /// Adds a game whose partner is missing (counted in the games, not in the LLR).
+    pub fn add_single(&mut self, half_points: u8) {
+        self.wdl.add_half_points(half_points);
+    }
+
+    pub fn status(&self) -> SprtStatus {
+        let llr = self.sprt.llr(&self.penta.0);
+        let (lower, upper) = self.sprt.bounds();
+        SprtStatus {
+            pairs: self.penta.pairs(),
+            games: self.wdl.games(),
+            llr,
+            lower,
+            upper,
+            decision: self.sprt.decide(llr),
+            elo: self.penta.elo(),
+            nelo: self.penta.nelo(),
+        }
+    }
+}
+
+impl SprtStatus {
+    /// One line for a terminal: pairs, LLR with its bounds, Elo.
+    pub fn line(&self) -> String {
+        format!(
+            "pairs {} games {}  LLR {:.2} [{:.2}, {:.2}]  Elo {}  nElo {}",
+            self.pairs,
+            self.games,
+            self.llr,
+            self.lower,
+            self.upper,
+            fmt_estimate(self.elo),
+            fmt_estimate(self.nelo),
+        )
+    }
+}
+
+fn fmt_estimate(e: Estimate) -> String {
+    if e.is_finite() {
+        format!("{:+.1} ± {:.1}", e.value, e.error)
+    } else if e.value.is_finite() {
+        format!("{:+.1}", e.value)
+    } else {
+        "?".to_string()
     }
 }
 
@@ -228,6 +316,29 @@ mod tests {
     fn logistic_trinomial_reference() {
         let llr = llr_logistic(0.5, 2.5, &[21184, 40708, 21404]);
         assert_eq!(r2(llr), -1.57, "llr {llr}");
+    }
+
+    #[test]
+    fn progress_counts_pairs() {
+        let mut p = SprtProgress::new(Sprt {
+            elo0: 0.0,
+            elo1: 5.0,
+            alpha: 0.05,
+            beta: 0.05,
+            model: SprtModel::Normalized,
+        });
+        p.add_single(2);
+        let mut status = p.add_pair([2, 1]);
+        assert_eq!((status.pairs, status.games), (1, 3));
+        assert_eq!(p.penta.0, [0, 0, 0, 1, 0]);
+        for _ in 0..2000 {
+            status = p.add_pair([2, 2]);
+            if status.decision != SprtDecision::Continue {
+                break;
+            }
+        }
+        assert_eq!(status.decision, SprtDecision::H1);
+        assert!(status.line().starts_with("pairs "));
     }
 
     #[test]
