@@ -249,8 +249,8 @@ impl Tally {
 
         match row.termination.trim() {
             "" | "normal" | "adjudicated" => {}
-            kind if !row.loser.is_empty() => {
-                let loser = self.engine(row.loser);
+            kind if row.loser == row.south || row.loser == row.north => {
+                let loser = if row.loser == row.south { south } else { north };
                 let f = &mut self.engines[loser as usize].faults;
                 match kind {
                     "timeout" => f.timeouts += 1,
@@ -510,6 +510,56 @@ mod tests {
             north_score: Some(if result == "0-1" { 40 } else { 30 }),
             termination: "normal",
             loser: "",
+        }
+    }
+
+    proptest::proptest! {
+        /// The order in which games arrive (shards, concurrency) changes nothing.
+        #[test]
+        fn order_does_not_matter(
+            games in proptest::collection::vec((0usize..4, 0usize..4, 0u8..3, 0u8..3), 1..40),
+            seed in 0u64..1000,
+        ) {
+            let names = ["a", "b", "c", "d"];
+            let mut rows = Vec::new();
+            for (k, &(x, y, r1, r2)) in games.iter().enumerate() {
+                let (a, b) = (names[x], names[(x + 1 + y % 3) % 4]);
+                let res = |r: u8| ["1-0", "1/2-1/2", "0-1"][r as usize];
+                rows.push((format!("t-{}", 2 * k), k.to_string(), a, b, res(r1)));
+                rows.push((format!("t-{}", 2 * k + 1), k.to_string(), b, a, res(r2)));
+            }
+            let tally_of = |rows: &[(String, String, &str, &str, &str)]| {
+                let mut t = Tally::new();
+                for (id, pair, s, n, r) in rows {
+                    t.add(&row(id, pair, s, n, r));
+                }
+                t
+            };
+            let t1 = tally_of(&rows);
+            // A deterministic shuffle.
+            let mut shuffled = rows.clone();
+            let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            for i in (1..shuffled.len()).rev() {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                shuffled.swap(i, (state >> 33) as usize % (i + 1));
+            }
+            let t2 = tally_of(&shuffled);
+            proptest::prop_assert_eq!(t2.unpaired(), 0);
+            for name in names {
+                let (Some(i), Some(j)) = (t1.engine_index(name), t2.engine_index(name)) else {
+                    continue;
+                };
+                let (e1, e2) = (&t1.engines()[i], &t2.engines()[j]);
+                proptest::prop_assert_eq!(e1.wdl, e2.wdl);
+                proptest::prop_assert_eq!(e1.penta, e2.penta);
+                proptest::prop_assert_eq!(e1.wdl.games(), 2 * e1.penta.pairs());
+            }
+            let s1 = t1.standings(None).unwrap();
+            let s2 = t2.standings(None).unwrap();
+            for r1 in &s1.rows {
+                let r2 = s2.rows.iter().find(|r| r.engine == r1.engine).unwrap();
+                proptest::prop_assert!((r1.elo.value - r2.elo.value).abs() < 1e-6);
+            }
         }
     }
 
