@@ -426,10 +426,14 @@ impl Checker<'_> {
             go["position"]["x_future"] = json!(1);
             go["time"]["x_future_ms"] = json!(5);
             e.send_raw(&go.to_string()).await.map_err(fail)?;
-            let end = std::time::Instant::now() + Duration::from_millis(1000) + MOVE_SLACK;
+            let total = Duration::from_millis(1000) + MOVE_SLACK;
+            let end = std::time::Instant::now() + total;
             loop {
                 let left = end.saturating_duration_since(std::time::Instant::now());
-                let (msg, line) = e.recv_message(left).await.map_err(fail)?;
+                let (msg, line) = e.recv_message(left).await.map_err(|err| match err {
+                    EngineError::Timeout { .. } => fail(EngineError::Timeout { deadline: total }),
+                    err => fail(err),
+                })?;
                 match msg {
                     FromEngine::Info(_) => {}
                     FromEngine::Move { pit } => {
