@@ -75,12 +75,17 @@ fn builtin_engines_pass() {
         eprintln!("kalaha engine first is not available yet: skipped");
         return;
     }
-    for name in [
+    let names = [
         "random", "first", "greedy", "easy", "medium", "hard", "perfect",
-    ] {
-        let (code, out, _) = check(&[&format!("builtin={name}")]);
-        assert_eq!(code, 0, "builtin={name}:\n{out}");
-    }
+    ];
+    std::thread::scope(|s| {
+        for name in names {
+            s.spawn(move || {
+                let (code, out, _) = check(&[&format!("builtin={name}")]);
+                assert_eq!(code, 0, "builtin={name}:\n{out}");
+            });
+        }
+    });
 }
 
 /// The fakes that fail: the step that must fail and a piece of its report.
