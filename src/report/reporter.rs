@@ -97,3 +97,78 @@ impl Reporter for LeaderboardReporter {
         self.write()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::referee::{GamePlay, GameResult, Termination};
+    use crate::rules::{Position, Rules, Side};
+    use std::time::Duration;
+
+    fn record(n: u64, south: &str, north: &str, result: GameResult) -> GameRecord {
+        let rules = Rules::default();
+        GameRecord {
+            id: format!("t-{n}"),
+            number: n,
+            round: 1,
+            pair: n.div_ceil(2),
+            south: south.into(),
+            north: north.into(),
+            play: GamePlay {
+                rules,
+                opening: vec![],
+                moves: vec![],
+                final_position: Position::start(rules),
+                result,
+                south_score: 30,
+                north_score: 18,
+                termination: if n == 3 {
+                    Termination::Timeout
+                } else {
+                    Termination::Normal
+                },
+                loser: (n == 3).then_some(Side::North),
+                detail: String::new(),
+                line: None,
+                duration: Duration::from_millis(5),
+                faulted: [false, n == 3],
+            },
+        }
+    }
+
+    #[test]
+    fn keeps_earlier_games_and_writes_every_n() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("games.csv"),
+            "game,round,pair,south,north,opening,result,south_score,north_score,plies,termination,loser,detail,duration_ms\n\
+             t-1,1,1,a,b,,1-0,30,18,40,normal,,,5\n",
+        )
+        .unwrap();
+        let mut r = LeaderboardReporter::new(dir.path(), Some(2));
+        r.start(&StartInfo {
+            id: "t".into(),
+            names: vec!["a".into(), "b".into()],
+            total: 4,
+            done: 1,
+        })
+        .unwrap();
+        let g2 = record(2, "b", "a", GameResult::SouthWins);
+        assert_eq!(
+            r.event(&Event::GameFinished(&g2)).unwrap(),
+            Control::Continue
+        );
+        assert!(!dir.path().join("standings.csv").exists());
+        let g3 = record(3, "a", "b", GameResult::SouthWins);
+        r.event(&Event::GameFinished(&g3)).unwrap();
+        assert!(dir.path().join("leaderboard.html").exists());
+        let s = r.standings();
+        assert_eq!(s.games, 3);
+        let a = s.rows.iter().find(|x| x.engine == "a").unwrap();
+        assert_eq!((a.wdl.wins, a.wdl.losses), (2, 1));
+        assert_eq!(a.penta.0, [0, 0, 1, 0, 0]);
+        let b = s.rows.iter().find(|x| x.engine == "b").unwrap();
+        assert_eq!(b.faults.timeouts, 1);
+        assert!(r.live().contains(" a "));
+    }
+}
