@@ -140,6 +140,9 @@ struct Pairing {
     new_engine: String,
     open: HashMap<u64, u8>,
     progress: SprtProgress,
+    /// The status when the LLR first left its bounds: the test's result (pairs that were
+    /// already running then are recorded but change nothing).
+    decided: Option<SprtStatus>,
 }
 
 impl Pairing {
@@ -159,7 +162,13 @@ impl Pairing {
     fn add(&mut self, pair: u64, south: &str, north: &str, result: Outcome) -> Option<SprtStatus> {
         let hp = self.half_points(south, north, result)?;
         match self.open.remove(&pair) {
-            Some(first) => Some(self.progress.add_pair([first, hp])),
+            Some(first) => {
+                let status = self.progress.add_pair([first, hp]);
+                if self.decided.is_none() && status.decision != SprtDecision::Continue {
+                    self.decided = Some(status);
+                }
+                Some(status)
+            }
             None => {
                 self.open.insert(pair, hp);
                 None
@@ -175,7 +184,6 @@ struct SprtReporter {
     last_print: Instant,
     /// Pairs in the last line printed.
     printed_pairs: u64,
-    decision: SprtDecision,
 }
 
 impl SprtReporter {
@@ -203,15 +211,14 @@ impl Reporter for SprtReporter {
         self.csv
             .write_all(csv_line(&status, self.pairing.progress.penta.0).as_bytes())?;
         self.csv.flush()?;
-        let decided_now =
-            self.decision == SprtDecision::Continue && status.decision != SprtDecision::Continue;
+        let decided_now = self
+            .pairing
+            .decided
+            .is_some_and(|d| d.pairs == status.pairs);
         if decided_now || self.last_print.elapsed() >= Duration::from_secs(1) {
             self.print(&status)?;
         }
-        if decided_now {
-            self.decision = status.decision;
-        }
-        Ok(if self.decision == SprtDecision::Continue {
+        Ok(if self.pairing.decided.is_none() {
             Control::Continue
         } else {
             Control::Stop
@@ -345,6 +352,7 @@ pub fn run(args: Args) -> CliResult {
         new_engine: new.clone(),
         open: HashMap::new(),
         progress: SprtProgress::new(sprt),
+        decided: None,
     };
     replay(&out, &mut pairing)?;
     let before = pairing.progress.status();
@@ -366,8 +374,8 @@ pub fn run(args: Args) -> CliResult {
             writeln!(io::stdout().lock(), "{}", before.line())?;
         }
     }
-    if before.decision != SprtDecision::Continue {
-        return verdict(&before, &new, &base);
+    if let Some(decided) = pairing.decided {
+        return verdict(&decided, &new, &base);
     }
 
     let csv = std::fs::OpenOptions::new()
@@ -379,7 +387,6 @@ pub fn run(args: Args) -> CliResult {
         quiet,
         last_print: Instant::now(),
         printed_pairs: before.pairs,
-        decision: SprtDecision::Continue,
     };
     let options = RunOptions {
         out: out.clone(),
@@ -405,12 +412,11 @@ pub fn run(args: Args) -> CliResult {
         Err(e) => return Err(e.into()),
     };
     let status = reporter.pairing.progress.status();
-    let status = SprtStatus {
-        decision: reporter.decision,
-        ..status
-    };
     let s = &outcome.summary;
-    if reporter.decision == SprtDecision::Continue && (s.stopped_by_interrupt || s.aborted) {
+    if let Some(decided) = reporter.pairing.decided {
+        return verdict(&decided, &new, &base);
+    }
+    if s.stopped_by_interrupt || s.aborted {
         if !quiet {
             writeln!(io::stdout().lock(), "{}", status.line())?;
         }
@@ -424,7 +430,15 @@ pub fn run(args: Args) -> CliResult {
     if !quiet && reporter.printed_pairs != status.pairs {
         writeln!(io::stdout().lock(), "{}", status.line())?;
     }
-    verdict(&status, &new, &base)
+    // Every scheduled game was played without a decision.
+    verdict(
+        &SprtStatus {
+            decision: SprtDecision::Continue,
+            ..status
+        },
+        &new,
+        &base,
+    )
 }
 
 /// Prints the one-line verdict and returns the exit code.
@@ -478,6 +492,7 @@ mod tests {
             new_engine: "new".into(),
             open: HashMap::new(),
             progress: SprtProgress::new(sprt),
+            decided: None,
         };
         assert!(p.add(1, "new", "old", Outcome::SouthWin).is_none());
         assert!(p.add(2, "new", "old", Outcome::Draw).is_none());
