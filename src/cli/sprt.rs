@@ -24,6 +24,10 @@ const DEFAULT_MAX_GAMES: u64 = 200_000;
 /// swapped) are played until the log-likelihood ratio of "new is elo1 stronger" against "new
 /// is elo0 stronger", computed on the pairs' pentanomial counts, leaves [ln(β/(1-α)),
 /// ln((1-β)/α)]. Exit status: 0 H1 accepted, 3 H0 accepted, 4 --max-games ran out.
+///
+/// The tournament flags apply, except --games and --shard; without --opening-plies or
+/// --openings each pair starts after 4 random sowings. The results folder holds the games
+/// (as for a tournament), sprt.toml (the test) and sprt.csv (the LLR after every pair).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
 kalaha sprt --engine cmd=./new name=new --engine cmd=./old name=old --elo0 0 --elo1 5 --move-time 50ms\n  \
