@@ -1,1 +1,607 @@
-//! Engine protocol compliance checker (`kalaha check`).
+//! The protocol compliance checker behind `kalaha check`: runs an engine through every step
+//! of `protocol.md` and reports each step as passed or failed, with the line received.
+//!
+//! After a step fails on a bad message the engine is restarted for the next step; after it
+//! fails on a dead or silent engine the remaining steps are reported as not run.
+
+use crate::engines::OptionKind;
+use crate::protocol::{FromEngine, GameResult, TimeLimit, ToEngine};
+use crate::rules::{Move, Position, Rules, Side, Sweep};
+use crate::supervisor::{Engine, EngineCommand, EngineError, Settings, Stopped, validate_option};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// The outcome of one step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepResult {
+    pub name: String,
+    /// `None` when the step passed.
+    pub failure: Option<Failure>,
+}
+
+/// Why a step failed, and the line that showed it (if any).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub reason: String,
+    pub received: Option<String>,
+}
+
+impl std::fmt::Display for StepResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.failure {
+            None => write!(f, "PASS {}", self.name),
+            Some(Failure {
+                reason,
+                received: Some(line),
+            }) => write!(f, "FAIL {}: {reason} (received: {line})", self.name),
+            Some(Failure {
+                reason,
+                received: None,
+            }) => write!(f, "FAIL {}: {reason}", self.name),
+        }
+    }
+}
+
+/// How long a move may take in the timed steps beyond the time given.
+const MOVE_SLACK: Duration = Duration::from_millis(250);
+/// The short time limit of the `go-short-time` step.
+const SHORT_MOVE_MS: u64 = 100;
+
+impl Failure {
+    fn msg(reason: impl Into<String>) -> Failure {
+        Failure {
+            reason: reason.into(),
+            received: None,
+        }
+    }
+
+    fn with_line(reason: impl Into<String>, line: &str) -> Failure {
+        Failure {
+            reason: reason.into(),
+            received: Some(crate::supervisor::truncate_line(line)),
+        }
+    }
+}
+
+impl From<EngineError> for Failure {
+    fn from(e: EngineError) -> Failure {
+        let received = e.line().map(str::to_string);
+        let reason = match &e {
+            EngineError::NotJson { error, .. } => {
+                format!("a line that is not a JSON object: {error}")
+            }
+            EngineError::Malformed { kind, error, .. } => {
+                format!("a bad {kind:?} message: {error}")
+            }
+            EngineError::WrongMessage { expected, .. } => format!("expected {expected}"),
+            EngineError::IllegalMove { reason, .. } => reason.clone(),
+            EngineError::LineTooLong { limit, .. } => {
+                format!("a line longer than the limit of {limit} bytes")
+            }
+            EngineError::Protocol { got, .. } => format!("protocol {got}, expected 1"),
+            other => other.to_string(),
+        };
+        Failure { reason, received }
+    }
+}
+
+/// Whether the engine can go on after this error (a bad message) or not (dead or silent).
+fn is_fatal(e: &EngineError) -> bool {
+    match e {
+        EngineError::NotJson { .. }
+        | EngineError::Malformed { .. }
+        | EngineError::WrongMessage { .. }
+        | EngineError::IllegalMove { .. }
+        | EngineError::Protocol { .. }
+        | EngineError::BadOption { .. } => false,
+        EngineError::Spawn { .. }
+        | EngineError::HandshakeTimeout { .. }
+        | EngineError::Stall { .. }
+        | EngineError::Exited { .. }
+        | EngineError::StdoutClosed
+        | EngineError::Timeout { .. }
+        | EngineError::LineTooLong { .. }
+        | EngineError::Io(_) => true,
+    }
+}
+
+/// A game from the start, both sides playing a fixed pattern, stopped at the first position
+/// where `stop` holds (and `side` is to move, if given). Several patterns are tried. Returns
+/// the position and the moves.
+fn play_until(
+    rules: Rules,
+    side: Option<Side>,
+    stop: impl Fn(&Position) -> bool,
+) -> Option<(Position, Vec<Move>)> {
+    (0..50usize).find_map(|pattern| {
+        let mut pos = Position::start(rules);
+        let mut moves = Vec::new();
+        for ply in 0..10_000usize {
+            if pos.is_over() {
+                return None;
+            }
+            if stop(&pos) && side.is_none_or(|s| s == pos.to_move()) {
+                return Some((pos, moves));
+            }
+            let legal: Vec<u8> = pos.legal_moves().collect();
+            let pit = legal[(ply * (pattern + 1) + pattern / 3) % legal.len()];
+            moves.push(Move {
+                side: pos.to_move(),
+                pit,
+            });
+            pos = pos.play(pit as i64).expect("legal");
+        }
+        None
+    })
+}
+
+/// Few seeds left in the pits: the end of the game is near.
+fn near_end(p: &Position) -> bool {
+    p.pits(Side::South)
+        .iter()
+        .chain(p.pits(Side::North))
+        .sum::<u16>()
+        <= 8
+}
+
+struct Checker<'a> {
+    cmd: &'a EngineCommand,
+    settings: &'a Settings,
+    engine: Option<Engine>,
+    /// Set when the engine can no longer be used: the reason the remaining steps do not run.
+    dead: Option<String>,
+    results: Vec<StepResult>,
+    report: &'a mut dyn FnMut(&StepResult),
+}
+
+type StepOutcome = Result<(), (Failure, bool)>;
+
+fn fail(e: EngineError) -> (Failure, bool) {
+    let fatal = is_fatal(&e);
+    (e.into(), fatal)
+}
+
+impl Checker<'_> {
+    fn push(&mut self, name: &str, failure: Option<Failure>) {
+        let r = StepResult {
+            name: name.to_string(),
+            failure,
+        };
+        (self.report)(&r);
+        self.results.push(r);
+    }
+
+    /// A running engine for the next step, after the handshake (restarted if needed).
+    async fn engine(&mut self) -> Result<&mut Engine, String> {
+        if let Some(reason) = &self.dead {
+            return Err(reason.clone());
+        }
+        if self.engine.is_none() {
+            match Engine::start(self.cmd, self.settings).await {
+                Ok(e) => self.engine = Some(e),
+                Err(e) => {
+                    let reason = format!("not run: the engine could not be restarted: {e}");
+                    self.dead = Some(reason.clone());
+                    return Err(reason);
+                }
+            }
+        }
+        Ok(self.engine.as_mut().expect("engine"))
+    }
+
+    async fn step<F>(&mut self, name: &str, f: F)
+    where
+        F: AsyncFnOnce(&mut Engine) -> StepOutcome,
+    {
+        let engine = match self.engine().await {
+            Ok(e) => e,
+            Err(reason) => return self.push(name, Some(Failure::msg(reason))),
+        };
+        match f(engine).await {
+            Ok(()) => self.push(name, None),
+            Err((failure, fatal)) => {
+                if let Some(e) = self.engine.take() {
+                    e.shutdown().await;
+                }
+                if fatal {
+                    self.dead = Some(format!("not run: the engine failed at {name}"));
+                }
+                self.push(name, Some(failure));
+            }
+        }
+    }
+
+    async fn handshake_steps(&mut self) {
+        let mut engine = match Engine::spawn(self.cmd, self.settings) {
+            Ok(e) => e,
+            Err(e) => {
+                self.dead = Some(format!("not run: {e}"));
+                self.push("start", Some(Failure::from(e)));
+                return;
+            }
+        };
+        self.push("start", None);
+        match engine.handshake().await {
+            Ok(_) => {
+                self.push("handshake", None);
+                let fields = hello_fields(engine.hello_line());
+                self.engine = Some(engine);
+                self.push("hello-fields", fields.err());
+            }
+            Err(e) => {
+                engine.shutdown().await;
+                self.dead = Some("not run: no handshake".to_string());
+                self.push("handshake", Some(e.into()));
+            }
+        }
+    }
+
+    async fn option_steps(&mut self) {
+        let options = match self.engine().await {
+            Ok(e) => e.hello().options.clone(),
+            Err(_) => Vec::new(),
+        };
+        for opt in options {
+            let name = format!("option {}", opt.name);
+            let values: Vec<Value> = match &opt.kind {
+                OptionKind::Int { default, min, max } => {
+                    vec![json!(min), json!(max), json!(default)]
+                }
+                OptionKind::Bool { default } => vec![json!(!default), json!(default)],
+                OptionKind::String { default } => vec![json!(default)],
+                OptionKind::Choice { default, values } => values
+                    .iter()
+                    .map(|v| json!(v))
+                    .chain([json!(default)])
+                    .collect(),
+            };
+            self.step(&name, async |e: &mut Engine| {
+                for v in values {
+                    e.set_option(&opt.name, v).await.map_err(fail)?;
+                    e.ping().await.map_err(fail)?;
+                }
+                Ok(())
+            })
+            .await;
+        }
+        self.step("bad-option-ignored", async |e: &mut Engine| {
+            let bad = ToEngine::Option {
+                name: "no_such_option_x".to_string(),
+                value: json!({"nested": [1, 2]}),
+            };
+            e.send(&bad).await.map_err(fail)?;
+            e.ping().await.map_err(fail)?;
+            Ok(())
+        })
+        .await;
+    }
+
+    async fn go_step(
+        &mut self,
+        name: &str,
+        rules: Rules,
+        side: Side,
+        at: Option<(Position, Vec<Move>)>,
+        time: TimeLimit,
+        max: Duration,
+    ) {
+        let Some((pos, moves)) = at else {
+            return self.push(name, Some(Failure::msg("no such position (checker bug)")));
+        };
+        self.step(name, async |e: &mut Engine| {
+            e.new_game("check", rules, side).await.map_err(fail)?;
+            let reply = e.go(&pos, &moves, time, max).await.map_err(fail)?;
+            e.game_over("check", GameResult::Draw, 0, 0, "interrupted")
+                .await
+                .map_err(fail)?;
+            let _ = reply;
+            Ok(())
+        })
+        .await;
+    }
+
+    async fn game_steps(&mut self) {
+        let normal = TimeLimit::MoveTime { move_ms: 1000 };
+        let normal_max = Duration::from_millis(1000) + MOVE_SLACK;
+        let variants = [
+            Rules::default(),
+            Rules::new(6, 6, false, Sweep::Owner).expect("rules"),
+            Rules::new(4, 3, true, Sweep::EmptySide).expect("rules"),
+            Rules::new(3, 2, false, Sweep::None).expect("rules"),
+            Rules::new(1, 1, false, Sweep::Owner).expect("rules"),
+        ];
+        for rules in variants {
+            for side in [Side::South, Side::North] {
+                let name = format!(
+                    "new-game pits={} seeds={} empty_capture={} sweep={} side={side}",
+                    rules.pits(),
+                    rules.seeds(),
+                    rules.empty_capture(),
+                    rules.sweep()
+                );
+                let at = play_until(rules, Some(side), |_| true);
+                if at.is_none() {
+                    // 1 pit, 1 seed: south's only move ends the game; north never moves.
+                    continue;
+                }
+                self.go_step(&name, rules, side, at, normal, normal_max)
+                    .await;
+            }
+        }
+        let rules = Rules::default();
+        let start = Some((Position::start(rules), Vec::new()));
+        self.go_step("go-start", rules, Side::South, start, normal, normal_max)
+            .await;
+        let extra = Position::start(rules).play(3).expect("legal");
+        let moves = vec![Move {
+            side: Side::South,
+            pit: 3,
+        }];
+        self.go_step(
+            "go-extra-turn",
+            rules,
+            Side::South,
+            Some((extra, moves)),
+            normal,
+            normal_max,
+        )
+        .await;
+        for side in [Side::South, Side::North] {
+            let at = play_until(rules, Some(side), near_end);
+            let name = format!("go-near-end side={side}");
+            self.go_step(&name, rules, side, at, normal, normal_max)
+                .await;
+        }
+        let start = Some((Position::start(rules), Vec::new()));
+        self.go_step(
+            "go-short-time",
+            rules,
+            Side::South,
+            start.clone(),
+            TimeLimit::MoveTime {
+                move_ms: SHORT_MOVE_MS,
+            },
+            Duration::from_millis(SHORT_MOVE_MS) + MOVE_SLACK,
+        )
+        .await;
+        self.go_step(
+            "go-clock",
+            rules,
+            Side::South,
+            start,
+            TimeLimit::Clock {
+                remaining_ms: 2000,
+                increment_ms: 100,
+                opponent_remaining_ms: Some(2000),
+            },
+            Duration::from_millis(2000),
+        )
+        .await;
+    }
+
+    async fn robustness_steps(&mut self) {
+        self.step("ping", async |e: &mut Engine| {
+            e.send_raw(r#"{"type":"ping","id":424242}"#)
+                .await
+                .map_err(fail)?;
+            let (msg, line) = e.recv_message(Duration::from_secs(5)).await.map_err(fail)?;
+            match msg {
+                FromEngine::Pong { id: 424242 } => Ok(()),
+                _ => Err((
+                    Failure::with_line("expected {\"type\":\"pong\",\"id\":424242}", &line),
+                    false,
+                )),
+            }
+        })
+        .await;
+        self.step("unknown-message-ignored", async |e: &mut Engine| {
+            e.send_raw(r#"{"type":"x_future_message","data":[1,{"a":null}]}"#)
+                .await
+                .map_err(fail)?;
+            e.ping().await.map_err(fail)?;
+            Ok(())
+        })
+        .await;
+        self.step("unknown-fields-ignored", async |e: &mut Engine| {
+            let rules = Rules::default();
+            let mut ng = serde_json::to_value(ToEngine::NewGame {
+                game: "check".into(),
+                rules,
+                side: Side::South,
+            })
+            .expect("json");
+            ng["x_future"] = json!("yes");
+            ng["rules"]["x_future_rule"] = json!(false);
+            e.send_raw(&ng.to_string()).await.map_err(fail)?;
+            e.ping().await.map_err(fail)?;
+            let pos = Position::start(rules);
+            let mut go = serde_json::to_value(ToEngine::Go {
+                position: pos.view(),
+                legal: pos.legal_moves().collect(),
+                moves: Vec::new(),
+                time: TimeLimit::MoveTime { move_ms: 1000 },
+            })
+            .expect("json");
+            go["x_future"] = json!({"nested": [1, 2, 3]});
+            go["position"]["x_future"] = json!(1);
+            go["time"]["x_future_ms"] = json!(5);
+            e.send_raw(&go.to_string()).await.map_err(fail)?;
+            let end = std::time::Instant::now() + Duration::from_millis(1000) + MOVE_SLACK;
+            loop {
+                let left = end.saturating_duration_since(std::time::Instant::now());
+                let (msg, line) = e.recv_message(left).await.map_err(fail)?;
+                match msg {
+                    FromEngine::Info(_) => {}
+                    FromEngine::Move { pit } => {
+                        return pos
+                            .check(pit)
+                            .map_err(|err| (Failure::with_line(err.to_string(), &line), false));
+                    }
+                    m => {
+                        return Err((
+                            Failure::with_line(format!("expected move, got {}", m.kind()), &line),
+                            false,
+                        ));
+                    }
+                }
+            }
+        })
+        .await;
+        self.step("game-over", async |e: &mut Engine| {
+            e.game_over("check", GameResult::Win, 30, 18, "normal")
+                .await
+                .map_err(fail)?;
+            e.ping().await.map_err(fail)?;
+            Ok(())
+        })
+        .await;
+    }
+
+    async fn quit_step(&mut self) {
+        let name = "quit";
+        let engine = match self.engine().await {
+            Ok(_) => self.engine.take().expect("engine"),
+            Err(reason) => return self.push(name, Some(Failure::msg(reason))),
+        };
+        let grace = self.settings.quit_grace;
+        let failure = match engine.shutdown().await {
+            Stopped::Exited(e) if e.code == Some(0) => None,
+            Stopped::Exited(e) => Some(Failure::msg(format!("after quit the engine {e}"))),
+            Stopped::Terminated => Some(Failure::msg(format!(
+                "the engine did not exit within {grace:?} of quit (SIGTERM ended it)"
+            ))),
+            Stopped::Killed => Some(Failure::msg(format!(
+                "the engine did not exit within {grace:?} of quit, nor on SIGTERM (SIGKILL ended it)"
+            ))),
+        };
+        self.push(name, failure);
+    }
+}
+
+/// Checks the fields of an engine's `hello` line.
+fn hello_fields(line: &str) -> Result<(), Failure> {
+    let value: Value =
+        serde_json::from_str(line).map_err(|e| Failure::with_line(e.to_string(), line))?;
+    for key in ["name", "version", "author"] {
+        match value.get(key) {
+            Some(Value::String(s)) if !s.is_empty() || key != "name" => {}
+            Some(Value::String(_)) => {
+                return Err(Failure::with_line("\"name\" is empty", line));
+            }
+            _ => {
+                return Err(Failure::with_line(
+                    format!("\"{key}\" is missing or not a string"),
+                    line,
+                ));
+            }
+        }
+    }
+    let Some(Value::Array(options)) = value.get("options") else {
+        return Err(Failure::with_line(
+            "\"options\" is missing or not an array (use [] for none)",
+            line,
+        ));
+    };
+    let mut names = std::collections::HashSet::new();
+    for raw in options {
+        let opt: crate::engines::EngineOption = serde_json::from_value(raw.clone())
+            .map_err(|e| Failure::with_line(format!("bad option {raw}: {e}"), line))?;
+        if !names.insert(opt.name.clone()) {
+            return Err(Failure::with_line(
+                format!("option {:?} is declared twice", opt.name),
+                line,
+            ));
+        }
+        let default = match &opt.kind {
+            OptionKind::Int { default, min, max } => {
+                if min > max {
+                    return Err(Failure::with_line(
+                        format!("option {:?}: min {min} > max {max}", opt.name),
+                        line,
+                    ));
+                }
+                json!(default)
+            }
+            OptionKind::Bool { default } => json!(default),
+            OptionKind::String { default } => json!(default),
+            OptionKind::Choice { default, .. } => json!(default),
+        };
+        validate_option(&opt, &default).map_err(|e| {
+            Failure::with_line(format!("option {:?}: default: {e}", opt.name), line)
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs every step against the engine and returns the results; `report` sees each result
+/// as soon as it is known.
+pub async fn check_engine(
+    cmd: &EngineCommand,
+    settings: &Settings,
+    report: &mut dyn FnMut(&StepResult),
+) -> Vec<StepResult> {
+    let mut checker = Checker {
+        cmd,
+        settings,
+        engine: None,
+        dead: None,
+        results: Vec::new(),
+        report,
+    };
+    checker.handshake_steps().await;
+    checker.option_steps().await;
+    checker.robustness_steps().await;
+    checker.game_steps().await;
+    checker.quit_step().await;
+    checker.results
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_fields_are_checked() {
+        let ok = r#"{"type":"hello","protocol":1,"name":"n","version":"1","author":"a","options":[{"name":"d","type":"int","default":3,"min":1,"max":9}]}"#;
+        assert!(hello_fields(ok).is_ok());
+        let no_author = r#"{"type":"hello","protocol":1,"name":"n","version":"1","options":[]}"#;
+        assert!(
+            hello_fields(no_author)
+                .unwrap_err()
+                .reason
+                .contains("author")
+        );
+        let bad_default = r#"{"type":"hello","protocol":1,"name":"n","version":"1","author":"a","options":[{"name":"d","type":"int","default":30,"min":1,"max":9}]}"#;
+        assert!(
+            hello_fields(bad_default)
+                .unwrap_err()
+                .reason
+                .contains("default")
+        );
+    }
+
+    #[test]
+    fn test_positions_exist() {
+        let rules = Rules::default();
+        for side in [Side::South, Side::North] {
+            let (pos, moves) = play_until(rules, Some(side), near_end).unwrap();
+            assert_eq!(pos.to_move(), side);
+            assert!(!moves.is_empty());
+        }
+        for rules in [
+            Rules::new(4, 3, true, Sweep::EmptySide).unwrap(),
+            Rules::new(3, 2, false, Sweep::None).unwrap(),
+        ] {
+            assert!(play_until(rules, Some(Side::North), |_| true).is_some());
+        }
+    }
+
+    #[test]
+    fn results_print_as_specified() {
+        let r = StepResult {
+            name: "go-start".into(),
+            failure: Some(Failure::with_line("bad", "move 3")),
+        };
+        assert_eq!(r.to_string(), "FAIL go-start: bad (received: move 3)");
+    }
+}

@@ -1,12 +1,90 @@
-//! `kalaha check` (in progress).
+//! `kalaha check`: runs an engine through every step of the protocol and reports each step.
 
 use super::{CliError, CliResult};
+use crate::check::check_engine;
+use crate::supervisor::{EngineCommand, Settings};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
 
+/// Check that an engine follows the protocol (protocol.md).
+///
+/// Prints one line per step, `PASS step` or `FAIL step: reason (received: line)`, and exits
+/// with 1 if any step failed.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(
+    after_help = "Example:\n  kalaha check -- python3 engines/python/example.py\n  \
+kalaha check builtin=greedy\n  kalaha check --startup-timeout 30s -- ./my-engine --threads 1"
+)]
+pub struct Args {
+    /// Time the engine has to answer the first hello.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration, value_name = "DURATION")]
+    pub startup_timeout: Duration,
+    /// Time the engine has to exit after quit.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration, value_name = "DURATION")]
+    pub quit_grace: Duration,
+    /// Write every line sent and received to this file.
+    #[arg(long, value_name = "FILE")]
+    pub debug: Option<PathBuf>,
+    /// Write the engine's stderr to this file (capped at 10 MiB).
+    #[arg(long, value_name = "FILE")]
+    pub stderr_log: Option<PathBuf>,
+    /// The engine: `builtin=NAME`, or a program and its arguments (put `--` before a
+    /// program that takes options).
+    #[arg(required = true, trailing_var_arg = true, value_name = "ENGINE")]
+    pub engine: Vec<String>,
+}
 
-pub fn run(_args: Args) -> CliResult {
-    Err(CliError::Failure(anyhow::anyhow!(
-        "kalaha check is not available yet"
-    )))
+/// The engine command from `builtin=NAME` or `PROGRAM ARGS...`.
+pub fn engine_command(words: &[String]) -> Result<EngineCommand, CliError> {
+    match words {
+        [] => Err(CliError::input_msg("no engine given")),
+        [one] if one.starts_with("builtin=") => {
+            let name = &one["builtin=".len()..];
+            if name.is_empty() {
+                return Err(CliError::input_msg("builtin= needs an engine name"));
+            }
+            Ok(EngineCommand::builtin(name)?)
+        }
+        [program, args @ ..] => Ok(EngineCommand::new(program, args.iter().cloned())),
+    }
+}
+
+pub fn run(args: Args) -> CliResult {
+    let cmd = engine_command(&args.engine)?;
+    let settings = Settings {
+        startup_timeout: args.startup_timeout,
+        quit_grace: args.quit_grace,
+        transcript: args.debug,
+        stderr_log: args.stderr_log,
+        ..Settings::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut out = std::io::stdout().lock();
+    let mut write_error = None;
+    let results = runtime.block_on(check_engine(&cmd, &settings, &mut |r| {
+        if write_error.is_none()
+            && let Err(e) = writeln!(out, "{r}").and_then(|_| out.flush())
+        {
+            write_error = Some(e);
+        }
+    }));
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
+    let failed = results.iter().filter(|r| r.failure.is_some()).count();
+    writeln!(
+        out,
+        "{} of {} steps passed: {}",
+        results.len() - failed,
+        results.len(),
+        if failed == 0 {
+            "the engine follows the protocol"
+        } else {
+            "the engine does NOT follow the protocol"
+        }
+    )?;
+    Ok(if failed == 0 { 0 } else { 1 })
 }

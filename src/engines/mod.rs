@@ -10,12 +10,14 @@ mod options;
 mod player;
 mod search;
 mod searching;
+mod serve;
 mod simple;
 
 pub use arena::{GameRecord, play_game};
 pub use player::{EngineOption, Limits, OptionKind, Player, SearchInfo};
 pub use search::{Evaluation, Iteration, Searcher};
 pub use searching::{DEFAULT_MOVE_TIME, HardPlayer, MediumPlayer, PerfectPlayer};
+pub use serve::serve;
 pub use simple::{EasyPlayer, FirstPlayer, GreedyPlayer, RandomPlayer, turn_gain};
 
 /// The names of the built-in engines, weakest first (roughly).

@@ -9,6 +9,9 @@ use crate::rules::{Move, Position};
 use crate::solver::{Budget, Solver};
 use std::time::{Duration, Instant};
 
+/// The largest table `hard` and `perfect` accept, in MiB.
+pub const MAX_HASH_MB: i64 = 1024;
+
 /// The time `hard` and `perfect` spend on a move when the referee gives no time at all.
 pub const DEFAULT_MOVE_TIME: Duration = Duration::from_secs(1);
 
@@ -76,7 +79,9 @@ impl Player for MediumPlayer {
 pub struct HardPlayer {
     max_depth: u32,
     hash_mb: usize,
-    searcher: Searcher,
+    eval: Option<Evaluation>,
+    /// Built at the first search, so that setting options costs nothing.
+    searcher: Option<Searcher>,
 }
 
 impl Default for HardPlayer {
@@ -90,7 +95,8 @@ impl HardPlayer {
         HardPlayer {
             max_depth,
             hash_mb,
-            searcher: Searcher::new(hash_mb),
+            eval: None,
+            searcher: None,
         }
     }
 
@@ -99,16 +105,20 @@ impl HardPlayer {
         HardPlayer {
             max_depth,
             hash_mb,
-            searcher: Searcher::new(hash_mb).with_eval(eval),
+            eval: Some(eval),
+            searcher: None,
         }
     }
 
     fn think(&mut self, pos: &Position, deadline: Instant, info: &mut dyn FnMut(SearchInfo)) -> u8 {
-        let it = self
-            .searcher
-            .iterate(pos, self.max_depth, Some(deadline), &mut |it| {
-                info(report(it))
-            });
+        let (hash_mb, eval) = (self.hash_mb, self.eval);
+        let searcher = self.searcher.get_or_insert_with(|| match eval {
+            Some(e) => Searcher::new(hash_mb).with_eval(e),
+            None => Searcher::new(hash_mb),
+        });
+        let it = searcher.iterate(pos, self.max_depth, Some(deadline), &mut |it| {
+            info(report(it))
+        });
         it.best
     }
 }
@@ -116,7 +126,7 @@ impl HardPlayer {
 fn hard_options() -> Vec<EngineOption> {
     vec![
         int_option("depth", 0, 0, 250),
-        int_option("hash_mb", 16, 1, 65536),
+        int_option("hash_mb", 16, 1, MAX_HASH_MB),
     ]
 }
 
@@ -136,9 +146,10 @@ impl Player for HardPlayer {
                 Ok(())
             }
             "hash_mb" => {
-                let mb = parse_int(name, value, 1, 65536)? as usize;
+                let mb = parse_int(name, value, 1, MAX_HASH_MB)? as usize;
                 if mb != self.hash_mb {
-                    *self = HardPlayer::new(self.max_depth, mb);
+                    self.hash_mb = mb;
+                    self.searcher = None;
                 }
                 Ok(())
             }
@@ -159,13 +170,17 @@ impl Player for HardPlayer {
     }
 }
 
-/// Plays the exact solver's move when the solver finishes within half the time given;
-/// otherwise (or for the rest of the time) searches like `hard`. Options: `hash_mb` (the
+/// Plays the exact solver's move when the solver finishes within its share of the time
+/// given (a fifth, or half once it has succeeded on the previous move); otherwise searches
+/// like `hard` for the rest of the time. Options: `hash_mb` (the
 /// solver's table; `hard`'s gets a quarter of it) and `depth` (for the fallback).
 pub struct PerfectPlayer {
     hash_mb: usize,
-    solver: Solver,
+    /// Built at the first move, so that setting options costs nothing.
+    solver: Option<Solver>,
     hard: HardPlayer,
+    /// Whether the solver finished in time on the previous move.
+    solved_last: bool,
 }
 
 impl Default for PerfectPlayer {
@@ -178,8 +193,9 @@ impl PerfectPlayer {
     pub fn new(hash_mb: usize) -> PerfectPlayer {
         PerfectPlayer {
             hash_mb,
-            solver: Solver::new(hash_mb),
+            solver: None,
             hard: HardPlayer::new(0, (hash_mb / 4).max(1)),
+            solved_last: false,
         }
     }
 }
@@ -192,7 +208,7 @@ impl Player for PerfectPlayer {
     fn options(&self) -> Vec<EngineOption> {
         vec![
             int_option("depth", 0, 0, 250),
-            int_option("hash_mb", 64, 1, 65536),
+            int_option("hash_mb", 64, 1, MAX_HASH_MB),
         ]
     }
 
@@ -200,7 +216,7 @@ impl Player for PerfectPlayer {
         match name {
             "depth" => self.hard.set_option(name, value),
             "hash_mb" => {
-                let mb = parse_int(name, value, 1, 65536)? as usize;
+                let mb = parse_int(name, value, 1, MAX_HASH_MB)? as usize;
                 if mb != self.hash_mb {
                     let depth = self.hard.max_depth;
                     *self = PerfectPlayer::new(mb);
@@ -221,11 +237,18 @@ impl Player for PerfectPlayer {
     ) -> u8 {
         let started = Instant::now();
         let budget = limits.budget().unwrap_or(DEFAULT_MOVE_TIME);
+        // Half the time once the solver is getting through (the rest of the game is then
+        // mostly in its table), a fifth while it is not.
+        let share = if self.solved_last { 0.5 } else { 0.2 };
         let solve_budget = Budget {
-            deadline: Some(started + budget / 2),
+            deadline: Some(started + budget.mul_f64(share)),
             max_nodes: None,
         };
-        if let Some(sol) = self.solver.solve_within(pos, solve_budget)
+        let hash_mb = self.hash_mb;
+        let solver = self.solver.get_or_insert_with(|| Solver::new(hash_mb));
+        let solution = solver.solve_within(pos, solve_budget);
+        self.solved_last = solution.is_some();
+        if let Some(sol) = solution
             && let Some(best) = sol.best_move()
         {
             info(SearchInfo {

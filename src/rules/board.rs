@@ -4,12 +4,16 @@
 //! store, north's pits, north's store. Pit numbers seen by people and engines are
 //! 1..=pits from the owner's left, which is exactly sowing order on the owner's side.
 
-use super::variant::{MAX_PITS, Rules, Side, Sweep};
+use super::variant::{MAX_PITS, MAX_SEEDS, Rules, Side, Sweep};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Cells in the ring for the largest board: both rows and both stores.
 pub const MAX_CELLS: usize = 2 * MAX_PITS as usize + 2;
+
+/// The most seeds a position may hold: the start total of the largest board, far below
+/// what a `u16` cell can hold, so no pit or store can overflow.
+pub const MAX_TOTAL_SEEDS: u32 = 2 * MAX_PITS as u32 * MAX_SEEDS as u32;
 
 /// A position: the rule variant, every pit and store, and the side to move.
 ///
@@ -108,12 +112,8 @@ pub enum PositionError {
     },
     #[error("the two rows have different lengths ({south} and {north})")]
     RowsDiffer { south: usize, north: usize },
-    #[error(
-        "the position holds {got} seeds but the rules start with {expected}; with sweep owner or empty_side the total never changes"
-    )]
-    SeedTotal { got: u32, expected: u32 },
-    #[error("the position holds {got} seeds, more than the {expected} the rules start with")]
-    TooManySeeds { got: u32, expected: u32 },
+    #[error("the position holds {got} seeds, more than the {max} supported")]
+    TooManySeeds { got: u32, max: u32 },
     #[error(transparent)]
     Rules(#[from] super::variant::RulesError),
 }
@@ -150,9 +150,9 @@ impl Position {
     }
 
     /// A position from both rows (pits from the owner's left), both stores and the side to
-    /// move. The seed total must equal the rules' total (or not exceed it with
-    /// `sweep = none`, which discards seeds). If a row is empty the game is over and the
-    /// sweep is applied.
+    /// move. Any seed total up to [`MAX_TOTAL_SEEDS`] is accepted (tutorial diagrams and
+    /// analysis positions need not hold the start total); play conserves whatever total
+    /// the position has. If a row is empty the game is over and the sweep is applied.
     pub fn from_parts(
         rules: Rules,
         south: &Row,
@@ -177,13 +177,11 @@ impl Position {
             .sum::<u32>()
             + south.store as u32
             + north.store as u32;
-        let expected = rules.total_seeds();
-        if rules.sweep() == Sweep::None {
-            if got > expected {
-                return Err(PositionError::TooManySeeds { got, expected });
-            }
-        } else if got != expected {
-            return Err(PositionError::SeedTotal { got, expected });
+        if got > MAX_TOTAL_SEEDS {
+            return Err(PositionError::TooManySeeds {
+                got,
+                max: MAX_TOTAL_SEEDS,
+            });
         }
         let mut cells = [0u16; MAX_CELLS];
         cells[..p].copy_from_slice(&south.pits);
@@ -276,6 +274,12 @@ impl Position {
         self.pits(side).iter().map(|&s| s as u32).sum()
     }
 
+    /// Whether a side's pits are all empty.
+    #[inline]
+    fn row_empty(&self, side: Side) -> bool {
+        self.pits(side).iter().all(|&s| s == 0)
+    }
+
     /// All seeds on the board, stores included.
     pub fn total_seeds(&self) -> u32 {
         self.cells.iter().map(|&s| s as u32).sum()
@@ -284,7 +288,7 @@ impl Position {
     /// Whether the game is over (a row is empty).
     #[inline]
     pub fn is_over(&self) -> bool {
-        self.row_sum(Side::South) == 0 || self.row_sum(Side::North) == 0
+        self.row_empty(Side::South) || self.row_empty(Side::North)
     }
 
     /// The outcome once the game is over, `None` while it goes on.
@@ -391,8 +395,11 @@ impl Position {
         // Every full lap puts one seed in each of the 2p+1 cells the sowing visits (the
         // starting pit included); the rest go one by one after the starting pit.
         let lap = 2 * p + 1;
-        let laps = (seeds / lap) as u16;
-        let rest = seeds % lap;
+        let (laps, rest) = if seeds < lap {
+            (0, seeds)
+        } else {
+            ((seeds / lap) as u16, seeds % lap)
+        };
         if laps > 0 {
             for (i, c) in self.cells[..n].iter_mut().enumerate() {
                 if i != opp_store {
@@ -431,7 +438,9 @@ impl Position {
             }
         }
 
-        if self.row_sum(Side::South) == 0 || self.row_sum(Side::North) == 0 {
+        // Only the mover's row can have run empty by sowing; the opponent's only by a
+        // capture.
+        if self.row_empty(me) || (effect.captured > 0 && self.row_empty(me.opponent())) {
             self.sweep();
             effect.game_over = true;
             effect.extra_turn = false;
@@ -502,7 +511,7 @@ impl fmt::Display for Position {
             .unwrap_or(1)
             .max(2);
         let cell = |v: u16| format!("[{v:>width$}]");
-        let label = |s: &str, i: usize| format!(" {:>w$}", format!("{s}{i}"), w = width + 1);
+        let label = |s: &str, i: usize| format!("{:>w$} ", format!("{s}{i}"), w = width + 1);
         let indent = " ".repeat(width + 3);
         let north_labels: String = (1..=p).rev().map(|i| label("N", i)).collect();
         let north_row: String = (1..=p)
@@ -511,17 +520,17 @@ impl fmt::Display for Position {
             .collect();
         let south_row: String = (1..=p).map(|i| cell(self.pit(Side::South, i))).collect();
         let south_labels: String = (1..=p).map(|i| label("S", i)).collect();
-        writeln!(f, "{indent}{north_labels}")?;
+        writeln!(f, "{indent}{}", north_labels.trim_end())?;
         writeln!(f, "{indent}{north_row}")?;
         writeln!(
             f,
             "{}{}{}",
             cell(self.store(Side::North)),
-            " ".repeat((width + 2) * p + 1),
+            " ".repeat((width + 2) * p + 2),
             cell(self.store(Side::South))
         )?;
         writeln!(f, "{indent}{south_row}")?;
-        writeln!(f, "{indent}{south_labels}")?;
+        writeln!(f, "{indent}{}", south_labels.trim_end())?;
         match self.outcome() {
             None => write!(f, "{} to move", self.to_move),
             Some(o) => match o.winner {

@@ -46,7 +46,7 @@ fn parse_row(text: &str, whole: &str) -> Result<Row, ParsePositionError> {
 }
 
 impl Position {
-    /// Reads the compact form. The rules give `seeds` (for the seed total), `empty_capture`
+    /// Reads the compact form. The rules give `seeds` (the start count), `empty_capture`
     /// and `sweep`; the number of pits is taken from the rows.
     pub fn from_compact(text: &str, rules: Rules) -> Result<Position, ParsePositionError> {
         let parts: Vec<&str> = text.trim().split('/').collect();

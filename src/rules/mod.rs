@@ -8,10 +8,13 @@ mod compact;
 mod perft;
 mod variant;
 
-pub use board::{BoardView, MAX_CELLS};
+pub use board::{BoardView, MAX_CELLS, MAX_TOTAL_SEEDS};
 pub use board::{
     IllegalMove, IllegalReason, Move, MoveEffect, Outcome, Position, PositionError, Row,
 };
 pub use compact::ParsePositionError;
 pub use perft::{perft, perft_divide};
 pub use variant::{MAX_PITS, MAX_SEEDS, Rules, RulesError, Side, Sweep};
+
+#[cfg(test)]
+mod tests;

@@ -7,23 +7,30 @@ use super::board::Position;
 /// Counts the move sequences of exactly `depth` sowings from `pos`.
 pub fn perft(pos: &Position, depth: u32) -> u64 {
     if depth == 0 {
-        return 1;
+        1
+    } else if pos.is_over() {
+        0
+    } else {
+        perft_live(pos, depth)
     }
-    if pos.is_over() {
-        return 0;
-    }
+}
+
+/// perft of a position that is not over, `depth >= 1`. Children that end the game are
+/// known from the sowing itself, so no node is checked for the end twice.
+fn perft_live(pos: &Position, depth: u32) -> u64 {
+    let mover = pos.to_move();
     if depth == 1 {
-        return pos.count_legal_moves() as u64;
+        return pos.pits(mover).iter().filter(|&&s| s > 0).count() as u64;
     }
     let mut nodes = 0;
-    let mover = pos.to_move();
     for (i, &seeds) in pos.pits(mover).iter().enumerate() {
         if seeds == 0 {
             continue;
         }
         let mut child = *pos;
-        child.sow(i + 1);
-        nodes += perft(&child, depth - 1);
+        if !child.sow(i + 1).game_over {
+            nodes += perft_live(&child, depth - 1);
+        }
     }
     nodes
 }

@@ -217,3 +217,17 @@ fn table_keys_ignore_stores_and_mirror_the_sides() {
     assert_eq!(va, vb);
     assert_eq!(solver.solve(&b).value, reference_value(&b));
 }
+
+#[test]
+fn positions_with_more_seeds_than_the_start_are_solved_exactly() {
+    // Keys pack the pits in as many bits as the position needs, not the start total.
+    let rules = Rules::new(2, 1, false, Sweep::Owner).unwrap();
+    let mut solver = Solver::new(1);
+    solver.solve(&Position::start(rules));
+    for text in ["7,0:0/0,1:0/s", "9,3:0/2,6:1/n", "0,13:2/5,0:0/s"] {
+        let pos = Position::from_compact(text, rules).unwrap();
+        let sol = solver.solve(&pos);
+        assert_eq!(sol.value, reference_value(&pos), "{text}");
+        check_pv(&pos, &sol);
+    }
+}

@@ -1,0 +1,325 @@
+//! The engine supervisor against the fake engines: every fault gives the right error in
+//! time, memory stays bounded and no process is left behind.
+
+mod common;
+
+use common::{assert_no_survivors, fake_engine, marker, peak_rss};
+use kalaha::protocol::{GameResult, TimeLimit};
+use kalaha::rules::{Move, Position, Rules, Side};
+use kalaha::supervisor::{Engine, EngineCommand, EngineError, Settings, Stopped};
+use std::time::{Duration, Instant};
+
+const GRACE: Duration = Duration::from_millis(300);
+
+fn settings() -> Settings {
+    Settings {
+        startup_timeout: Duration::from_secs(5),
+        ping_timeout: Duration::from_secs(2),
+        quit_grace: GRACE,
+        term_grace: GRACE,
+        ..Settings::default()
+    }
+}
+
+fn fake(mode: &str) -> (EngineCommand, String) {
+    let mark = marker(mode);
+    (
+        EngineCommand::new(fake_engine(), [mode, mark.as_str()]),
+        mark,
+    )
+}
+
+async fn started(mode: &str) -> (Engine, String) {
+    let (cmd, mark) = fake(mode);
+    let mut engine = Engine::start(&cmd, &settings()).await.expect("handshake");
+    assert_eq!(engine.hello().name, format!("fake-{mode}"));
+    engine
+        .new_game("g1", Rules::default(), Side::South)
+        .await
+        .expect("new_game");
+    (engine, mark)
+}
+
+const MOVE_TIME: TimeLimit = TimeLimit::MoveTime { move_ms: 100 };
+
+async fn go_start(engine: &mut Engine, deadline: Duration) -> Result<i64, EngineError> {
+    let pos = Position::start(Rules::default());
+    engine
+        .go(&pos, &[], MOVE_TIME, deadline)
+        .await
+        .map(|r| r.pit)
+}
+
+/// Runs one `go` that must fail, checks the time it took, shuts down, checks for survivors.
+async fn go_fails(mode: &str, deadline: Duration) -> EngineError {
+    let (mut engine, mark) = started(mode).await;
+    let pgid = engine.pid();
+    let t = Instant::now();
+    let err = go_start(&mut engine, deadline)
+        .await
+        .expect_err("the move must fail");
+    assert!(
+        t.elapsed() < deadline + Duration::from_millis(500),
+        "{mode}: took {:?}",
+        t.elapsed()
+    );
+    let t = Instant::now();
+    engine.shutdown().await;
+    assert!(t.elapsed() < 2 * GRACE + Duration::from_millis(500));
+    assert_no_survivors(Some(pgid), Some(&mark));
+    err
+}
+
+#[tokio::test]
+async fn good_engine_plays_and_quits() {
+    let (mut engine, mark) = started("good").await;
+    let pgid = engine.pid();
+    let pos = Position::start(Rules::default());
+    let reply = engine
+        .go(&pos, &[], MOVE_TIME, Duration::from_secs(2))
+        .await
+        .unwrap();
+    assert_eq!(reply.pit, 1);
+    assert_eq!(reply.line, r#"{"type":"move","pit":1}"#);
+    let next = pos.play(1).unwrap();
+    let moves = [Move {
+        side: Side::South,
+        pit: 1,
+    }];
+    let reply = engine
+        .go(&next, &moves, MOVE_TIME, Duration::from_secs(2))
+        .await
+        .unwrap();
+    assert_eq!(reply.pit, 1);
+    engine.ping().await.unwrap();
+    engine
+        .game_over("g1", GameResult::Win, 30, 18, "normal")
+        .await
+        .unwrap();
+    let stopped = engine.shutdown().await;
+    assert!(
+        matches!(stopped, Stopped::Exited(e) if e.code == Some(0)),
+        "{stopped:?}"
+    );
+    assert_no_survivors(Some(pgid), Some(&mark));
+}
+
+#[tokio::test]
+async fn crash_at_start_is_an_exit() {
+    let (cmd, mark) = fake("crash-at-start");
+    let t = Instant::now();
+    let err = Engine::start(&cmd, &settings()).await.err().unwrap();
+    assert!(
+        matches!(err, EngineError::Exited { exit } if exit.code == Some(3)),
+        "{err}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(2));
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[tokio::test]
+async fn crash_mid_game_is_an_exit_by_signal() {
+    let (mut engine, mark) = started("crash-mid-game").await;
+    let pgid = engine.pid();
+    assert_eq!(
+        go_start(&mut engine, Duration::from_secs(2)).await.unwrap(),
+        1
+    );
+    let t = Instant::now();
+    let err = go_start(&mut engine, Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(t.elapsed() < Duration::from_secs(1));
+    assert!(
+        matches!(err, EngineError::Exited { exit } if exit.signal == Some(9)),
+        "{err}"
+    );
+    assert!(err.to_string().contains("SIGKILL"), "{err}");
+    engine.shutdown().await;
+    assert_no_survivors(Some(pgid), Some(&mark));
+}
+
+#[tokio::test]
+async fn hang_is_a_timeout() {
+    let err = go_fails("hang", Duration::from_millis(300)).await;
+    assert!(matches!(err, EngineError::Timeout { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn non_json_is_reported_with_the_line() {
+    let err = go_fails("non-json", Duration::from_secs(2)).await;
+    assert!(
+        matches!(&err, EngineError::NotJson { line, .. } if line == "move 3"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_64_mib_line_is_too_long_with_bounded_memory() {
+    let err = go_fails("long-line", Duration::from_secs(5)).await;
+    assert!(
+        matches!(&err, EngineError::LineTooLong { limit, prefix } if *limit == 1 << 20 && prefix.starts_with("xxx")),
+        "{err}"
+    );
+    let peak = peak_rss();
+    assert!(peak < 60 << 20, "peak memory {peak} bytes");
+}
+
+#[tokio::test]
+async fn illegal_move_is_reported() {
+    let err = go_fails("illegal-move", Duration::from_secs(2)).await;
+    // From the start no pit is empty: the fake answers pits + 1.
+    assert!(
+        matches!(&err, EngineError::IllegalMove { pit: 7, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("out of range"), "{err}");
+}
+
+#[tokio::test]
+async fn pit_as_string_is_a_malformed_move() {
+    let err = go_fails("pit-as-string", Duration::from_secs(2)).await;
+    assert!(
+        matches!(&err, EngineError::Malformed { kind, line, .. } if kind == "move" && line.contains("\"1\"")),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn stderr_flood_is_drained_and_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("engine.stderr");
+    let (cmd, mark) = fake("flood-stderr");
+    let s = Settings {
+        stderr_log: Some(log.clone()),
+        stderr_cap: 1 << 20,
+        startup_timeout: Duration::from_secs(20),
+        ..settings()
+    };
+    let t = Instant::now();
+    let mut engine = Engine::start(&cmd, &s).await.expect("handshake");
+    let startup = t.elapsed();
+    let pgid = engine.pid();
+    assert_eq!(
+        go_start(&mut engine, Duration::from_secs(2)).await.unwrap(),
+        1
+    );
+    engine.shutdown().await;
+    let size = std::fs::metadata(&log).unwrap().len();
+    assert!(
+        (1 << 20..(1 << 20) + 200).contains(&size),
+        "log size {size}"
+    );
+    if !cfg!(debug_assertions) {
+        assert!(startup < Duration::from_secs(5), "startup took {startup:?}");
+    }
+    assert_no_survivors(Some(pgid), Some(&mark));
+}
+
+#[tokio::test]
+async fn info_flood_is_collected_with_bounded_memory() {
+    let (mut engine, mark) = started("flood-info").await;
+    let pgid = engine.pid();
+    let pos = Position::start(Rules::default());
+    let reply = engine
+        .go(&pos, &[], MOVE_TIME, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(reply.pit, 1);
+    eprintln!("flood-info elapsed {:?}", reply.elapsed);
+    assert_eq!(reply.infos.len(), 1000);
+    assert_eq!(reply.infos_dropped, 99_000);
+    assert_eq!(reply.infos.last().unwrap().nodes, Some(99_999));
+    if !cfg!(debug_assertions) {
+        assert!(
+            reply.elapsed < Duration::from_secs(3),
+            "{:?}",
+            reply.elapsed
+        );
+    }
+    engine.shutdown().await;
+    assert_no_survivors(Some(pgid), Some(&mark));
+}
+
+#[tokio::test]
+async fn ignoring_quit_and_sigterm_ends_in_sigkill() {
+    let (mut engine, mark) = started("ignore-quit").await;
+    let pgid = engine.pid();
+    assert_eq!(
+        go_start(&mut engine, Duration::from_secs(2)).await.unwrap(),
+        1
+    );
+    let t = Instant::now();
+    let stopped = engine.shutdown().await;
+    assert_eq!(stopped, Stopped::Killed);
+    assert!(t.elapsed() < 2 * GRACE + Duration::from_millis(500));
+    assert_no_survivors(Some(pgid), Some(&mark));
+}
+
+#[tokio::test]
+async fn a_grandchild_holding_stdout_is_killed_too() {
+    let (cmd, mark) = fake("grandchild");
+    let t = Instant::now();
+    let err = Engine::start(&cmd, &settings()).await.err().unwrap();
+    assert!(
+        matches!(err, EngineError::Exited { exit } if exit.code == Some(0)),
+        "{err}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[tokio::test]
+async fn a_silent_program_is_a_handshake_timeout() {
+    let (cmd, mark) = fake("silent");
+    let s = Settings {
+        startup_timeout: Duration::from_millis(300),
+        ..settings()
+    };
+    let t = Instant::now();
+    let err = Engine::start(&cmd, &s).await.err().unwrap();
+    assert!(matches!(err, EngineError::HandshakeTimeout { .. }), "{err}");
+    assert!(t.elapsed() < Duration::from_millis(300) + 2 * GRACE + Duration::from_millis(500));
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[tokio::test]
+async fn a_missing_program_is_a_spawn_error() {
+    let cmd = EngineCommand::new("/nonexistent/engine", Vec::<String>::new());
+    let err = Engine::start(&cmd, &settings()).await.err().unwrap();
+    assert!(matches!(err, EngineError::Spawn { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn dropping_the_handle_kills_the_group() {
+    let (engine, mark) = started("ignore-quit").await;
+    let pgid = engine.pid();
+    drop(engine);
+    assert_no_survivors(Some(pgid), Some(&mark));
+}
+
+#[tokio::test]
+async fn transcript_and_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("t.log");
+    let (cmd, _mark) = fake("good");
+    let s = Settings {
+        transcript: Some(transcript.clone()),
+        ..settings()
+    };
+    let mut engine = Engine::start(&cmd, &s).await.unwrap();
+    let err = engine
+        .set_option("depth", serde_json::json!(3))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, EngineError::BadOption { .. }), "{err}");
+    engine.send_raw(r#"{"type":"future","x":1}"#).await.unwrap();
+    engine.ping().await.unwrap();
+    engine.shutdown().await;
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    assert!(
+        text.contains(r#"> {"type":"hello","protocol":1}"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"< {"type":"pong","id":1}"#), "{text}");
+}
