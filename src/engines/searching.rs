@@ -6,11 +6,16 @@ use super::options::{int_option, parse_int, unknown_option};
 use super::search::{Evaluation, Iteration, SCALE, Searcher};
 use super::{EngineOption, Limits, Player, SearchInfo};
 use crate::rules::{Move, Position};
-use crate::solver::{Budget, Solver};
+use crate::solver::{Budget, Solver, seeds_in_pits};
 use std::time::{Duration, Instant};
 
 /// The largest table `hard` and `perfect` accept, in MiB.
 pub const MAX_HASH_MB: i64 = 1024;
+
+/// `perfect` always tries the solver with at most this many seeds in the pits.
+const SOLVER_SEEDS: u32 = 24;
+/// Otherwise it tries it on every this many moves (and on every move once it succeeds).
+const SOLVER_RETRY_EVERY: u32 = 3;
 
 /// The time `hard` and `perfect` spend on a move when the referee gives no time at all.
 pub const DEFAULT_MOVE_TIME: Duration = Duration::from_secs(1);
@@ -172,7 +177,8 @@ impl Player for HardPlayer {
 
 /// Plays the exact solver's move when the solver finishes within its share of the time
 /// given (a fifth, or half once it has succeeded on the previous move); otherwise searches
-/// like `hard` for the rest of the time. Options: `hash_mb` (the
+/// like `hard` for the rest of the time. With many seeds in play the solver is tried only
+/// every few moves. Options: `hash_mb` (the
 /// solver's table; `hard`'s gets a quarter of it) and `depth` (for the fallback).
 pub struct PerfectPlayer {
     hash_mb: usize,
@@ -181,6 +187,8 @@ pub struct PerfectPlayer {
     hard: HardPlayer,
     /// Whether the solver finished in time on the previous move.
     solved_last: bool,
+    /// Moves since the solver was last tried.
+    skipped: u32,
 }
 
 impl Default for PerfectPlayer {
@@ -196,6 +204,7 @@ impl PerfectPlayer {
             solver: None,
             hard: HardPlayer::new(0, (hash_mb / 4).max(1)),
             solved_last: false,
+            skipped: 0,
         }
     }
 }
@@ -244,6 +253,16 @@ impl Player for PerfectPlayer {
             deadline: Some(started + budget.mul_f64(share)),
             max_nodes: None,
         };
+        // While the solver is out of its depth (many seeds still in play), try it only
+        // every few moves: what it learns stays in its table.
+        let seeds = seeds_in_pits(pos) as u32;
+        let worth_trying =
+            self.solved_last || seeds <= SOLVER_SEEDS || self.skipped >= SOLVER_RETRY_EVERY;
+        if !worth_trying {
+            self.skipped += 1;
+            return self.hard.think(pos, started + budget, info);
+        }
+        self.skipped = 0;
         let hash_mb = self.hash_mb;
         let solver = self.solver.get_or_insert_with(|| Solver::new(hash_mb));
         let solution = solver.solve_within(pos, solve_budget);

@@ -231,3 +231,34 @@ fn positions_with_more_seeds_than_the_start_are_solved_exactly() {
         check_pv(&pos, &sol);
     }
 }
+
+/// Every board the solver is required to handle (up to 4 pits x 4 seeds and 3 pits x 6
+/// seeds, every variant), with the value and time of each:
+/// `cargo test --release --lib -- --ignored --nocapture required_boards`.
+#[test]
+#[ignore]
+fn required_boards_solve_quickly() {
+    let mut sizes = Vec::new();
+    for pits in 1..=4 {
+        for seeds in 1..=4 {
+            sizes.push((pits, seeds));
+        }
+    }
+    for pits in 1..=3 {
+        for seeds in 5..=6 {
+            sizes.push((pits, seeds));
+        }
+    }
+    for (pits, seeds) in sizes {
+        for rules in all_variants(pits, seeds) {
+            let t = std::time::Instant::now();
+            let sol = Solver::new(64).solve(&Position::start(rules));
+            let secs = t.elapsed().as_secs_f64();
+            println!(
+                "{rules}: value {} in {secs:.3} s, {} nodes",
+                sol.value, sol.nodes
+            );
+            assert!(secs < 60.0, "{rules} took {secs:.1} s");
+        }
+    }
+}
