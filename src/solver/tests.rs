@@ -262,3 +262,53 @@ fn required_boards_solve_quickly() {
         }
     }
 }
+
+/// Plain minimax with a memo of whole positions (stores included, no pruning): a second
+/// opinion on the start values of larger boards. Slow; run with
+/// `cargo test --release --lib -- --ignored --nocapture memoized_minimax`.
+fn memo_south(pos: &Position, memo: &mut std::collections::HashMap<Position, i32>) -> i32 {
+    if pos.is_over() {
+        return pos.store_margin(Side::South);
+    }
+    if let Some(&v) = memo.get(pos) {
+        return v;
+    }
+    let values: Vec<i32> = pos
+        .legal_moves()
+        .map(|pit| memo_south(&pos.play(pit as i64).unwrap(), memo))
+        .collect();
+    let v = match pos.to_move() {
+        Side::South => *values.iter().max().unwrap(),
+        Side::North => *values.iter().min().unwrap(),
+    };
+    memo.insert(*pos, v);
+    v
+}
+
+#[test]
+#[ignore]
+fn memoized_minimax_agrees_on_larger_boards() {
+    let sizes: Vec<(u32, u32)> = std::env::var("KALAHA_SIZES")
+        .unwrap_or_else(|_| "3x4,4x3,3x6".into())
+        .split(',')
+        .map(|s| {
+            let (p, k) = s.split_once('x').unwrap();
+            (p.parse().unwrap(), k.parse().unwrap())
+        })
+        .collect();
+    for (pits, seeds) in sizes {
+        for rules in all_variants(pits, seeds) {
+            let start = Position::start(rules);
+            let t = std::time::Instant::now();
+            let mut memo = std::collections::HashMap::new();
+            let expected = memo_south(&start, &mut memo);
+            let secs = t.elapsed().as_secs_f64();
+            let value = Solver::new(64).solve(&start).value;
+            println!(
+                "{rules}: solver {value}, memoized minimax {expected} ({} positions, {secs:.1} s)",
+                memo.len()
+            );
+            assert_eq!(value, expected, "{rules}");
+        }
+    }
+}
