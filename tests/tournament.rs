@@ -439,3 +439,47 @@ fn show_prints_a_recorded_game() {
     assert_eq!(o.status.code(), Some(2));
     common::assert_no_survivors(None, Some(&mark));
 }
+
+#[test]
+fn a_second_ctrl_c_exits_at_once_without_leaving_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = common::marker("sigint2");
+    let mut args = vec!["tournament".to_string()];
+    // This engine ignores quit, the end of its input and SIGTERM: a polite stop takes
+    // seconds, the second Ctrl-C must not wait for it.
+    args.extend(engine("ignore-quit", "stubborn", &mark));
+    args.extend(engine("hang", "h", &mark));
+    args.extend(
+        [
+            "--games",
+            "40",
+            "--move-time",
+            "2s",
+            "-j",
+            "2",
+            "--quiet",
+            "--out",
+        ]
+        .map(String::from),
+    );
+    args.push(out.display().to_string());
+    let child = spawn(&args);
+    std::thread::sleep(Duration::from_millis(600));
+    let t = Instant::now();
+    for _ in 0..2 {
+        // SAFETY: sending a signal to our own child has no memory-safety preconditions.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(
+        t.elapsed() < Duration::from_millis(900),
+        "took {:?}",
+        t.elapsed()
+    );
+    common::assert_no_survivors(None, Some(&mark));
+}

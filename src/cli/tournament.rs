@@ -70,7 +70,7 @@ pub struct CommonArgs {
     /// A TOML configuration file (command-line flags win over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Games per pairing, rounded up to whole game pairs (default 2; 10 for the demo).
+    /// Games per pairing, rounded up to whole game pairs (default 2; 20 for the demo).
     #[arg(long, value_name = "N")]
     pub games: Option<u64>,
     /// A fixed time per move, e.g. 100ms (default 100ms; 20ms for the demo).
@@ -130,7 +130,8 @@ pub struct CommonArgs {
 }
 
 /// Run a round robin (or a gauntlet) between engines; with no engines, a demo round robin
-/// of the built-in engines.
+/// of the built-in engines random, greedy, easy, medium and hard (20 games per pairing from
+/// 4-ply random openings, 20 ms per move).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
 kalaha tournament\n  \
@@ -164,7 +165,10 @@ pub fn run(args: Args) -> CliResult {
             .collect();
         file.tc
             .get_or_insert(TimeControl::MoveTime(Duration::from_millis(20)));
-        file.games.get_or_insert(10);
+        file.games.get_or_insert(20);
+        if file.openings.is_none() {
+            file.opening_plies.get_or_insert(4);
+        }
     }
     let config = file.resolve().map_err(CliError::input)?;
     let out = args.common.out.clone().unwrap_or_else(default_out_dir);
