@@ -213,6 +213,8 @@ async fn stderr_flood_is_drained_and_capped() {
     if !cfg!(debug_assertions) {
         assert!(startup < Duration::from_secs(5), "startup took {startup:?}");
     }
+    let peak = peak_rss();
+    assert!(peak < 60 << 20, "peak memory {peak} bytes");
     assert_no_survivors(Some(pgid), Some(&mark));
 }
 
@@ -226,7 +228,6 @@ async fn info_flood_is_collected_with_bounded_memory() {
         .await
         .unwrap();
     assert_eq!(reply.pit, 1);
-    eprintln!("flood-info elapsed {:?}", reply.elapsed);
     assert_eq!(reply.infos.len(), 1000);
     assert_eq!(reply.infos_dropped, 99_000);
     assert_eq!(reply.infos.last().unwrap().nodes, Some(99_999));
@@ -237,6 +238,8 @@ async fn info_flood_is_collected_with_bounded_memory() {
             reply.elapsed
         );
     }
+    let peak = peak_rss();
+    assert!(peak < 60 << 20, "peak memory {peak} bytes");
     engine.shutdown().await;
     assert_no_survivors(Some(pgid), Some(&mark));
 }
@@ -322,4 +325,95 @@ async fn transcript_and_options() {
         "{text}"
     );
     assert!(text.contains(r#"< {"type":"pong","id":1}"#), "{text}");
+}
+
+#[tokio::test]
+async fn an_engine_that_stops_reading_is_a_stall() {
+    let (cmd, mark) = fake("hang");
+    let s = Settings {
+        ping_timeout: Duration::from_millis(300),
+        ..settings()
+    };
+    let mut engine = Engine::start(&cmd, &s).await.unwrap();
+    let pgid = engine.pid();
+    engine.ping().await.unwrap();
+    let err = go_start(&mut engine, Duration::from_millis(200))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, EngineError::Timeout { .. }), "{err}");
+    let t = Instant::now();
+    let err = engine.ping().await.unwrap_err();
+    assert!(matches!(err, EngineError::Stall { .. }), "{err}");
+    assert!(t.elapsed() < Duration::from_millis(800));
+    engine.shutdown().await;
+    assert_no_survivors(Some(pgid), Some(&mark));
+}
+
+#[tokio::test]
+async fn log_lines_and_unknown_types_are_recorded() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/engines/python/example.py");
+    let cmd = EngineCommand::new("python3", [script]);
+    let mut engine = Engine::start(&cmd, &settings()).await.unwrap();
+    assert_eq!(engine.hello().name, "python-greedy");
+    engine
+        .set_option("extra_turn_bonus", serde_json::json!(3))
+        .await
+        .unwrap();
+    // A value the declaration forbids is refused before it is sent...
+    assert!(
+        engine
+            .set_option("extra_turn_bonus", serde_json::json!(11))
+            .await
+            .is_err()
+    );
+    // ...so send it raw: the engine answers with a log line, which is recorded.
+    engine
+        .send_raw(r#"{"type":"option","name":"extra_turn_bonus","value":"x"}"#)
+        .await
+        .unwrap();
+    engine.ping().await.unwrap();
+    let notes = engine.take_notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0].level, "warn");
+    assert!(notes[0].line.contains("bad option"), "{notes:?}");
+    let pos = Position::start(Rules::default());
+    let reply = engine
+        .go(&pos, &[], MOVE_TIME, Duration::from_secs(2))
+        .await
+        .unwrap();
+    // Greedy: pit 3 ends in the store (1 seed and an extra turn, bonus 3).
+    assert_eq!(reply.pit, 3);
+    assert_eq!(reply.infos.len(), 1);
+    assert_eq!(reply.infos[0].score, Some(4));
+    let stopped = engine.shutdown().await;
+    assert!(matches!(stopped, Stopped::Exited(e) if e.code == Some(0)));
+}
+
+#[tokio::test]
+async fn an_engine_can_be_driven_from_a_spawned_task() {
+    // The handle and its futures are Send, so a referee can run each game in a task.
+    let (cmd, mark) = fake("good");
+    let task = tokio::spawn(async move {
+        let mut engine = Engine::start(&cmd, &settings()).await?;
+        engine.new_game("g", Rules::default(), Side::North).await?;
+        let pos = Position::start(Rules::default()).play(1)?;
+        let moves = [Move {
+            side: Side::South,
+            pit: 1,
+        }];
+        let reply = engine
+            .go(&pos, &moves, MOVE_TIME, Duration::from_secs(2))
+            .await?;
+        engine.shutdown().await;
+        Ok::<i64, Box<dyn std::error::Error + Send + Sync>>(reply.pit)
+    });
+    assert_eq!(task.await.unwrap().unwrap(), 1);
+    assert_no_survivors(None, Some(&mark));
 }

@@ -1,12 +1,108 @@
-//! `kalaha ratings` (in progress).
+//! `kalaha ratings`: joint ratings, standings, head-to-head tables and leaderboards from any
+//! number of `games.csv` files (whole tournaments, shards of one, several tournaments).
 
 use super::{CliError, CliResult};
+use crate::report::{self, ReadSummary, ReportContext, SettingsSection};
+use crate::stats::Tally;
+use std::io::Write;
+use std::path::PathBuf;
 
+/// Rate engines from the games of one or more tournaments.
+///
+/// Reads every FILE_OR_DIR (a folder means its games.csv), counts a game id seen twice only
+/// once, and writes standings.csv, h2h.csv, leaderboard.md and leaderboard.html into --out.
+/// Ratings are a joint Bradley-Terry maximum-likelihood fit (a draw is half a point), mean 0
+/// unless --anchor fixes one engine, with 95% intervals.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(
+    after_help = "Example:\n  kalaha ratings results/2026-01-02T10-00-00 --out site\n  \
+kalaha ratings shard-*/ --anchor random=0 --out merged"
+)]
+pub struct Args {
+    /// games.csv files, or folders holding one.
+    #[arg(required = true, value_name = "FILE_OR_DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Where to write the reports (created if missing).
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Fix one engine's rating instead of centring the ratings on 0.
+    #[arg(long, value_name = "NAME=ELO")]
+    pub anchor: Option<String>,
+    /// Title of the leaderboard.
+    #[arg(long, default_value = "Kalah engine leaderboard")]
+    pub title: String,
+}
 
-pub fn run(_args: Args) -> CliResult {
-    Err(CliError::Failure(anyhow::anyhow!(
-        "kalaha ratings is not available yet"
-    )))
+fn parse_anchor(s: &str) -> Result<(String, f64), CliError> {
+    let (name, elo) = s
+        .rsplit_once('=')
+        .ok_or_else(|| CliError::input_msg(format!("--anchor {s:?}: expected NAME=ELO")))?;
+    let elo: f64 = elo
+        .trim()
+        .parse()
+        .ok()
+        .filter(|x: &f64| x.is_finite())
+        .ok_or_else(|| CliError::input_msg(format!("--anchor {s:?}: {elo:?} is not a number")))?;
+    Ok((name.to_string(), elo))
+}
+
+pub fn run(args: Args) -> CliResult {
+    let anchor = args.anchor.as_deref().map(parse_anchor).transpose()?;
+    let mut tally = Tally::new();
+    let mut summary = ReadSummary::default();
+    let mut settings: Vec<SettingsSection> = Vec::new();
+    for input in &args.inputs {
+        let csv = report::games_csv_path(input);
+        if !csv.is_file() {
+            return Err(CliError::input_msg(format!(
+                "no results file at {}",
+                csv.display()
+            )));
+        }
+        summary.add(report::read_games_csv(&csv, &mut tally).map_err(CliError::input)?);
+        if let Some(section) = report::read_tournament_toml(&csv)
+            && !settings.iter().any(|s| s.entries == section.entries)
+        {
+            settings.push(section);
+        }
+    }
+    let standings = tally
+        .standings(anchor.as_ref().map(|(n, e)| (n.as_str(), *e)))
+        .map_err(CliError::input)?;
+    let context = ReportContext {
+        title: args.title.clone(),
+        settings,
+        ..ReportContext::default()
+    };
+    report::write_reports(&args.out, &standings, &context)?;
+
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", report::live_standings(&standings))?;
+    writeln!(
+        out,
+        "{} games counted, {} duplicate ids ignored, {} interrupted or self-play games ignored, \
+         {} unreadable rows skipped, {} games without their pair partner",
+        summary.counted, summary.duplicates, summary.ignored, summary.malformed, standings.unpaired
+    )?;
+    if standings.groups.len() > 1 {
+        writeln!(
+            out,
+            "warning: the engines form {} groups that never met; ratings compare only within a group",
+            standings.groups.len()
+        )?;
+    }
+    writeln!(out, "reports written to {}", args.out.display())?;
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anchors_parse() {
+        assert_eq!(parse_anchor("a=b=12.5").unwrap(), ("a=b".to_string(), 12.5));
+        assert!(parse_anchor("x").is_err());
+        assert!(parse_anchor("x=inf").is_err());
+    }
 }

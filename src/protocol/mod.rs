@@ -232,24 +232,34 @@ impl ParseError {
     }
 }
 
+/// Only the `type` of a message; every other field is skipped.
+#[derive(Deserialize)]
+struct TypeProbe<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
 fn parse_tagged<T: serde::de::DeserializeOwned>(
     line: &str,
     known: &[&str],
 ) -> Result<T, ParseError> {
-    let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| ParseError::NotJson(e.to_string()))?;
-    let obj = value
-        .as_object()
-        .ok_or_else(|| ParseError::NotJson("the line is JSON but not an object".to_string()))?;
-    let kind = match obj.get("type") {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        _ => return Err(ParseError::MissingType),
+    // A first pass reads only the type (no tree is built), so that an unknown type, a
+    // missing type and a line that is not a JSON object are told apart.
+    let probe: TypeProbe = serde_json::from_str(line).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data if !line.trim_start().starts_with('{') => {
+            ParseError::NotJson("the line is JSON but not an object".to_string())
+        }
+        serde_json::error::Category::Data => ParseError::MissingType,
+        _ => ParseError::NotJson(e.to_string()),
+    })?;
+    let Some(kind) = probe.kind else {
+        return Err(ParseError::MissingType);
     };
-    if !known.contains(&kind.as_str()) {
-        return Err(ParseError::UnknownType(kind));
+    if !known.contains(&kind.as_ref()) {
+        return Err(ParseError::UnknownType(kind.into_owned()));
     }
-    serde_json::from_value(value).map_err(|e| ParseError::Malformed {
-        kind,
+    serde_json::from_str(line).map_err(|e| ParseError::Malformed {
+        kind: kind.into_owned(),
         error: e.to_string(),
     })
 }
@@ -449,6 +459,22 @@ mod tests {
         let e = FromEngine::parse(r#"{"type":"move","pit":"3"}"#).unwrap_err();
         assert!(matches!(e, ParseError::Malformed { ref kind, .. } if kind == "move"));
         assert!(!e.is_unknown_type());
+        assert!(matches!(
+            FromEngine::parse(r#"{"type":7}"#).unwrap_err(),
+            ParseError::MissingType
+        ));
+        assert!(matches!(
+            FromEngine::parse(r#"{"type":"mo\u0076e","pit":2}"#).unwrap(),
+            FromEngine::Move { pit: 2 }
+        ));
+        assert!(matches!(
+            FromEngine::parse(r#"{"type":"move","pit":2"#).unwrap_err(),
+            ParseError::NotJson(_)
+        ));
+        assert!(matches!(
+            FromEngine::parse("\"move\"").unwrap_err(),
+            ParseError::NotJson(_)
+        ));
     }
 
     #[test]

@@ -1,1 +1,253 @@
-//! Standings, head-to-head tables and leaderboards.
+//! Standings, head-to-head tables and leaderboards written from [`Standings`]:
+//! `standings.csv`, `h2h.csv`, `leaderboard.md` and `leaderboard.html` (one self-contained
+//! page), plus the compact live standings for a terminal.
+//!
+//! Every string that comes from an engine (names, details) is escaped for HTML and Markdown,
+//! and CSV text cells that a spreadsheet would run as a formula (starting with `=`, `+`,
+//! `-`, `@`, tab or carriage return) are prefixed with `'`. Numbers are written as numbers;
+//! a value that cannot be estimated (an infinite Elo from a 100% score, an error without
+//! enough games) is an empty cell.
+//!
+//! Files are written to a temporary name in the same folder and renamed into place, so a
+//! reader never sees half a file.
+
+mod csv_out;
+pub mod games_csv;
+mod html;
+mod markdown;
+pub mod settings;
+
+pub use games_csv::{ReadError, ReadSummary, games_csv_path, read_games_csv};
+pub use settings::{SettingsSection, read_tournament_toml, settings_from_toml};
+
+use crate::stats::{Estimate, Standings, Tally, UnknownEngine};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// What a leaderboard says besides the numbers.
+#[derive(Clone, Debug)]
+pub struct ReportContext {
+    pub title: String,
+    /// One section per distinct `tournament.toml`.
+    pub settings: Vec<SettingsSection>,
+    /// When the report was made (shown in UTC).
+    pub generated: SystemTime,
+}
+
+impl Default for ReportContext {
+    fn default() -> Self {
+        ReportContext {
+            title: "Kalah engine leaderboard".to_string(),
+            settings: Vec::new(),
+            generated: SystemTime::now(),
+        }
+    }
+}
+
+/// Failure to write a report.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Anchor(#[from] UnknownEngine),
+    #[error("failed to write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The names of the files [`write_reports`] writes.
+pub const REPORT_FILES: [&str; 4] = [
+    "standings.csv",
+    "h2h.csv",
+    "leaderboard.md",
+    "leaderboard.html",
+];
+
+/// Writes `standings.csv`, `h2h.csv`, `leaderboard.md` and `leaderboard.html` into `dir`
+/// (created if missing).
+pub fn write_reports(
+    dir: &Path,
+    standings: &Standings,
+    context: &ReportContext,
+) -> Result<(), ReportError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ReportError::Write { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let contents = [
+        csv_out::standings_csv(standings).into_bytes(),
+        csv_out::h2h_csv(standings).into_bytes(),
+        markdown::leaderboard_md(standings, context).into_bytes(),
+        html::leaderboard_html(standings, context).into_bytes(),
+    ];
+    for (name, bytes) in REPORT_FILES.iter().zip(contents) {
+        let path = dir.join(name);
+        let tmp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &path).map_err(io(&path))?;
+    }
+    Ok(())
+}
+
+/// Reads a tournament folder's `games.csv` (and `tournament.toml`) and writes the reports
+/// into the same folder: what a tournament calls at its end and every `--report-every`
+/// games. Returns the standings for the live display.
+pub fn refresh_tournament_reports(dir: &Path) -> Result<Standings, ReportError> {
+    let csv = dir.join("games.csv");
+    let mut tally = Tally::new();
+    read_games_csv(&csv, &mut tally)?;
+    let standings = tally.standings(None)?;
+    let context = ReportContext {
+        settings: read_tournament_toml(&csv).into_iter().collect(),
+        ..ReportContext::default()
+    };
+    write_reports(dir, &standings, &context)?;
+    Ok(standings)
+}
+
+/// Formats a number with `decimals` places; empty if it is not finite.
+pub(crate) fn num(x: f64, decimals: usize) -> String {
+    if x.is_finite() {
+        format!("{x:.decimals$}")
+    } else {
+        String::new()
+    }
+}
+
+/// `value ± error` for display; `∞` and `?` where there is no finite estimate.
+pub(crate) fn pm(e: Estimate, decimals: usize) -> String {
+    let v = if e.value.is_finite() {
+        format!("{:+.decimals$}", e.value)
+    } else if e.value.is_nan() {
+        "?".to_string()
+    } else if e.value > 0.0 {
+        "+∞".to_string()
+    } else {
+        "−∞".to_string()
+    };
+    if e.error.is_finite() {
+        format!("{v} ± {:.decimals$}", e.error)
+    } else {
+        v
+    }
+}
+
+/// The live standings: one line per engine, best first, with Elo ± error, games and score.
+pub fn live_standings(standings: &Standings) -> String {
+    let width = standings
+        .rows
+        .iter()
+        .map(|r| r.engine.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(24);
+    let mut out = String::new();
+    for r in &standings.rows {
+        let name: String = r
+            .engine
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(24)
+            .collect();
+        out.push_str(&format!(
+            "{:>3}. {name:<width$} {:>16}  {:>6} games  {:>5.1}%\n",
+            r.rank,
+            pm(r.elo, 1),
+            r.wdl.games(),
+            100.0 * r.wdl.score(),
+        ));
+    }
+    out
+}
+
+/// The live standings on one line: `name elo±error` per engine, best first.
+pub fn live_standings_line(standings: &Standings) -> String {
+    standings
+        .rows
+        .iter()
+        .map(|r| {
+            let name: String = r.engine.chars().filter(|c| !c.is_control()).collect();
+            format!("{name} {}", pm(r.elo, 0).replace(" ± ", "±"))
+        })
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{GameRow, Outcome};
+
+    /// A small tournament with hostile names.
+    pub(crate) fn sample() -> Standings {
+        let mut t = Tally::new();
+        let names = ["<b>evil</b> & co", "=cmd|' /C calc'!A0", "plain", "-minus"];
+        let mut id = 0;
+        for (i, a) in names.iter().enumerate() {
+            for b in &names[i + 1..] {
+                for pair in 0..3 {
+                    for (south, north) in [(a, b), (b, a)] {
+                        id += 1;
+                        // The earlier-named engine is stronger.
+                        let result = if south == a || pair == 0 {
+                            Outcome::SouthWin
+                        } else {
+                            Outcome::Draw
+                        };
+                        let game = format!("t-{id}");
+                        let pair = format!("{}", i * 100 + pair);
+                        t.add(&GameRow {
+                            game: &game,
+                            pair: &pair,
+                            south,
+                            north,
+                            result,
+                            south_score: Some(36),
+                            north_score: Some(36),
+                            termination: if id == 5 { "crash" } else { "normal" },
+                            loser: if id == 5 { north } else { "" },
+                        });
+                    }
+                }
+            }
+        }
+        t.standings(None).unwrap()
+    }
+
+    #[test]
+    fn writes_all_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = sample();
+        write_reports(dir.path(), &s, &ReportContext::default()).unwrap();
+        for name in REPORT_FILES {
+            let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+            assert!(!text.is_empty(), "{name}");
+            if !name.ends_with(".csv") {
+                assert!(!text.contains("<b>evil"), "{name} has an unescaped name");
+            }
+        }
+        let live = live_standings(&s);
+        assert_eq!(live.lines().count(), 4);
+        assert!(live_standings_line(&s).contains("plain"));
+    }
+
+    #[test]
+    fn number_formatting() {
+        assert_eq!(num(f64::INFINITY, 2), "");
+        assert_eq!(num(-1.23456, 2), "-1.23");
+        let e = Estimate {
+            value: f64::INFINITY,
+            error: f64::NAN,
+        };
+        assert_eq!(pm(e, 1), "+∞");
+        let e = Estimate {
+            value: -12.34,
+            error: 5.0,
+        };
+        assert_eq!(pm(e, 1), "-12.3 ± 5.0");
+    }
+}

@@ -1,1 +1,17 @@
-//! Statistics: Elo, pentanomial counts, SPRT and joint ratings.
+//! Statistics (pure and synchronous): Elo, normalized Elo, LOS and pentanomial statistics of a
+//! pairing ([`elo`]), the generalized SPRT ([`sprt`]), joint Bradley-Terry ratings of many
+//! engines ([`ratings`]) and the streaming aggregation of finished games into standings
+//! ([`tally`]).
+
+pub mod elo;
+pub mod ratings;
+pub mod sprt;
+pub mod tally;
+
+pub use elo::{Estimate, MeanAcc, Pentanomial, Wdl};
+pub use ratings::{Rating, Ratings};
+pub use sprt::{Sprt, SprtDecision, SprtModel};
+pub use tally::{
+    Added, EngineTally, Faults, GameRow, GroupInfo, H2hRow, Outcome, PairingTally, StandingRow,
+    Standings, Tally, UnknownEngine,
+};

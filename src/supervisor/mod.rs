@@ -12,11 +12,15 @@
 //! reaps the child; dropping an [`Engine`] SIGKILLs the group at once. So an engine that
 //! ignores SIGTERM, or leaves children of its own behind, leaves nothing running.
 //!
-//! Differences from the sketch in the team plan: `Hello` is [`HelloReply`] (from
-//! `crate::protocol`); `go` also fails with [`EngineError::IllegalMove`] when the pit is not
-//! legal in the given position (the referee may still check with the rules); `shutdown`
-//! returns how the process ended ([`Stopped`]). For the compliance checker there are also
-//! [`Engine::spawn`] (no handshake), [`Engine::send_raw`], [`Engine::recv_line`] and
+//! Differences from the sketch in the team plan: the handle itself owns the process (its
+//! methods take `&mut self`; there is no separate actor task); `Hello` is [`HelloReply`]
+//! (from `crate::protocol`); `go` also fails with [`EngineError::IllegalMove`] when the pit
+//! is not legal in the given position, and [`MoveReply`] has `infos_dropped` (only the
+//! latest `Settings::info_cap` reports are kept); `shutdown` returns how the process ended
+//! ([`Stopped`]). Additions: [`Engine::ping`], [`Engine::take_notes`] (the `log` lines and
+//! unknown messages received), [`Engine::pid`] (= the process group), and for the compliance
+//! checker [`Engine::spawn`] (no handshake), [`Engine::handshake`], [`Engine::hello_line`],
+//! [`Engine::send`], [`Engine::send_raw`], [`Engine::recv_line`] and
 //! [`Engine::recv_message`].
 
 use crate::engines::{EngineOption, OptionKind, SearchInfo};
@@ -611,7 +615,9 @@ impl Engine {
         };
         self.signal_group(libc::SIGKILL);
         self.stopped = true;
-        // Let the pipe tasks finish so the stderr log is complete.
+        // Let the pipe tasks finish so the stderr log is complete; unread output is
+        // dropped (closing the channel ends a stdout task blocked on a full channel).
+        self.lines.close();
         for task in std::mem::take(&mut self.tasks) {
             let _ = timeout(Duration::from_secs(1), task).await;
         }

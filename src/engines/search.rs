@@ -1,0 +1,492 @@
+//! The game-tree search behind `medium`, `hard` and `perfect`'s fallback: negamax
+//! alpha-beta on the future gain (as in [`crate::solver`]: a position's score is its store
+//! margin plus what the mover can still gain, which depends on the pits alone), with an
+//! evaluation at the horizon, iterative deepening, a transposition table keyed on the pits,
+//! and a time or node budget.
+
+use crate::rules::{Position, Rules, Sweep};
+use crate::solver::{ordered_moves, pack_bits, pits_key, seeds_in_pits};
+use std::time::{Duration, Instant};
+
+/// Scores are in quarter seeds so that positional terms can weigh less than a seed.
+pub const SCALE: i32 = 4;
+
+/// The horizon evaluation: the future gain the mover can expect from the pits alone, in
+/// quarter seeds. With sweep `owner` seeds on one's own side tend to end in one's store
+/// (weighted `side_weight` quarter seeds each); a move that ends in the store now is worth
+/// about a seed (`extra_turn_weight` each, as the mover is to move).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Evaluation {
+    pub side_weight: i32,
+    pub extra_turn_weight: i32,
+}
+
+impl Evaluation {
+    /// The default weights for a rule variant.
+    pub fn for_rules(rules: &Rules) -> Evaluation {
+        Evaluation {
+            side_weight: match rules.sweep() {
+                Sweep::Owner => 1,
+                Sweep::EmptySide | Sweep::None => 0,
+            },
+            extra_turn_weight: 2,
+        }
+    }
+
+    /// Only the store margin counts (the future gain at the horizon is taken as 0).
+    pub fn stores_only() -> Evaluation {
+        Evaluation {
+            side_weight: 0,
+            extra_turn_weight: 0,
+        }
+    }
+
+    #[inline]
+    fn horizon(&self, pos: &Position) -> i32 {
+        if self.side_weight == 0 && self.extra_turn_weight == 0 {
+            return 0;
+        }
+        let me = pos.to_move();
+        let mine = pos.pits(me);
+        let theirs = pos.pits(me.opponent());
+        let p = mine.len();
+        let own: i32 = mine.iter().map(|&s| s as i32).sum();
+        let opp: i32 = theirs.iter().map(|&s| s as i32).sum();
+        let lap = 2 * p + 1;
+        let extra = mine
+            .iter()
+            .enumerate()
+            .filter(|&(i, &s)| s > 0 && s as usize % lap == p - i)
+            .count() as i32;
+        self.side_weight * (own - opp) + self.extra_turn_weight * extra
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    key: u64,
+    /// Bounds on the future gain (quarter seeds).
+    lo: i32,
+    hi: i32,
+    move_: u8,
+    /// Plies searched below; `EXACT_DEPTH` when no horizon evaluation was involved.
+    depth: u8,
+}
+
+const EXACT_DEPTH: u8 = u8::MAX;
+
+/// Extra turns in a row along one line that do not use up depth.
+const MAX_EXTENSIONS: u32 = 6;
+
+/// A two-way bucketed table: one slot kept by depth, one always replaced.
+struct Table {
+    entries: Vec<Entry>,
+    mask: usize,
+}
+
+impl Table {
+    fn new(mb: usize) -> Table {
+        let bytes = mb.max(1) * 1024 * 1024;
+        let mut buckets = (bytes / (2 * std::mem::size_of::<Entry>())).next_power_of_two();
+        if buckets * 2 * std::mem::size_of::<Entry>() > bytes {
+            buckets /= 2;
+        }
+        let buckets = buckets.max(1);
+        Table {
+            entries: vec![Entry::default(); 2 * buckets],
+            mask: buckets - 1,
+        }
+    }
+
+    #[inline]
+    fn index(&self, key: u64) -> usize {
+        let h = (key ^ (key >> 31)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        ((h >> 17) as usize & self.mask) * 2
+    }
+
+    #[inline]
+    fn probe(&self, key: u64) -> Option<Entry> {
+        let i = self.index(key);
+        self.entries[i..i + 2]
+            .iter()
+            .find(|e| e.key == key)
+            .copied()
+    }
+
+    #[inline]
+    fn store(&mut self, e: Entry) {
+        let i = self.index(e.key);
+        let slot = if self.entries[i].key == e.key || e.depth >= self.entries[i].depth {
+            i
+        } else {
+            i + 1
+        };
+        self.entries[slot] = e;
+    }
+
+    fn clear(&mut self) {
+        self.entries.fill(Entry::default());
+    }
+}
+
+/// The result of one completed iteration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Iteration {
+    pub depth: u32,
+    /// The mover's expected final margin, in quarter seeds.
+    pub score: i32,
+    pub best: u8,
+    pub pv: Vec<u8>,
+    pub nodes: u64,
+    pub elapsed: Duration,
+    /// No horizon evaluation was involved: the score is the exact game value.
+    pub exact: bool,
+}
+
+/// The search state, kept between moves (the table survives within one rule variant).
+pub struct Searcher {
+    table: Table,
+    rules: Option<Rules>,
+    pack_bits: u32,
+    pub eval: Evaluation,
+    /// Whether `eval` follows the rules (reset by each new rule variant).
+    auto_eval: bool,
+    nodes: u64,
+    deadline: Option<Instant>,
+    aborted: bool,
+    horizon_used: bool,
+    /// The best root move of the iteration in progress once its first move is searched.
+    root_best: Option<u8>,
+    /// Extra turns searched without using up depth on the current line.
+    extensions: u32,
+}
+
+impl Searcher {
+    pub fn new(hash_mb: usize) -> Searcher {
+        Searcher {
+            table: Table::new(hash_mb),
+            rules: None,
+            pack_bits: 0,
+            eval: Evaluation::stores_only(),
+            auto_eval: true,
+            nodes: 0,
+            deadline: None,
+            aborted: false,
+            horizon_used: false,
+            root_best: None,
+            extensions: 0,
+        }
+    }
+
+    /// Fixes the evaluation instead of the rules' default one.
+    pub fn with_eval(mut self, eval: Evaluation) -> Searcher {
+        self.eval = eval;
+        self.auto_eval = false;
+        self
+    }
+
+    fn prepare(&mut self, rules: &Rules) {
+        if self.rules.as_ref() != Some(rules) {
+            self.rules = Some(*rules);
+            self.pack_bits = pack_bits(rules);
+            self.table.clear();
+            if self.auto_eval {
+                self.eval = Evaluation::for_rules(rules);
+            }
+        }
+    }
+
+    /// Iterative deepening from depth 1 up to `max_depth` (0: no limit) until `deadline`,
+    /// calling `report` after each completed iteration; returns the last one. Stops early
+    /// once the result is exact, or when the next iteration is unlikely to finish in time.
+    /// Returns a move even when not even depth 1 finishes in time (then `depth` is 0).
+    pub fn iterate(
+        &mut self,
+        pos: &Position,
+        max_depth: u32,
+        deadline: Option<Instant>,
+        report: &mut dyn FnMut(&Iteration),
+    ) -> Iteration {
+        assert!(!pos.is_over(), "search of a finished game");
+        self.prepare(pos.rules());
+        let started = Instant::now();
+        self.nodes = 0;
+        let max_depth = if max_depth == 0 {
+            250
+        } else {
+            max_depth.min(250)
+        };
+        let mut last: Option<Iteration> = None;
+        for depth in 1..=max_depth {
+            self.deadline = deadline;
+            self.aborted = false;
+            self.extensions = 0;
+            self.horizon_used = false;
+            self.root_best = None;
+            let s = seeds_in_pits(pos) * SCALE;
+            let gain = self.search_node(pos, depth, -s - 1, s + 1, true);
+            if self.aborted {
+                // A root move that beat the previous best move at this depth is better
+                // than it.
+                match (self.root_best, last.as_mut()) {
+                    (Some(m), Some(prev)) if m != prev.best => {
+                        prev.best = m;
+                        prev.pv = vec![m];
+                    }
+                    (_, Some(_)) => {}
+                    (root_best, None) => {
+                        // Not even depth 1 finished in time.
+                        let m = root_best.unwrap_or(ordered_moves(pos, 0).as_slice()[0]);
+                        last = Some(Iteration {
+                            depth: 0,
+                            score: pos.store_margin(pos.to_move()) * SCALE,
+                            best: m,
+                            pv: vec![m],
+                            nodes: self.nodes,
+                            elapsed: started.elapsed(),
+                            exact: false,
+                        });
+                    }
+                }
+                break;
+            }
+            let exact = !self.horizon_used;
+            let pv = self.pv(pos, depth);
+            let it = Iteration {
+                depth,
+                score: pos.store_margin(pos.to_move()) * SCALE + gain,
+                best: pv[0],
+                pv,
+                nodes: self.nodes,
+                elapsed: started.elapsed(),
+                exact,
+            };
+            report(&it);
+            last = Some(it);
+            if exact {
+                break;
+            }
+            if let Some(d) = deadline {
+                // The next iteration costs several times this one: do not start it when
+                // it cannot finish.
+                let now = Instant::now();
+                if now >= d || (now - started).as_secs_f64() > 0.6 * (d - started).as_secs_f64() {
+                    break;
+                }
+            }
+        }
+        last.expect("an iteration or a fallback move")
+    }
+
+    /// The best line from the table, at most `depth` moves.
+    fn pv(&self, pos: &Position, depth: u32) -> Vec<u8> {
+        let mut line = Vec::new();
+        let mut cur = *pos;
+        while line.len() < depth as usize && !cur.is_over() {
+            let Some(e) = self.table.probe(pits_key(&cur, self.pack_bits)) else {
+                break;
+            };
+            let legal = e.move_ as usize >= 1
+                && e.move_ as usize <= cur.rules().pits()
+                && cur.pit(cur.to_move(), e.move_ as usize) > 0;
+            if !legal {
+                break;
+            }
+            line.push(e.move_);
+            cur.sow(e.move_ as usize);
+        }
+        if line.is_empty() {
+            // The root entry was replaced: fall back to the first ordered move.
+            line.push(ordered_moves(pos, 0).as_slice()[0]);
+        }
+        line
+    }
+
+    #[inline]
+    fn out_of_time(&mut self) -> bool {
+        if self.nodes.is_multiple_of(1024)
+            && let Some(d) = self.deadline
+            && Instant::now() >= d
+        {
+            self.aborted = true;
+        }
+        self.aborted
+    }
+
+    /// The future gain of `pos` (not over) for its mover, fail-soft within `alpha..beta`,
+    /// in quarter seeds, looking `depth` sowings ahead.
+    fn search(&mut self, pos: &Position, depth: u32, alpha: i32, beta: i32) -> i32 {
+        self.search_node(pos, depth, alpha, beta, false)
+    }
+
+    fn search_node(
+        &mut self,
+        pos: &Position,
+        depth: u32,
+        mut alpha: i32,
+        mut beta: i32,
+        root: bool,
+    ) -> i32 {
+        self.nodes += 1;
+        if self.out_of_time() {
+            return 0;
+        }
+        let s = seeds_in_pits(pos) * SCALE;
+        if alpha >= s {
+            return s;
+        }
+        if beta <= -s {
+            return -s;
+        }
+        if depth == 0 {
+            self.horizon_used = true;
+            return self.eval.horizon(pos).clamp(-s, s);
+        }
+        let key = pits_key(pos, self.pack_bits);
+        let mut tt_move = 0;
+        if let Some(e) = self.table.probe(key) {
+            tt_move = e.move_;
+            if e.depth as u32 >= depth {
+                if e.depth != EXACT_DEPTH {
+                    self.horizon_used = true;
+                }
+                if e.lo >= beta {
+                    return e.lo;
+                }
+                if e.hi <= alpha {
+                    return e.hi;
+                }
+                if e.lo == e.hi {
+                    return e.lo;
+                }
+                alpha = alpha.max(e.lo);
+                beta = beta.min(e.hi);
+            }
+        }
+        let outer_horizon = self.horizon_used;
+        self.horizon_used = false;
+        let alpha0 = alpha;
+        let me = pos.to_move();
+        let margin = pos.store_margin(me);
+        let mut best = i32::MIN;
+        let mut best_move = 0;
+        for (i, &pit) in ordered_moves(pos, tt_move).as_slice().iter().enumerate() {
+            let mut child = *pos;
+            let effect = child.sow(pit as usize);
+            let delta = (child.store_margin(me) - margin) * SCALE;
+            let value = if effect.game_over {
+                delta
+            } else if effect.extra_turn {
+                let (a, b) = (alpha - delta, beta - delta);
+                // An extra turn is part of the same turn: it does not use up depth,
+                // up to a few in a row.
+                let d = if self.extensions < MAX_EXTENSIONS {
+                    depth
+                } else {
+                    depth - 1
+                };
+                self.extensions += 1;
+                let mut v = if i == 0 {
+                    self.search(&child, d, a, b)
+                } else {
+                    self.search(&child, d, a, a + 1)
+                };
+                if i > 0 && v > a && v < b && !self.aborted {
+                    v = self.search(&child, d, v - 1, b);
+                }
+                self.extensions -= 1;
+                delta + v
+            } else {
+                let (a, b) = (delta - beta, delta - alpha);
+                let mut v = if i == 0 {
+                    self.search(&child, depth - 1, a, b)
+                } else {
+                    self.search(&child, depth - 1, b - 1, b)
+                };
+                if i > 0 && v < b && v > a && !self.aborted {
+                    v = self.search(&child, depth - 1, a, v + 1);
+                }
+                delta - v
+            };
+            if self.aborted {
+                return 0;
+            }
+            if value > best {
+                best = value;
+                best_move = pit;
+                if root {
+                    self.root_best = Some(pit);
+                }
+                if value > alpha {
+                    alpha = value;
+                    if alpha >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        let (lo, hi) = if best <= alpha0 {
+            (-s, best)
+        } else if best >= beta {
+            (best, s)
+        } else {
+            (best, best)
+        };
+        let exact = !self.horizon_used;
+        self.table.store(Entry {
+            key,
+            lo,
+            hi,
+            move_: best_move,
+            depth: if exact {
+                EXACT_DEPTH
+            } else {
+                depth.min(250) as u8
+            },
+        });
+        self.horizon_used |= outer_horizon;
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Sweep;
+    use crate::solver::Solver;
+
+    #[test]
+    fn deep_enough_search_is_exact_and_agrees_with_the_solver() {
+        for sweep in Sweep::ALL {
+            let rules = Rules::new(3, 3, false, sweep).unwrap();
+            let pos = Position::start(rules);
+            let mut searcher = Searcher::new(4);
+            let it = searcher.iterate(&pos, 0, None, &mut |_| {});
+            assert!(it.exact, "{sweep}");
+            let sol = Solver::new(4).solve(&pos);
+            assert_eq!(it.score, sol.value * SCALE, "{sweep}");
+        }
+    }
+
+    #[test]
+    fn iterations_are_reported_and_depth_is_limited() {
+        let pos = Position::start(Rules::default());
+        let mut searcher = Searcher::new(4);
+        let mut depths = Vec::new();
+        let it = searcher.iterate(&pos, 5, None, &mut |it| depths.push(it.depth));
+        assert_eq!(depths, vec![1, 2, 3, 4, 5]);
+        assert_eq!(it.depth, 5);
+        assert!(!it.exact);
+        assert!(pos.play(it.best as i64).is_ok());
+        assert_eq!(it.pv[0], it.best);
+    }
+
+    #[test]
+    fn a_deadline_in_the_past_still_gives_a_move() {
+        let pos = Position::start(Rules::default());
+        let mut searcher = Searcher::new(1);
+        let it = searcher.iterate(&pos, 0, Some(Instant::now()), &mut |_| {});
+        assert!(it.depth <= 1);
+        assert!(pos.play(it.best as i64).is_ok());
+    }
+}

@@ -1,0 +1,219 @@
+//! The solver against a deliberately simple second implementation: plain minimax over
+//! whole positions, no table, no pruning, using only the checked `play`.
+
+use super::*;
+use crate::rules::{Position, Row, Rules, Side, Sweep};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Final store of south minus north under best play, by exhaustive minimax; `None` when
+/// the game tree has more than `budget` positions left.
+fn minimax_south(pos: &Position, budget: &mut u64) -> Option<i32> {
+    if *budget == 0 {
+        return None;
+    }
+    *budget -= 1;
+    if pos.is_over() {
+        return Some(pos.store_margin(Side::South));
+    }
+    let mut values = Vec::new();
+    for pit in pos.legal_moves() {
+        values.push(minimax_south(&pos.play(pit as i64).unwrap(), budget)?);
+    }
+    match pos.to_move() {
+        Side::South => values.into_iter().max(),
+        Side::North => values.into_iter().min(),
+    }
+}
+
+/// The value for the side to move by plain minimax, if the tree is small enough.
+fn try_reference_value(pos: &Position) -> Option<i32> {
+    let mut budget = 3_000_000;
+    let south = minimax_south(pos, &mut budget)?;
+    Some(match pos.to_move() {
+        Side::South => south,
+        Side::North => -south,
+    })
+}
+
+fn reference_value(pos: &Position) -> i32 {
+    try_reference_value(pos).expect("a tree small enough for plain minimax")
+}
+
+fn all_variants(pits: u32, seeds: u32) -> Vec<Rules> {
+    let mut v = Vec::new();
+    for empty_capture in [false, true] {
+        for sweep in Sweep::ALL {
+            v.push(Rules::new(pits, seeds, empty_capture, sweep).unwrap());
+        }
+    }
+    v
+}
+
+/// Replays the principal variation and checks that it ends with the solved value.
+fn check_pv(pos: &Position, sol: &Solution) {
+    let me = pos.to_move();
+    let mut cur = *pos;
+    for m in &sol.pv {
+        assert_eq!(m.side, cur.to_move(), "pv {:?} from {pos:?}", sol.pv);
+        cur = cur.play(m.pit as i64).unwrap();
+    }
+    assert!(
+        cur.is_over(),
+        "pv {:?} from {pos:?} does not end the game",
+        sol.pv
+    );
+    assert_eq!(
+        cur.store_margin(me),
+        sol.value,
+        "pv {:?} from {pos:?}",
+        sol.pv
+    );
+}
+
+/// A random position of the given size: random seeds in pits and stores, or a random walk
+/// from the start.
+fn random_position(rng: &mut ChaCha8Rng, rules: Rules) -> Position {
+    if rules.total_seeds() <= 12 && rng.random_bool(0.5) {
+        let mut pos = Position::start(rules);
+        let plies = rng.random_range(0..12);
+        for _ in 0..plies {
+            if pos.is_over() {
+                break;
+            }
+            let moves: Vec<u8> = pos.legal_moves().collect();
+            let pit = moves[rng.random_range(0..moves.len())];
+            pos = pos.play(pit as i64).unwrap();
+        }
+        pos
+    } else {
+        let p = rules.pits();
+        let total = rules.total_seeds();
+        // Scatter a few seeds over the 2p pits (so that plain minimax stays quick) and the
+        // rest over the two stores.
+        let in_pits = rng.random_range(2..=total.min(10));
+        let mut cells = vec![0u16; 2 * p + 2];
+        for k in 0..total {
+            let i = if k < in_pits {
+                rng.random_range(0..2 * p)
+            } else {
+                2 * p + rng.random_range(0..2)
+            };
+            cells[i] += 1;
+        }
+        let south = Row {
+            pits: cells[..p].to_vec(),
+            store: cells[2 * p],
+        };
+        let north = Row {
+            pits: cells[p..2 * p].to_vec(),
+            store: cells[2 * p + 1],
+        };
+        let side = if rng.random_bool(0.5) {
+            Side::South
+        } else {
+            Side::North
+        };
+        Position::from_parts(rules, &south, &north, side).unwrap()
+    }
+}
+
+#[test]
+fn start_positions_of_tiny_boards_match_minimax() {
+    for (pits, seeds) in [(1, 1), (1, 3), (2, 1), (2, 2), (2, 3), (3, 1), (3, 2)] {
+        for rules in all_variants(pits, seeds) {
+            let pos = Position::start(rules);
+            let mut solver = Solver::new(1);
+            let sol = solver.solve(&pos);
+            assert_eq!(sol.value, reference_value(&pos), "{rules}");
+            check_pv(&pos, &sol);
+        }
+    }
+}
+
+#[test]
+fn random_small_positions_match_minimax() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let sizes: &[(u32, u32)] = &[
+        (2, 2),
+        (3, 1),
+        (3, 2),
+        (2, 3),
+        (3, 3),
+        (4, 2),
+        (4, 4),
+        (5, 3),
+    ];
+    let per_variant = if cfg!(debug_assertions) { 10 } else { 40 };
+    let mut compared = 0;
+    for &(pits, seeds) in sizes {
+        for rules in all_variants(pits, seeds) {
+            // One solver per variant, reused, so that the table carries over between
+            // positions as it does in an engine.
+            let mut solver = Solver::new(1);
+            for _ in 0..per_variant {
+                let pos = random_position(&mut rng, rules);
+                let sol = solver.solve(&pos);
+                check_pv(&pos, &sol);
+                if let Some(expected) = try_reference_value(&pos) {
+                    assert_eq!(sol.value, expected, "{pos:?}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    // Nearly every position is small enough for the reference.
+    assert!(
+        compared > sizes.len() * 6 * per_variant * 9 / 10,
+        "{compared}"
+    );
+}
+
+#[test]
+fn a_tiny_table_still_gives_exact_values() {
+    // Constant replacement in a table far too small for the tree.
+    let rules = Rules::new(3, 3, false, Sweep::Owner).unwrap();
+    let pos = Position::start(rules);
+    let expected = Solver::new(16).solve(&pos).value;
+    let mut table = Solver::new(0);
+    let sol = table.solve(&pos);
+    assert_eq!(sol.value, expected);
+    check_pv(&pos, &sol);
+}
+
+#[test]
+fn finished_positions_and_budgets() {
+    let rules = Rules::new(3, 2, false, Sweep::Owner).unwrap();
+    let over = Position::from_compact("0,0,0:7/1,2,0:2/s", rules).unwrap();
+    assert!(over.is_over());
+    let sol = Solver::new(1).solve(&over);
+    assert_eq!(sol.value, 7 - 5);
+    assert!(sol.pv.is_empty());
+    assert_eq!(sol.best_move(), None);
+
+    // A budget far too small for a real board gives up; a generous one does not.
+    let big = Position::start(Rules::default());
+    let mut solver = Solver::new(1);
+    let budget = Budget {
+        max_nodes: Some(5000),
+        ..Budget::default()
+    };
+    assert!(solver.solve_within(&big, budget).is_none());
+    let small = Position::start(rules);
+    let sol = solver.solve_within(&small, budget).unwrap();
+    assert_eq!(sol.value, reference_value(&small));
+}
+
+#[test]
+fn table_keys_ignore_stores_and_mirror_the_sides() {
+    // The same pits seen from the mover give the same future gain, whoever moves and
+    // whatever the stores hold.
+    let rules = Rules::new(3, 3, false, Sweep::Owner).unwrap();
+    let a = Position::from_compact("1,2,3:4/3,0,2:3/s", rules).unwrap();
+    let b = Position::from_compact("3,0,2:1/1,2,3:6/n", rules).unwrap();
+    let mut solver = Solver::new(1);
+    let va = solver.solve(&a).value - a.store_margin(Side::South);
+    let vb = solver.solve(&b).value - b.store_margin(Side::North);
+    assert_eq!(va, vb);
+    assert_eq!(solver.solve(&b).value, reference_value(&b));
+}

@@ -1,0 +1,390 @@
+//! The generalized sequential probability ratio test (GSPRT) on game results, as used for
+//! engine regression testing: H0 "the new engine is `elo0` stronger" against H1 "it is
+//! `elo1` stronger".
+//!
+//! The log-likelihood ratio is the generalized one of M. Van den Bergh: the results are
+//! modelled as a multinomial distribution over the possible outcomes (3 for single games, 5
+//! for game pairs); under each hypothesis the distribution closest to the observed one (its
+//! maximum-likelihood estimate under the hypothesis' constraint) is found, and the LLR is
+//! `N · Σ p̂ᵢ · ln(p₁ᵢ / p₀ᵢ)`.
+//! - logistic model: the constraint is the expected score, `s = 1/(1 + 10^(-elo/400))`;
+//! - normalized model: the constraint is the t-value `(s - ½)/σ`, with `σ` the standard
+//!   deviation of one outcome and `elo = t · 800/ln 10` (times `1/√2` for pairs, so that
+//!   the normalized Elo is per game).
+//!
+//! Empty outcome classes get a count of 0.001 so that every distribution has full support.
+//! The stopping bounds are Wald's `ln(β/(1-α))` and `ln((1-β)/α)`.
+
+use super::elo::{Estimate, NELO_PER_T, Pentanomial, Wdl, elo_to_score};
+
+/// How `elo0` and `elo1` are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SprtModel {
+    /// Normalized Elo (a t-value scaled by `800/ln 10`); insensitive to the draw ratio.
+    #[default]
+    Normalized,
+    /// Logistic Elo (an expected score).
+    Logistic,
+}
+
+impl SprtModel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SprtModel::Normalized => "normalized",
+            SprtModel::Logistic => "logistic",
+        }
+    }
+}
+
+/// The outcome of a test so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SprtDecision {
+    /// The LLR is still between the bounds.
+    Continue,
+    /// The LLR fell to the lower bound: H0 accepted.
+    H0,
+    /// The LLR reached the upper bound: H1 accepted.
+    H1,
+}
+
+/// An SPRT's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sprt {
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub model: SprtModel,
+}
+
+impl Sprt {
+    /// The lower and upper LLR bounds.
+    pub fn bounds(&self) -> (f64, f64) {
+        (
+            (self.beta / (1.0 - self.alpha)).ln(),
+            ((1.0 - self.beta) / self.alpha).ln(),
+        )
+    }
+
+    /// The LLR of `counts`: trinomial `[L, D, W]` or pentanomial `[LL, LD, WL+DD, WD, WW]`
+    /// from the new engine's point of view.
+    pub fn llr(&self, counts: &[u64]) -> f64 {
+        match self.model {
+            SprtModel::Logistic => llr_logistic(self.elo0, self.elo1, counts),
+            SprtModel::Normalized => llr_normalized(self.elo0, self.elo1, counts),
+        }
+    }
+
+    /// Where `llr` stands against the bounds.
+    pub fn decide(&self, llr: f64) -> SprtDecision {
+        let (lo, hi) = self.bounds();
+        if llr >= hi {
+            SprtDecision::H1
+        } else if llr <= lo {
+            SprtDecision::H0
+        } else {
+            SprtDecision::Continue
+        }
+    }
+}
+
+/// A test in progress: the new engine's results in game pairs (pentanomial, what the LLR
+/// uses) and in single games.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SprtProgress {
+    pub sprt: Sprt,
+    pub penta: Pentanomial,
+    pub wdl: Wdl,
+}
+
+/// Where a test stands after a pair.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SprtStatus {
+    pub pairs: u64,
+    pub games: u64,
+    pub llr: f64,
+    pub lower: f64,
+    pub upper: f64,
+    pub decision: SprtDecision,
+    /// The new engine's Elo from the pairs.
+    pub elo: Estimate,
+    /// The new engine's normalized Elo from the pairs.
+    pub nelo: Estimate,
+}
+
+impl SprtProgress {
+    pub fn new(sprt: Sprt) -> SprtProgress {
+        SprtProgress {
+            sprt,
+            penta: Pentanomial::default(),
+            wdl: Wdl::default(),
+        }
+    }
+
+    /// Adds a finished pair: the new engine's half points (0, 1 or 2) in each game.
+    pub fn add_pair(&mut self, half_points: [u8; 2]) -> SprtStatus {
+        self.wdl.add_half_points(half_points[0]);
+        self.wdl.add_half_points(half_points[1]);
+        self.penta.add_pair(half_points[0] + half_points[1]);
+        self.status()
+    }
+
+    /// Adds a game whose partner is missing (counted in the games, not in the LLR).
+    pub fn add_single(&mut self, half_points: u8) {
+        self.wdl.add_half_points(half_points);
+    }
+
+    pub fn status(&self) -> SprtStatus {
+        let llr = self.sprt.llr(&self.penta.0);
+        let (lower, upper) = self.sprt.bounds();
+        SprtStatus {
+            pairs: self.penta.pairs(),
+            games: self.wdl.games(),
+            llr,
+            lower,
+            upper,
+            decision: self.sprt.decide(llr),
+            elo: self.penta.elo(),
+            nelo: self.penta.nelo(),
+        }
+    }
+}
+
+impl SprtStatus {
+    /// One line for a terminal: pairs, LLR with its bounds, Elo.
+    pub fn line(&self) -> String {
+        format!(
+            "pairs {} games {}  LLR {:.2} [{:.2}, {:.2}]  Elo {}  nElo {}",
+            self.pairs,
+            self.games,
+            self.llr,
+            self.lower,
+            self.upper,
+            fmt_estimate(self.elo),
+            fmt_estimate(self.nelo),
+        )
+    }
+}
+
+fn fmt_estimate(e: Estimate) -> String {
+    if e.is_finite() {
+        format!("{:+.1} ± {:.1}", e.value, e.error)
+    } else if e.value.is_finite() {
+        format!("{:+.1}", e.value)
+    } else {
+        "?".to_string()
+    }
+}
+
+/// Outcome values (evenly spaced in [0, 1]) and regularized relative frequencies.
+fn empirical(counts: &[u64]) -> (f64, Vec<(f64, f64)>) {
+    let k = counts.len();
+    assert!(k >= 2, "at least two outcome classes");
+    let c: Vec<f64> = counts
+        .iter()
+        .map(|&c| if c == 0 { 1e-3 } else { c as f64 })
+        .collect();
+    let n: f64 = c.iter().sum();
+    let pdf = c
+        .iter()
+        .enumerate()
+        .map(|(i, &ci)| (i as f64 / (k - 1) as f64, ci / n))
+        .collect();
+    (n, pdf)
+}
+
+fn mean_var(pdf: &[(f64, f64)]) -> (f64, f64) {
+    let mean: f64 = pdf.iter().map(|(a, p)| a * p).sum();
+    let var = pdf.iter().map(|(a, p)| p * (a - mean) * (a - mean)).sum();
+    (mean, var)
+}
+
+/// Solves `Σ pᵢ aᵢ / (1 + x aᵢ) = 0` for `x` in the interval where every `1 + x aᵢ > 0`
+/// (the function decreases strictly there). Needs values of both signs.
+fn secular(pdf: &[(f64, f64)]) -> Option<f64> {
+    let lo_v = pdf.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let hi_v = pdf.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    if !(lo_v < 0.0 && hi_v > 0.0) {
+        return None;
+    }
+    let f = |x: f64| pdf.iter().map(|(a, p)| p * a / (1.0 + x * a)).sum::<f64>();
+    let eps = 1e-9;
+    let (mut lo, mut hi) = (-1.0 / hi_v + eps, -1.0 / lo_v - eps);
+    // f(lo) > 0 > f(hi): bisect to machine precision.
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if f(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(0.5 * (lo + hi))
+}
+
+/// The maximum-likelihood distribution on the same outcomes with expected value `s`.
+fn mle_expected(pdf: &[(f64, f64)], s: f64) -> Option<Vec<f64>> {
+    let shifted: Vec<(f64, f64)> = pdf.iter().map(|&(a, p)| (a - s, p)).collect();
+    let x = secular(&shifted)?;
+    Some(pdf.iter().map(|&(a, p)| p / (1.0 + x * (a - s))).collect())
+}
+
+/// The maximum-likelihood distribution on the same outcomes with t-value
+/// `(mean - reference)/σ = t`, by fixed-point iteration.
+fn mle_t_value(pdf: &[(f64, f64)], reference: f64, t: f64) -> Option<Vec<f64>> {
+    let k = pdf.len();
+    let mut probs = vec![1.0 / k as f64; k];
+    for _ in 0..100 {
+        let cur: Vec<(f64, f64)> = pdf.iter().zip(&probs).map(|(&(a, _), &q)| (a, q)).collect();
+        let (mu, var) = mean_var(&cur);
+        let sigma = var.sqrt();
+        let shifted: Vec<(f64, f64)> = pdf
+            .iter()
+            .map(|&(a, p)| {
+                let d = (mu - a) / sigma;
+                (a - reference - t * sigma * (1.0 + d * d) / 2.0, p)
+            })
+            .collect();
+        let x = secular(&shifted)?;
+        let next: Vec<f64> = shifted.iter().map(|&(b, p)| p / (1.0 + x * b)).collect();
+        let change = next
+            .iter()
+            .zip(&probs)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        probs = next;
+        if change < 1e-12 {
+            break;
+        }
+    }
+    Some(probs)
+}
+
+fn llr_between(n: f64, pdf: &[(f64, f64)], p0: Option<Vec<f64>>, p1: Option<Vec<f64>>) -> f64 {
+    let (Some(p0), Some(p1)) = (p0, p1) else {
+        return f64::NAN;
+    };
+    n * pdf
+        .iter()
+        .zip(p0.iter().zip(&p1))
+        .map(|(&(_, p), (q0, q1))| p * (q1.ln() - q0.ln()))
+        .sum::<f64>()
+}
+
+/// The generalized LLR for logistic Elo `elo1` against `elo0`.
+pub fn llr_logistic(elo0: f64, elo1: f64, counts: &[u64]) -> f64 {
+    let (n, pdf) = empirical(counts);
+    let p0 = mle_expected(&pdf, elo_to_score(elo0));
+    let p1 = mle_expected(&pdf, elo_to_score(elo1));
+    llr_between(n, &pdf, p0, p1)
+}
+
+/// The generalized LLR for normalized Elo `nelo1` against `nelo0`.
+pub fn llr_normalized(nelo0: f64, nelo1: f64, counts: &[u64]) -> f64 {
+    let (n, pdf) = empirical(counts);
+    // A pair's mean result has 1/√2 of a game's standard deviation.
+    let scale = if counts.len() == 5 {
+        std::f64::consts::SQRT_2
+    } else {
+        1.0
+    };
+    let t0 = nelo0 / NELO_PER_T * scale;
+    let t1 = nelo1 / NELO_PER_T * scale;
+    let p0 = mle_t_value(&pdf, 0.5, t0);
+    let p1 = mle_t_value(&pdf, 0.5, t1);
+    llr_between(n, &pdf, p0, p1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r2(x: f64) -> f64 {
+        (x * 100.0).round() / 100.0
+    }
+
+    #[test]
+    fn normalized_pentanomial_reference() {
+        let llr = llr_normalized(0.0, 2.0, &[365, 16618, 36229, 16974, 390]);
+        assert_eq!(r2(llr), 2.25, "llr {llr}");
+    }
+
+    #[test]
+    fn logistic_trinomial_reference() {
+        let llr = llr_logistic(0.5, 2.5, &[21184, 40708, 21404]);
+        assert_eq!(r2(llr), -1.57, "llr {llr}");
+    }
+
+    #[test]
+    fn progress_counts_pairs() {
+        let mut p = SprtProgress::new(Sprt {
+            elo0: 0.0,
+            elo1: 5.0,
+            alpha: 0.05,
+            beta: 0.05,
+            model: SprtModel::Normalized,
+        });
+        p.add_single(2);
+        let mut status = p.add_pair([2, 1]);
+        assert_eq!((status.pairs, status.games), (1, 3));
+        assert_eq!(p.penta.0, [0, 0, 0, 1, 0]);
+        for _ in 0..2000 {
+            status = p.add_pair([2, 2]);
+            if status.decision != SprtDecision::Continue {
+                break;
+            }
+        }
+        assert_eq!(status.decision, SprtDecision::H1);
+        assert!(status.line().starts_with("pairs "));
+    }
+
+    #[test]
+    fn bounds_and_decisions() {
+        let sprt = Sprt {
+            elo0: 0.0,
+            elo1: 5.0,
+            alpha: 0.05,
+            beta: 0.05,
+            model: SprtModel::Normalized,
+        };
+        let (lo, hi) = sprt.bounds();
+        assert!((lo + 2.944438979).abs() < 1e-8 && (hi - 2.944438979).abs() < 1e-8);
+        assert_eq!(sprt.decide(3.0), SprtDecision::H1);
+        assert_eq!(sprt.decide(-3.0), SprtDecision::H0);
+        assert_eq!(sprt.decide(0.0), SprtDecision::Continue);
+    }
+
+    #[test]
+    fn clear_results_cross_the_bounds() {
+        let sprt = Sprt {
+            elo0: 0.0,
+            elo1: 5.0,
+            alpha: 0.05,
+            beta: 0.05,
+            model: SprtModel::Normalized,
+        };
+        // A much stronger engine: H1.
+        assert_eq!(
+            sprt.decide(sprt.llr(&[20, 100, 400, 600, 800])),
+            SprtDecision::H1
+        );
+        // Equal engines over many pairs: H0 eventually.
+        assert_eq!(
+            sprt.decide(sprt.llr(&[5000, 20000, 50000, 20000, 5000])),
+            SprtDecision::H0
+        );
+        let logistic = Sprt {
+            model: SprtModel::Logistic,
+            ..sprt
+        };
+        assert_eq!(
+            logistic.decide(logistic.llr(&[5000, 20000, 50000, 20000, 5000])),
+            SprtDecision::H0
+        );
+        // No games yet: close to zero.
+        assert!(sprt.llr(&[0, 0, 0, 0, 0]).abs() < 0.1);
+    }
+}

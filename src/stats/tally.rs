@@ -1,0 +1,609 @@
+//! Streaming aggregation of finished games into per-engine and per-pairing counts, and the
+//! standings computed from them.
+//!
+//! Memory grows with the number of engines and pairings, not with the number of games, with
+//! two exceptions that are unavoidable for exact results:
+//! - **Duplicate game ids.** Every id is remembered to ignore a game seen twice (shards or
+//!   files given twice). Ids of the form `<tournament id>-<game number>` are stored as one
+//!   bit per game number in 1024-bit blocks per tournament (about one bit per game for
+//!   dense numbering); any other id is stored as a 128-bit hash (16 bytes per game; the
+//!   chance of a false duplicate is negligible, about n²/2¹²⁹).
+//! - **Open game pairs.** The first game of a pair waits (a few bytes) until its partner
+//!   arrives; a pair whose partner never arrives counts in the game statistics only.
+//!
+//! A pair is identified by the tournament id (the game id's prefix), the `pair` column and
+//! the two engines, so pairs of different tournaments never mix.
+//!
+//! Games with termination `interrupted` are ignored (a resumed tournament plays them again),
+//! and so are games of an engine against itself.
+
+use super::elo::{Estimate, MeanAcc, Pentanomial, Wdl};
+use super::ratings::{self, PairingScore};
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+/// A game's result from south's point of view (`1-0`, `1/2-1/2`, `0-1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    SouthWin,
+    Draw,
+    NorthWin,
+}
+
+impl Outcome {
+    /// Parses the `result` column.
+    pub fn parse(s: &str) -> Option<Outcome> {
+        match s.trim() {
+            "1-0" => Some(Outcome::SouthWin),
+            "1/2-1/2" => Some(Outcome::Draw),
+            "0-1" => Some(Outcome::NorthWin),
+            _ => None,
+        }
+    }
+
+    /// South's points doubled (0, 1 or 2).
+    pub fn south_half_points(self) -> u8 {
+        match self {
+            Outcome::SouthWin => 2,
+            Outcome::Draw => 1,
+            Outcome::NorthWin => 0,
+        }
+    }
+}
+
+/// The fields of one `games.csv` row that the statistics use.
+#[derive(Clone, Copy, Debug)]
+pub struct GameRow<'a> {
+    pub game: &'a str,
+    pub pair: &'a str,
+    pub south: &'a str,
+    pub north: &'a str,
+    pub result: Outcome,
+    pub south_score: Option<i64>,
+    pub north_score: Option<i64>,
+    pub termination: &'a str,
+    pub loser: &'a str,
+}
+
+/// What [`Tally::add`] did with a game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Added {
+    Counted,
+    /// The game id was seen before.
+    Duplicate,
+    /// Interrupted, or an engine against itself.
+    Ignored,
+}
+
+/// Faults charged to an engine (it was the `loser` of a game that did not end normally).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Faults {
+    pub timeouts: u64,
+    pub crashes: u64,
+    pub illegal_moves: u64,
+    /// Protocol errors, stalls and any other termination kind.
+    pub other: u64,
+}
+
+impl Faults {
+    pub fn total(&self) -> u64 {
+        self.timeouts + self.crashes + self.illegal_moves + self.other
+    }
+}
+
+/// One engine's pooled results against all opponents.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineTally {
+    pub name: String,
+    pub wdl: Wdl,
+    pub penta: Pentanomial,
+    /// Own store minus the opponent's, per game.
+    pub margin: MeanAcc,
+    pub faults: Faults,
+}
+
+/// Results of one pairing from its first engine's point of view.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PairingTally {
+    pub wdl: Wdl,
+    pub penta: Pentanomial,
+    pub margin: MeanAcc,
+}
+
+impl PairingTally {
+    /// The same results from the other engine's point of view.
+    pub fn flipped(self) -> PairingTally {
+        PairingTally {
+            wdl: self.wdl.flipped(),
+            penta: self.penta.flipped(),
+            margin: self.margin.negated(),
+        }
+    }
+}
+
+/// The game ids seen so far (see the module documentation for the representation).
+#[derive(Debug, Default)]
+struct GameIds {
+    blocks: HashMap<(u32, u64), Box<[u64; 16]>>,
+    hashed: HashSet<u128>,
+}
+
+fn hash128(s: &str) -> u128 {
+    let mut h1 = std::hash::DefaultHasher::new();
+    s.hash(&mut h1);
+    let mut h2 = std::hash::DefaultHasher::new();
+    0x9e37_79b9_7f4a_7c15u64.hash(&mut h2);
+    s.hash(&mut h2);
+    (u128::from(h1.finish()) << 64) | u128::from(h2.finish())
+}
+
+impl GameIds {
+    /// Records an id; false if it was already there.
+    fn insert(&mut self, tournament: Option<(u32, u64)>, id: &str) -> bool {
+        match tournament {
+            Some((t, number)) => {
+                let block = self
+                    .blocks
+                    .entry((t, number / 1024))
+                    .or_insert_with(|| Box::new([0; 16]));
+                let bit = number % 1024;
+                let (word, mask) = ((bit / 64) as usize, 1u64 << (bit % 64));
+                let fresh = block[word] & mask == 0;
+                block[word] |= mask;
+                fresh
+            }
+            None => self.hashed.insert(hash128(id)),
+        }
+    }
+}
+
+/// Where a pair's first game waits for its partner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct PairKey {
+    tournament: u32,
+    pair: u64,
+    lo: u32,
+    hi: u32,
+}
+
+/// Streaming aggregation of games; feed it with [`Tally::add`].
+#[derive(Debug, Default)]
+pub struct Tally {
+    names: HashMap<Box<str>, u32>,
+    engines: Vec<EngineTally>,
+    pairings: HashMap<(u32, u32), PairingTally>,
+    tournaments: HashMap<Box<str>, u32>,
+    ids: GameIds,
+    /// First game of a pair: the lower engine's half points in it.
+    open_pairs: HashMap<PairKey, u8>,
+    games: u64,
+    duplicates: u64,
+    ignored: u64,
+}
+
+impl Tally {
+    pub fn new() -> Tally {
+        Tally::default()
+    }
+
+    fn engine(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.names.get(name) {
+            return i;
+        }
+        let i = self.engines.len() as u32;
+        self.names.insert(name.into(), i);
+        self.engines.push(EngineTally {
+            name: name.to_string(),
+            ..EngineTally::default()
+        });
+        i
+    }
+
+    fn tournament(&mut self, prefix: &str) -> u32 {
+        if let Some(&i) = self.tournaments.get(prefix) {
+            return i;
+        }
+        let i = self.tournaments.len() as u32;
+        self.tournaments.insert(prefix.into(), i);
+        i
+    }
+
+    /// Adds one finished game.
+    pub fn add(&mut self, row: &GameRow) -> Added {
+        if row.termination.trim() == "interrupted" || row.south == row.north {
+            self.ignored += 1;
+            return Added::Ignored;
+        }
+        let (prefix, number) = match row.game.rsplit_once('-') {
+            Some((p, n)) => (p, n.parse::<u64>().ok()),
+            None => ("", row.game.parse::<u64>().ok()),
+        };
+        let tournament = self.tournament(prefix);
+        if !self.ids.insert(number.map(|n| (tournament, n)), row.game) {
+            self.duplicates += 1;
+            return Added::Duplicate;
+        }
+        self.games += 1;
+        let south = self.engine(row.south);
+        let north = self.engine(row.north);
+        let south_hp = row.result.south_half_points();
+        let margin = match (row.south_score, row.north_score) {
+            (Some(s), Some(n)) => Some((s - n) as f64),
+            _ => None,
+        };
+
+        for (me, hp, sign) in [(south, south_hp, 1.0), (north, 2 - south_hp, -1.0)] {
+            let e = &mut self.engines[me as usize];
+            e.wdl.add_half_points(hp);
+            if let Some(m) = margin {
+                e.margin.push(sign * m);
+            }
+        }
+        let (lo, hi) = (south.min(north), south.max(north));
+        let lo_hp = if lo == south { south_hp } else { 2 - south_hp };
+        let p = self.pairings.entry((lo, hi)).or_default();
+        p.wdl.add_half_points(lo_hp);
+        if let Some(m) = margin {
+            p.margin.push(if lo == south { m } else { -m });
+        }
+
+        match row.termination.trim() {
+            "" | "normal" | "adjudicated" => {}
+            kind if row.loser == row.south || row.loser == row.north => {
+                let loser = if row.loser == row.south { south } else { north };
+                let f = &mut self.engines[loser as usize].faults;
+                match kind {
+                    "timeout" => f.timeouts += 1,
+                    "crash" => f.crashes += 1,
+                    "illegal_move" => f.illegal_moves += 1,
+                    _ => f.other += 1,
+                }
+            }
+            _ => {}
+        }
+
+        let pair = row.pair.trim();
+        if !pair.is_empty() {
+            let pair = pair.parse::<u64>().unwrap_or_else(|_| hash128(pair) as u64);
+            let key = PairKey {
+                tournament,
+                pair,
+                lo,
+                hi,
+            };
+            if let Some(first) = self.open_pairs.remove(&key) {
+                let total = first + lo_hp;
+                self.pairings
+                    .get_mut(&(lo, hi))
+                    .expect("pairing")
+                    .penta
+                    .add_pair(total);
+                self.engines[lo as usize].penta.add_pair(total);
+                self.engines[hi as usize].penta.add_pair(4 - total);
+            } else {
+                self.open_pairs.insert(key, lo_hp);
+            }
+        }
+        Added::Counted
+    }
+
+    /// Counted games.
+    pub fn games(&self) -> u64 {
+        self.games
+    }
+
+    /// Games whose id had been seen before.
+    pub fn duplicates(&self) -> u64 {
+        self.duplicates
+    }
+
+    /// Interrupted games and games of an engine against itself.
+    pub fn ignored(&self) -> u64 {
+        self.ignored
+    }
+
+    /// Games whose pair partner has not (yet) been seen.
+    pub fn unpaired(&self) -> u64 {
+        self.open_pairs.len() as u64
+    }
+
+    /// Every engine seen, in order of first appearance.
+    pub fn engines(&self) -> &[EngineTally] {
+        &self.engines
+    }
+
+    /// The index of an engine by name.
+    pub fn engine_index(&self, name: &str) -> Option<usize> {
+        self.names.get(name).map(|&i| i as usize)
+    }
+
+    /// The results of `a` against `b` from `a`'s point of view.
+    pub fn pairing(&self, a: usize, b: usize) -> Option<PairingTally> {
+        let (lo, hi) = (a.min(b) as u32, a.max(b) as u32);
+        let p = *self.pairings.get(&(lo, hi))?;
+        Some(if a as u32 == lo { p } else { p.flipped() })
+    }
+
+    /// Computes ratings and standings; `anchor` fixes one engine's Elo.
+    pub fn standings(&self, anchor: Option<(&str, f64)>) -> Result<Standings, UnknownEngine> {
+        let anchor = match anchor {
+            Some((name, elo)) => Some((
+                self.engine_index(name)
+                    .ok_or_else(|| UnknownEngine(name.to_string()))?,
+                elo,
+            )),
+            None => None,
+        };
+        let scores: Vec<PairingScore> = self
+            .pairings
+            .iter()
+            .map(|(&(a, b), p)| PairingScore {
+                a: a as usize,
+                b: b as usize,
+                games: p.wdl.games() as f64,
+                points: p.wdl.points(),
+            })
+            .collect();
+        let fit = ratings::fit(self.engines.len(), &scores, anchor);
+        let mut order: Vec<usize> = (0..self.engines.len()).collect();
+        order.sort_by(|&x, &y| {
+            fit.ratings[y]
+                .elo
+                .total_cmp(&fit.ratings[x].elo)
+                .then(
+                    self.engines[y]
+                        .wdl
+                        .score()
+                        .total_cmp(&self.engines[x].wdl.score()),
+                )
+                .then(self.engines[x].name.cmp(&self.engines[y].name))
+        });
+        let rows = order
+            .iter()
+            .enumerate()
+            .map(|(rank, &i)| {
+                let e = &self.engines[i];
+                let r = fit.ratings[i];
+                StandingRow {
+                    rank: rank + 1,
+                    index: i,
+                    engine: e.name.clone(),
+                    wdl: e.wdl,
+                    penta: e.penta,
+                    elo: Estimate {
+                        value: r.elo,
+                        error: r.error,
+                    },
+                    nelo: e.wdl.nelo(),
+                    margin: e.margin.estimate(),
+                    faults: e.faults,
+                    group: r.group,
+                }
+            })
+            .collect();
+        let mut h2h = Vec::new();
+        for &a in &order {
+            for &b in &order {
+                if let (true, Some(p)) = (a != b, self.pairing(a, b)) {
+                    h2h.push(H2hRow {
+                        engine: self.engines[a].name.clone(),
+                        opponent: self.engines[b].name.clone(),
+                        engine_index: a,
+                        opponent_index: b,
+                        tally: p,
+                    });
+                }
+            }
+        }
+        let groups = fit
+            .groups
+            .iter()
+            .map(|g| GroupInfo {
+                engines: g
+                    .members
+                    .iter()
+                    .map(|&m| self.engines[m].name.clone())
+                    .collect(),
+                regularized: g.regularized,
+                anchored: g.anchored,
+            })
+            .collect();
+        Ok(Standings {
+            rows,
+            h2h,
+            groups,
+            games: self.games,
+            duplicates: self.duplicates,
+            ignored: self.ignored,
+            unpaired: self.unpaired(),
+            anchor: anchor.map(|(i, elo)| (self.engines[i].name.clone(), elo)),
+        })
+    }
+}
+
+/// An anchor names an engine that played no game.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to anchor the ratings: no engine named {0:?} played a counted game")]
+pub struct UnknownEngine(pub String);
+
+/// One engine's line in the standings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StandingRow {
+    pub rank: usize,
+    /// Index in [`Tally::engines`].
+    pub index: usize,
+    pub engine: String,
+    pub wdl: Wdl,
+    pub penta: Pentanomial,
+    /// The joint Bradley-Terry rating (see [`super::ratings`]).
+    pub elo: Estimate,
+    /// Normalized Elo of the engine's pooled results against all its opponents.
+    pub nelo: Estimate,
+    /// Mean seed margin (own store minus the opponent's).
+    pub margin: Estimate,
+    pub faults: Faults,
+    /// Index in [`Standings::groups`].
+    pub group: usize,
+}
+
+/// One ordered pairing's results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct H2hRow {
+    pub engine: String,
+    pub opponent: String,
+    pub engine_index: usize,
+    pub opponent_index: usize,
+    /// From `engine`'s point of view.
+    pub tally: PairingTally,
+}
+
+/// A set of engines linked by games (ratings of different groups are not comparable).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupInfo {
+    pub engines: Vec<String>,
+    pub regularized: bool,
+    pub anchored: bool,
+}
+
+/// Ratings, standings and head-to-head results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Standings {
+    /// Sorted by rating, best first.
+    pub rows: Vec<StandingRow>,
+    /// Ordered pairs that met, in standings order.
+    pub h2h: Vec<H2hRow>,
+    pub groups: Vec<GroupInfo>,
+    pub games: u64,
+    pub duplicates: u64,
+    pub ignored: u64,
+    pub unpaired: u64,
+    pub anchor: Option<(String, f64)>,
+}
+
+impl Standings {
+    /// The head-to-head results of `a` against `b` (engine indices).
+    pub fn h2h(&self, a: usize, b: usize) -> Option<&H2hRow> {
+        self.h2h
+            .iter()
+            .find(|r| r.engine_index == a && r.opponent_index == b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row<'a>(
+        game: &'a str,
+        pair: &'a str,
+        south: &'a str,
+        north: &'a str,
+        result: &str,
+    ) -> GameRow<'a> {
+        GameRow {
+            game,
+            pair,
+            south,
+            north,
+            result: Outcome::parse(result).unwrap(),
+            south_score: Some(if result == "1-0" { 40 } else { 30 }),
+            north_score: Some(if result == "0-1" { 40 } else { 30 }),
+            termination: "normal",
+            loser: "",
+        }
+    }
+
+    proptest::proptest! {
+        /// The order in which games arrive (shards, concurrency) changes nothing.
+        #[test]
+        fn order_does_not_matter(
+            games in proptest::collection::vec((0usize..4, 0usize..4, 0u8..3, 0u8..3), 1..40),
+            seed in 0u64..1000,
+        ) {
+            let names = ["a", "b", "c", "d"];
+            let mut rows = Vec::new();
+            for (k, &(x, y, r1, r2)) in games.iter().enumerate() {
+                let (a, b) = (names[x], names[(x + 1 + y % 3) % 4]);
+                let res = |r: u8| ["1-0", "1/2-1/2", "0-1"][r as usize];
+                rows.push((format!("t-{}", 2 * k), k.to_string(), a, b, res(r1)));
+                rows.push((format!("t-{}", 2 * k + 1), k.to_string(), b, a, res(r2)));
+            }
+            let tally_of = |rows: &[(String, String, &str, &str, &str)]| {
+                let mut t = Tally::new();
+                for (id, pair, s, n, r) in rows {
+                    t.add(&row(id, pair, s, n, r));
+                }
+                t
+            };
+            let t1 = tally_of(&rows);
+            // A deterministic shuffle.
+            let mut shuffled = rows.clone();
+            let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            for i in (1..shuffled.len()).rev() {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                shuffled.swap(i, (state >> 33) as usize % (i + 1));
+            }
+            let t2 = tally_of(&shuffled);
+            proptest::prop_assert_eq!(t2.unpaired(), 0);
+            for name in names {
+                let (Some(i), Some(j)) = (t1.engine_index(name), t2.engine_index(name)) else {
+                    continue;
+                };
+                let (e1, e2) = (&t1.engines()[i], &t2.engines()[j]);
+                proptest::prop_assert_eq!(e1.wdl, e2.wdl);
+                proptest::prop_assert_eq!(e1.penta, e2.penta);
+                proptest::prop_assert_eq!(e1.wdl.games(), 2 * e1.penta.pairs());
+            }
+            let s1 = t1.standings(None).unwrap();
+            let s2 = t2.standings(None).unwrap();
+            for r1 in &s1.rows {
+                let r2 = s2.rows.iter().find(|r| r.engine == r1.engine).unwrap();
+                proptest::prop_assert!((r1.elo.value - r2.elo.value).abs() < 1e-6);
+            }
+        }
+    }
+
+    #[test]
+    fn pairs_duplicates_and_faults() {
+        let mut t = Tally::new();
+        assert_eq!(t.add(&row("t1-1", "1", "a", "b", "1-0")), Added::Counted);
+        assert_eq!(
+            t.add(&row("t1-2", "1", "b", "a", "1/2-1/2")),
+            Added::Counted
+        );
+        assert_eq!(
+            t.add(&row("t1-2", "1", "b", "a", "1/2-1/2")),
+            Added::Duplicate
+        );
+        // Same pair number in another tournament: a separate pair.
+        assert_eq!(t.add(&row("t2-1", "1", "a", "b", "0-1")), Added::Counted);
+        let mut fault = row("t1-3", "2", "b", "a", "1-0");
+        fault.termination = "timeout";
+        fault.loser = "a";
+        t.add(&fault);
+        let mut interrupted = row("t1-4", "2", "a", "b", "1-0");
+        interrupted.termination = "interrupted";
+        assert_eq!(t.add(&interrupted), Added::Ignored);
+        assert_eq!(t.add(&row("odd id", "", "a", "b", "1-0")), Added::Counted);
+        assert_eq!(t.add(&row("odd id", "", "a", "b", "1-0")), Added::Duplicate);
+
+        assert_eq!(t.games(), 5);
+        assert_eq!(t.duplicates(), 2);
+        assert_eq!(t.unpaired(), 2);
+        let a = t.engine_index("a").unwrap();
+        let b = t.engine_index("b").unwrap();
+        let ab = t.pairing(a, b).unwrap();
+        assert_eq!(ab.wdl, Wdl::new(2, 1, 2));
+        assert_eq!(ab.penta, Pentanomial([0, 0, 0, 1, 0]));
+        assert_eq!(t.pairing(b, a).unwrap().penta, Pentanomial([0, 1, 0, 0, 0]));
+        assert_eq!(t.engines()[a].faults.timeouts, 1);
+        assert_eq!(t.engines()[b].faults.total(), 0);
+        // margins: +10, 0, -10, -10, +10 from a's view
+        assert_eq!(ab.margin.estimate().value, 0.0);
+        let s = t.standings(None).unwrap();
+        assert_eq!(s.rows.len(), 2);
+        assert_eq!(s.h2h.len(), 2);
+        assert!((s.rows[0].elo.value + s.rows[1].elo.value).abs() < 1e-9);
+        assert!(t.standings(Some(("zz", 0.0))).is_err());
+    }
+}

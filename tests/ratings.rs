@@ -1,0 +1,254 @@
+//! `kalaha ratings` end to end: reading results folders, merging shards, the written files,
+//! and the leaderboard rendered by a real browser.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const HEADER: &str = "game,round,pair,south,north,opening,result,south_score,north_score,plies,termination,loser,detail,duration_ms";
+
+const ENGINES: [&str; 4] = [
+    "alpha",
+    "<i>beta</i> & \"co\"",
+    "=HYPERLINK(\"x\")",
+    "delta",
+];
+
+/// Writes a small deterministic round-robin (engine i is stronger than engine j > i) as
+/// `count` shards: game k goes to shard k mod count (pairs stay together).
+fn write_tournament(dir: &Path, shards: usize) -> Vec<PathBuf> {
+    let mut files = vec![String::from(HEADER) + "\n"; shards];
+    let mut game = 0;
+    let mut pair = 0;
+    for (i, a) in ENGINES.iter().enumerate() {
+        for (j, b) in ENGINES.iter().enumerate().skip(i + 1) {
+            for p in 0..6 {
+                pair += 1;
+                for (south, north) in [(a, b), (b, a)] {
+                    game += 1;
+                    // The stronger engine (a) wins as south; as north it wins, draws or
+                    // loses depending on the pair.
+                    let a_south = south == a;
+                    let (result, ss, ns) = match (a_south, (p + i + j) % 3) {
+                        (true, _) | (false, 0) => {
+                            if a_south {
+                                ("1-0", 40, 32)
+                            } else {
+                                ("0-1", 30, 42)
+                            }
+                        }
+                        (false, 1) => ("1/2-1/2", 36, 36),
+                        _ => ("1-0", 38, 34),
+                    };
+                    let (term, loser, detail) = if game == 7 {
+                        ("illegal_move", *north, "pit 9, \"<script>\"")
+                    } else {
+                        ("normal", "", "")
+                    };
+                    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+                    files[pair % shards].push_str(&format!(
+                        "T1-{game},1,{pair},{},{},1 2,{result},{ss},{ns},40,{term},{},{},12\n",
+                        q(south),
+                        q(north),
+                        q(loser),
+                        q(detail)
+                    ));
+                }
+            }
+        }
+    }
+    let toml =
+        "id = \"T1\"\nseed = 7\ngames = 72\n[rules]\npits = 6\nseeds = 4\n[time]\nmove_ms = 100\n";
+    files
+        .into_iter()
+        .enumerate()
+        .map(|(k, text)| {
+            let d = dir.join(format!("shard-{k}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("games.csv"), text).unwrap();
+            std::fs::write(d.join("tournament.toml"), toml).unwrap();
+            d
+        })
+        .collect()
+}
+
+fn kalaha(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(args)
+        .output()
+        .expect("run kalaha")
+}
+
+fn ratings(inputs: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["ratings".as_ref()];
+    args.extend(inputs.iter().map(|p| p.as_os_str()));
+    args.push("--out".as_ref());
+    args.push(out.as_os_str());
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    kalaha(&args)
+}
+
+#[test]
+fn merged_shards_equal_one_file_and_duplicates_are_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let single = write_tournament(&tmp.path().join("single"), 1);
+    let shards = write_tournament(&tmp.path().join("sharded"), 4);
+    let out1 = tmp.path().join("out1");
+    let out4 = tmp.path().join("out4");
+    let o = ratings(&single, &out1, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Every shard, plus one of them again: the duplicates must not count.
+    let mut inputs = shards.clone();
+    inputs.push(shards[1].join("games.csv"));
+    let o = ratings(&inputs, &out4, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("72 games counted"), "{stdout}");
+    for f in ["standings.csv", "h2h.csv"] {
+        let a = std::fs::read_to_string(out1.join(f)).unwrap();
+        let b = std::fs::read_to_string(out4.join(f)).unwrap();
+        assert_eq!(
+            a, b,
+            "{f} differs between the single run and the merged shards"
+        );
+    }
+    let standings = std::fs::read_to_string(out1.join("standings.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(standings.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    assert_eq!(
+        &header.iter().take(9).collect::<Vec<_>>(),
+        &[
+            "rank",
+            "engine",
+            "games",
+            "wins",
+            "draws",
+            "losses",
+            "score",
+            "elo",
+            "elo_error"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    let names: Vec<&str> = rows.iter().map(|r| &r[1]).collect();
+    assert_eq!(names[0], "alpha");
+    assert!(names.contains(&"'=HYPERLINK(\"x\")"), "{names:?}");
+    let elo_sum: f64 = rows.iter().map(|r| r[7].parse::<f64>().unwrap()).sum();
+    assert!(elo_sum.abs() < 0.05, "mean-centred: {elo_sum}");
+    let illegal = header.iter().position(|h| h == "illegal_moves").unwrap();
+    assert_eq!(
+        rows.iter()
+            .map(|r| r[illegal].parse::<u64>().unwrap())
+            .sum::<u64>(),
+        1
+    );
+    let h2h = std::fs::read_to_string(out1.join("h2h.csv")).unwrap();
+    assert_eq!(h2h.lines().count(), 1 + 12);
+    assert!(h2h.lines().next().unwrap().starts_with(
+        "engine,opponent,games,wins,draws,losses,score,elo,elo_error,los,pairs,ll,ld,wl_dd,wd,ww"
+    ));
+    let md = std::fs::read_to_string(out1.join("leaderboard.md")).unwrap();
+    assert!(
+        md.contains("rules.pits") && md.contains("&lt;i&gt;beta"),
+        "{md}"
+    );
+}
+
+#[test]
+fn anchor_and_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = write_tournament(tmp.path(), 1);
+    let out = tmp.path().join("out");
+    let o = ratings(&dirs, &out, &["--anchor", "delta=1000"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(out.join("standings.csv")).unwrap();
+    let delta = text.lines().find(|l| l.contains(",delta,")).unwrap();
+    assert!(delta.contains(",1000.00,0.00,"), "{delta}");
+    let o = ratings(&dirs, &out, &["--anchor", "nobody=0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = ratings(&[tmp.path().join("missing")], &out, &[]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Renders leaderboard.html in headless Chromium and checks the rendered page holds every
+/// engine's row and the chart. Skips when Chromium is missing, unless `CI` is set.
+#[test]
+fn leaderboard_renders_in_a_browser() {
+    let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+    else {
+        if std::env::var_os("CI").is_some() {
+            panic!("chromium is required when CI is set (apt-get install chromium)");
+        }
+        eprintln!("skipping leaderboard_renders_in_a_browser: chromium is not installed");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = write_tournament(tmp.path(), 1);
+    let out = tmp.path().join("site");
+    let o = ratings(&dirs, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = out.join("leaderboard.html");
+    let profile = tmp.path().join("profile");
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).map(|_| s)
+    });
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let dom = reader.join().unwrap().unwrap();
+    assert!(
+        dom.contains("<svg id=\"elo-chart\""),
+        "no chart in the rendered page"
+    );
+    assert_eq!(dom.matches("class=\"engine-row\"").count(), ENGINES.len());
+    assert_eq!(dom.matches("class=\"chart-row\"").count(), ENGINES.len());
+    for name in ENGINES {
+        // The browser serialises text content with &, < and > escaped (quotes as they are).
+        let text = name
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        assert!(
+            dom.contains(&format!(">{text}</td>")),
+            "no standings row for {name:?}"
+        );
+    }
+    assert!(!dom.contains("<i>beta"), "an engine name was not escaped");
+}

@@ -1,0 +1,127 @@
+//! `kalaha solve` and `kalaha engine` from the outside: output format, values, exit codes.
+
+use kalaha::rules::{Position, Rules, Side, Sweep};
+use kalaha::solver::Solver;
+use std::process::{Command, Output};
+
+fn kalaha(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(args)
+        .output()
+        .expect("run kalaha")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// The value on the last line, checking that it is the last line.
+fn last_value(out: &str) -> i32 {
+    let last = out.lines().last().expect("some output");
+    let v = last
+        .strip_prefix("value ")
+        .unwrap_or_else(|| panic!("last line is not `value N`: {last:?}"));
+    v.parse().unwrap()
+}
+
+/// The principal variation lines `N. SIDE PIT [extra turn] [captures K] [game over]`.
+fn pv_moves(out: &str) -> Vec<(Side, i64, String)> {
+    out.lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let n = words.next()?;
+            n.strip_suffix('.')?.parse::<u32>().ok()?;
+            let side: Side = words.next()?.parse().ok()?;
+            let pit: i64 = words.next()?.parse().ok()?;
+            Some((side, pit, words.collect::<Vec<_>>().join(" ")))
+        })
+        .collect()
+}
+
+/// Replays the printed line and checks the notes and the final margin against the value.
+fn check_output(out: &str, start: &Position) {
+    let value = last_value(out);
+    let mut pos = *start;
+    for (side, pit, note) in pv_moves(out) {
+        assert_eq!(side, pos.to_move(), "{out}");
+        let (next, effect) = pos.play_traced(pit).unwrap();
+        assert_eq!(note.contains("extra turn"), effect.extra_turn, "{out}");
+        assert_eq!(note.contains("captures"), effect.captured > 0, "{out}");
+        assert_eq!(note.contains("game over"), effect.game_over, "{out}");
+        pos = next;
+    }
+    assert!(pos.is_over(), "the line does not end the game:\n{out}");
+    assert_eq!(pos.store_margin(start.to_move()), value, "{out}");
+    assert!(out.contains(&format!(
+        "final south {} north {}",
+        pos.store(Side::South),
+        pos.store(Side::North)
+    )));
+}
+
+#[test]
+fn solve_prints_a_replayable_line_and_the_value_last_for_every_variant() {
+    for sweep in ["owner", "empty_side", "none"] {
+        for empty_capture in [false, true] {
+            let mut args = vec!["solve", "--pits", "3", "--seeds", "3", "--sweep", sweep];
+            if empty_capture {
+                args.push("--empty-capture");
+            }
+            let o = kalaha(&args);
+            assert!(o.status.success(), "{o:?}");
+            let out = stdout(&o);
+            let rules = Rules::new(3, 3, empty_capture, sweep.parse::<Sweep>().unwrap()).unwrap();
+            let start = Position::start(rules);
+            check_output(&out, &start);
+            assert_eq!(last_value(&out), Solver::new(4).solve(&start).value);
+        }
+    }
+}
+
+#[test]
+fn solve_takes_a_position_and_answers_for_the_side_to_move() {
+    let rules = Rules::new(4, 3, false, Sweep::Owner).unwrap();
+    let text = "0,4,4,1:2/3,0,5,2:3/n";
+    let pos = Position::from_compact(text, rules).unwrap();
+    let o = kalaha(&["solve", "--pits", "4", "--seeds", "3", "--position", text]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    check_output(&out, &pos);
+    assert_eq!(last_value(&out), Solver::new(4).solve(&pos).value);
+    assert!(out.contains(&format!("position {text}")));
+}
+
+#[test]
+fn a_finished_position_has_an_empty_line_and_its_store_margin() {
+    let o = kalaha(&["solve", "--seeds", "2", "--position", "0,0,0:7/1,2,0:2/s"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(last_value(&stdout(&o)), 2);
+}
+
+#[test]
+fn bad_input_is_exit_2_with_the_reason() {
+    let o = kalaha(&["solve", "--position", "4,4,4/4,4,4/s"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("SOUTH_PITS:STORE"));
+    let o = kalaha(&["solve", "--pits", "3", "--position", "1,1,1:0/1,1,1:0/s"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("seeds"));
+    let o = kalaha(&["solve", "--pits", "3", "--hash-mb", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = kalaha(&["solve", "--help"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("Example:"));
+}
+
+#[test]
+fn an_unknown_engine_is_exit_2_with_the_names() {
+    let o = kalaha(&["engine", "deep-blue"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for name in kalaha::engines::BUILTIN_NAMES {
+        assert!(err.contains(name), "{err}");
+    }
+    let o = kalaha(&["engine", "hard", "--speed", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--depth, --hash_mb"));
+}
