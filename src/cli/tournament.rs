@@ -137,7 +137,8 @@ pub struct CommonArgs {
 kalaha tournament\n  \
 kalaha tournament --engine builtin=hard --engine builtin=medium --engine cmd=./my-engine name=mine option.depth=8 --games 20 --move-time 100ms\n  \
 kalaha tournament --config tournament.toml --concurrency 4 --out results/run1\n  \
-kalaha tournament --resume results/run1")]
+kalaha tournament --resume results/run1\n\n\
+Exit status 130 when interrupted (Ctrl-C); the results so far are kept and --resume continues.")]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -172,7 +173,7 @@ pub fn run(args: Args) -> CliResult {
     }
     let config = file.resolve().map_err(CliError::input)?;
     let out = args.common.out.clone().unwrap_or_else(default_out_dir);
-    execute(config, out, false, &args.common, "tournament")
+    execute(config, out, false, &args.common, &mut [])
 }
 
 fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
@@ -189,7 +190,7 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         )));
     }
     let config = load_saved(dir).map_err(CliError::input)?;
-    execute(config, dir.to_path_buf(), true, common, "tournament")
+    execute(config, dir.to_path_buf(), true, common, &mut [])
 }
 
 impl CommonArgs {
@@ -245,14 +246,15 @@ impl CommonArgs {
     }
 }
 
-/// Runs a resolved tournament with the live display and maps the outcome to an exit code:
-/// 0 when every game was played, 130 when interrupted (after printing how to resume).
+/// Runs a resolved tournament with the live display and `extra` reporters (after the
+/// results files and before the display), and maps the outcome to an exit code: 0 when
+/// every game was played, 130 when interrupted (after printing how to resume).
 pub fn execute(
     config: TournamentConfig,
     out: PathBuf,
     resume: bool,
     common: &CommonArgs,
-    _command: &str,
+    extra: &mut [&mut dyn Reporter],
 ) -> CliResult {
     let options = RunOptions {
         out: out.clone(),
@@ -286,7 +288,8 @@ pub fn execute(
         .build()?;
     let mut display = LiveDisplay::new(mode, Standings::default());
     let outcome = runtime.block_on(async {
-        let mut reporters: [&mut dyn Reporter; 1] = [&mut display];
+        let mut extra = crate::tournament::Many(extra);
+        let mut reporters: [&mut dyn Reporter; 2] = [&mut extra, &mut display];
         crate::tournament::run_tournament(config, &options, &mut reporters).await
     });
     let outcome = match outcome {
