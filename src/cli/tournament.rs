@@ -131,7 +131,7 @@ pub struct CommonArgs {
 
 /// Run a round robin (or a gauntlet) between engines; with no engines, a demo round robin
 /// of the built-in engines random, greedy, easy, medium and hard (20 games per pairing from
-/// 4-ply random openings, 20 ms per move).
+/// 4-ply random openings, 20 ms per move with a 150 ms margin).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
 kalaha tournament\n  \
@@ -167,6 +167,9 @@ pub fn run(args: Args) -> CliResult {
         file.tc
             .get_or_insert(TimeControl::MoveTime(Duration::from_millis(20)));
         file.games.get_or_insert(20);
+        // A loaded machine delays processes by tens of milliseconds: the demo should show
+        // the engines' strength, not the machine's load.
+        file.time_margin.get_or_insert_with(|| "150ms".into());
         if file.openings.is_none() {
             file.opening_plies.get_or_insert(4);
         }

@@ -188,6 +188,7 @@ pub async fn run_tournament(
         names: config.names(),
         total: schedule.games_in_shard(),
         done: done_in_shard,
+        earlier: standings.clone(),
     };
     let mut tally = Tally(standings);
     let mut extra = Many(reporters);
