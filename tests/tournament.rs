@@ -582,3 +582,62 @@ fn clocks_per_engine_time_controls_and_restarts() {
     assert!(saved.contains("tc = \"1m+1s\""), "{saved}");
     common::assert_no_survivors(None, Some(&mark));
 }
+
+#[test]
+fn config_files_and_builtin_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let config = dir.path().join("t.toml");
+    std::fs::write(
+        &config,
+        r#"
+games = 4
+tc = "50ms"
+opening_plies = 2
+seed = 5
+[rules]
+pits = 5
+seeds = 3
+[[engine]]
+builtin = "first"
+[[engine]]
+builtin = "random"
+name = "rnd"
+options = { seed = 7 }
+"#,
+    )
+    .unwrap();
+    let o = kalaha()
+        .args(["tournament", "--config"])
+        .arg(&config)
+        .args(["--games", "2", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = csv_rows(&out);
+    // The command line's --games wins over the file's.
+    assert_eq!(rows.len(), 2);
+    let names: BTreeSet<&str> = rows.iter().map(|r| r["south"].as_str()).collect();
+    assert_eq!(names, BTreeSet::from(["first", "rnd"]));
+    assert!(
+        rows.iter().all(|r| r["termination"] == "normal"),
+        "{rows:?}"
+    );
+    let saved = std::fs::read_to_string(out.join("tournament.toml")).unwrap();
+    assert!(
+        saved.contains("pits = 5") && saved.contains("seed = 7"),
+        "{saved}"
+    );
+    let o = kalaha()
+        .args([
+            "match", "first", "first", "--games", "2", "--quiet", "--out",
+        ])
+        .arg(dir.path().join("m"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = csv_rows(&dir.path().join("m"));
+    assert_eq!(rows[0]["south"], "first");
+    assert_eq!(rows[0]["north"], "first-2");
+}
