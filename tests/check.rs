@@ -75,12 +75,17 @@ fn builtin_engines_pass() {
         eprintln!("kalaha engine first is not available yet: skipped");
         return;
     }
-    for name in [
+    let names = [
         "random", "first", "greedy", "easy", "medium", "hard", "perfect",
-    ] {
-        let (code, out, _) = check(&[&format!("builtin={name}")]);
-        assert_eq!(code, 0, "builtin={name}:\n{out}");
-    }
+    ];
+    std::thread::scope(|s| {
+        for name in names {
+            s.spawn(move || {
+                let (code, out, _) = check(&[&format!("builtin={name}")]);
+                assert_eq!(code, 0, "builtin={name}:\n{out}");
+            });
+        }
+    });
 }
 
 /// The fakes that fail: the step that must fail and a piece of its report.
@@ -142,4 +147,32 @@ fn bad_usage_exits_2() {
     assert_eq!(code, 2);
     let (code, _, _) = check(&["builtin="]);
     assert_eq!(code, 2);
+}
+
+#[test]
+fn debug_writes_a_transcript_and_stderr_goes_to_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("check.transcript");
+    let stderr_log = dir.path().join("check.stderr");
+    let fake = fake_engine();
+    let (code, out, _) = check(&[
+        "--debug",
+        transcript.to_str().unwrap(),
+        "--stderr-log",
+        stderr_log.to_str().unwrap(),
+        "--",
+        fake.to_str().unwrap(),
+        "flood-stderr",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    assert!(
+        text.contains(r#"> {"type":"hello","protocol":1}"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"< {"type":"move","pit":"#), "{text}");
+    assert!(text.contains(r#"> {"type":"quit"}"#), "{text}");
+    // The default cap is 10 MiB, far below the 100 MB the fake writes.
+    let size = std::fs::metadata(&stderr_log).unwrap().len();
+    assert!(size > 10 << 20 && size < (10 << 20) + 200, "{size}");
 }

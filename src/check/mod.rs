@@ -244,9 +244,9 @@ impl Checker<'_> {
         for opt in options {
             let name = format!("option {}", opt.name);
             let values: Vec<Value> = match &opt.kind {
-                OptionKind::Int { default, min, max } => {
-                    vec![json!(min), json!(max), json!(default)]
-                }
+                // Not the maximum: for sizes such as a hash table it may not fit this
+                // machine, and the result would depend on where the check runs.
+                OptionKind::Int { default, min, .. } => vec![json!(min), json!(default)],
                 OptionKind::Bool { default } => vec![json!(!default), json!(default)],
                 OptionKind::String { default } => vec![json!(default)],
                 OptionKind::Choice { default, values } => values
@@ -426,10 +426,14 @@ impl Checker<'_> {
             go["position"]["x_future"] = json!(1);
             go["time"]["x_future_ms"] = json!(5);
             e.send_raw(&go.to_string()).await.map_err(fail)?;
-            let end = std::time::Instant::now() + Duration::from_millis(1000) + MOVE_SLACK;
+            let total = Duration::from_millis(1000) + MOVE_SLACK;
+            let end = std::time::Instant::now() + total;
             loop {
                 let left = end.saturating_duration_since(std::time::Instant::now());
-                let (msg, line) = e.recv_message(left).await.map_err(fail)?;
+                let (msg, line) = e.recv_message(left).await.map_err(|err| match err {
+                    EngineError::Timeout { .. } => fail(EngineError::Timeout { deadline: total }),
+                    err => fail(err),
+                })?;
                 match msg {
                     FromEngine::Info(_) => {}
                     FromEngine::Move { pit } => {

@@ -66,7 +66,8 @@ impl EngineCommand {
         }
     }
 
-    /// A built-in engine: this executable with `engine NAME`.
+    /// A built-in engine: this executable with `engine NAME` (so only meaningful when
+    /// called from the `kalaha` binary; tests use `env!("CARGO_BIN_EXE_kalaha")`).
     pub fn builtin(name: &str) -> io::Result<Self> {
         Ok(EngineCommand::new(
             std::env::current_exe()?,
