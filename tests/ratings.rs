@@ -252,3 +252,190 @@ fn leaderboard_renders_in_a_browser() {
     }
     assert!(!dom.contains("<i>beta"), "an engine name was not escaped");
 }
+
+fn run_kalaha(args: &[String]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(args)
+        .output()
+        .expect("run kalaha")
+}
+
+fn describe(o: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A real tournament of deterministic built-in engines, run once whole and once as four
+/// shards in four processes at the same time: the merged standings are the same.
+#[test]
+fn four_shard_processes_merge_to_the_single_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = |out: &Path, shard: Option<&str>| {
+        let mut a: Vec<String> = [
+            "tournament",
+            "--engine",
+            "builtin=first",
+            "--engine",
+            "builtin=greedy",
+            "--engine",
+            "builtin=first",
+            "name=first-again",
+            "--games",
+            "4",
+            "--opening-plies",
+            "3",
+            "--seed",
+            "5",
+            "--id",
+            "shared",
+            "--move-time",
+            "1s",
+            "-j",
+            "1",
+            "--quiet",
+            "--out",
+        ]
+        .map(String::from)
+        .to_vec();
+        a.push(out.display().to_string());
+        if let Some(s) = shard {
+            a.extend(["--shard".to_string(), s.to_string()]);
+        }
+        a
+    };
+    let single = tmp.path().join("single");
+    let o = run_kalaha(&base(&single, None));
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let shards: Vec<PathBuf> = (1..=4)
+        .map(|k| tmp.path().join(format!("shard-{k}")))
+        .collect();
+    let children: Vec<std::process::Child> = shards
+        .iter()
+        .enumerate()
+        .map(|(k, dir)| {
+            Command::new(env!("CARGO_BIN_EXE_kalaha"))
+                .args(base(dir, Some(&format!("{}/4", k + 1))))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start a shard")
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    }
+    let one = tmp.path().join("one");
+    let merged = tmp.path().join("merged");
+    let o = ratings(std::slice::from_ref(&single), &one, &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let o = ratings(&shards, &merged, &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("12 games counted"),
+        "{}",
+        describe(&o)
+    );
+    for f in ["standings.csv", "h2h.csv"] {
+        let a = std::fs::read_to_string(one.join(f)).unwrap();
+        let b = std::fs::read_to_string(merged.join(f)).unwrap();
+        assert_eq!(a, b, "{f}: the merged shards differ from the single run");
+    }
+}
+
+fn sprt_args(out: &Path, engines: &[&str], extra: &[&str]) -> Vec<String> {
+    let mut a = vec!["sprt".to_string()];
+    for e in engines {
+        a.push("--engine".into());
+        a.extend(e.split(' ').map(String::from));
+    }
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a.extend(["-j", "2", "--quiet", "--out"].map(String::from));
+    a.push(out.display().to_string());
+    a
+}
+
+fn sprt_rows(out: &Path) -> Vec<csv::StringRecord> {
+    let mut r = csv::Reader::from_path(out.join("sprt.csv")).unwrap();
+    assert_eq!(
+        r.headers().unwrap().iter().take(8).collect::<Vec<_>>(),
+        ["pairs", "games", "ll", "ld", "wl_dd", "wd", "ww", "llr"]
+    );
+    r.records().map(|x| x.unwrap()).collect()
+}
+
+#[test]
+fn sprt_accepts_h1_for_a_much_stronger_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sprt");
+    let o = run_kalaha(&sprt_args(
+        &out,
+        &["builtin=hard option.depth=3", "builtin=random"],
+        &["--elo0", "0", "--elo1", "5", "--move-time", "1s"],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout
+            .trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("H1 accepted"),
+        "{stdout}"
+    );
+    let rows = sprt_rows(&out);
+    assert!(rows.len() < 400, "{} pairs", rows.len());
+    let last: f64 = rows.last().unwrap()[7].parse().unwrap();
+    assert!(last >= 2.944);
+    // LLR after every pair, pairs numbered 1, 2, 3...
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r[0].parse::<usize>().unwrap(), i + 1);
+    }
+}
+
+#[test]
+fn sprt_of_an_engine_against_itself_does_not_accept_h1_and_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sprt");
+    let o = run_kalaha(&sprt_args(
+        &out,
+        &["builtin=greedy name=new", "builtin=greedy name=old"],
+        &[
+            "--max-games",
+            "30",
+            "--model",
+            "logistic",
+            "--elo0",
+            "0",
+            "--elo1",
+            "10",
+        ],
+    ));
+    let code = o.status.code();
+    assert!(code == Some(3) || code == Some(4), "{}", describe(&o));
+    let rows = sprt_rows(&out);
+    if code == Some(4) {
+        assert_eq!(rows.len(), 15);
+    }
+    // Resuming a finished test plays nothing more and gives the same verdict.
+    let o = run_kalaha(&[
+        "sprt".into(),
+        "--resume".into(),
+        out.display().to_string(),
+        "--quiet".into(),
+    ]);
+    assert_eq!(o.status.code(), code, "{}", describe(&o));
+    assert_eq!(sprt_rows(&out).len(), rows.len());
+    // Bad parameters are input errors.
+    let o = run_kalaha(&sprt_args(
+        &tmp.path().join("bad"),
+        &["builtin=greedy", "builtin=first"],
+        &["--elo0", "5", "--elo1", "0"],
+    ));
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+}

@@ -15,9 +15,11 @@ mod csv_out;
 pub mod games_csv;
 mod html;
 mod markdown;
+mod reporter;
 pub mod settings;
 
 pub use games_csv::{ReadError, ReadSummary, games_csv_path, read_games_csv};
+pub use reporter::LeaderboardReporter;
 pub use settings::{SettingsSection, read_tournament_toml, settings_from_toml};
 
 use crate::stats::{Estimate, Standings, Tally, UnknownEngine};

@@ -10,7 +10,7 @@ pub mod tally;
 
 pub use elo::{Estimate, MeanAcc, Pentanomial, Wdl};
 pub use ratings::{Rating, Ratings};
-pub use sprt::{Sprt, SprtDecision, SprtModel};
+pub use sprt::{Sprt, SprtDecision, SprtModel, SprtProgress, SprtStatus};
 pub use tally::{
     Added, EngineTally, Faults, GameRow, GroupInfo, H2hRow, Outcome, PairingTally, StandingRow,
     Standings, Tally, UnknownEngine,

@@ -353,20 +353,41 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
     Some(x)
 }
 
-/// Inverts a square matrix (column by column).
-fn invert(a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
+/// Inverts a square matrix (Gauss-Jordan elimination with partial pivoting).
+fn invert(mut a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
     let n = a.len();
-    let mut cols = Vec::with_capacity(n);
-    for c in 0..n {
-        let mut e = vec![0.0; n];
-        e[c] = 1.0;
-        cols.push(solve(a.clone(), e)?);
+    let mut inv: Vec<Vec<f64>> = (0..n)
+        .map(|r| (0..n).map(|c| if r == c { 1.0 } else { 0.0 }).collect())
+        .collect();
+    for col in 0..n {
+        let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[piv][col].abs() < 1e-300 {
+            return None;
+        }
+        a.swap(col, piv);
+        inv.swap(col, piv);
+        let d = a[col][col];
+        for x in a[col].iter_mut() {
+            *x /= d;
+        }
+        for x in inv[col].iter_mut() {
+            *x /= d;
+        }
+        let (pivot_a, pivot_inv) = (a[col].clone(), inv[col].clone());
+        for row in 0..n {
+            let f = a[row][col];
+            if row == col || f == 0.0 {
+                continue;
+            }
+            for (x, p) in a[row].iter_mut().zip(&pivot_a) {
+                *x -= f * p;
+            }
+            for (x, p) in inv[row].iter_mut().zip(&pivot_inv) {
+                *x -= f * p;
+            }
+        }
     }
-    Some(
-        (0..n)
-            .map(|r| (0..n).map(|c| cols[c][r]).collect())
-            .collect(),
-    )
+    Some(inv)
 }
 
 #[cfg(test)]
@@ -461,6 +482,33 @@ mod tests {
         let r = fit(2, &[pairing(0, 1, 10, 0, 0)], None);
         let diff = r.ratings[0].elo - r.ratings[1].elo;
         assert!((diff - 400.0 * 21f64.log10()).abs() < 1e-6, "{diff}");
+    }
+
+    #[test]
+    fn many_engines_fit_quickly_and_recover_strengths() {
+        // 60 engines 20 Elo apart, each pairing scored at its expected value.
+        let n = 60;
+        let mut games = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                let p = crate::stats::elo::elo_to_score(20.0 * (a as f64 - b as f64));
+                games.push(PairingScore {
+                    a,
+                    b,
+                    games: 100.0,
+                    points: 100.0 * p,
+                });
+            }
+        }
+        let r = fit(n, &games, None);
+        for a in 0..n {
+            let expected = 20.0 * (a as f64 - (n - 1) as f64 / 2.0);
+            assert!(
+                (r.ratings[a].elo - expected).abs() < 1e-6,
+                "{a}: {:?}",
+                r.ratings[a]
+            );
+        }
     }
 
     #[test]

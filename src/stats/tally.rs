@@ -408,9 +408,15 @@ impl Tally {
                 anchored: g.anchored,
             })
             .collect();
+        let h2h_index = h2h
+            .iter()
+            .enumerate()
+            .map(|(k, r)| ((r.engine_index, r.opponent_index), k))
+            .collect();
         Ok(Standings {
             rows,
             h2h,
+            h2h_index,
             groups,
             games: self.games,
             duplicates: self.duplicates,
@@ -478,14 +484,14 @@ pub struct Standings {
     pub ignored: u64,
     pub unpaired: u64,
     pub anchor: Option<(String, f64)>,
+    /// Position in `h2h` of each (engine index, opponent index).
+    h2h_index: HashMap<(usize, usize), usize>,
 }
 
 impl Standings {
     /// The head-to-head results of `a` against `b` (engine indices).
     pub fn h2h(&self, a: usize, b: usize) -> Option<&H2hRow> {
-        self.h2h
-            .iter()
-            .find(|r| r.engine_index == a && r.opponent_index == b)
+        self.h2h_index.get(&(a, b)).map(|&k| &self.h2h[k])
     }
 }
 
