@@ -28,7 +28,7 @@ pub struct Args {
     /// Solve this position instead of the start position (see below).
     #[arg(long, value_name = "COMPACT")]
     pub position: Option<String>,
-    /// Memory for the transposition table, in MiB.
+    /// Memory for the transposition table, in MiB (1 to 65536).
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub hash_mb: usize,
 }
