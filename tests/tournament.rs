@@ -229,6 +229,8 @@ fn resume_after_sigkill_plays_every_scheduled_game_exactly_once() {
                 "3",
                 "--id",
                 "kill",
+                "--time-margin",
+                "5s",
                 "-j",
                 "2",
                 "--quiet",
@@ -506,6 +508,8 @@ fn shards_together_play_the_whole_schedule() {
                 "3",
                 "--id",
                 "sh",
+                "--time-margin",
+                "5s",
                 "--quiet",
             ]
             .map(String::from),
