@@ -155,6 +155,8 @@ fn seats_alternate_within_pairs_and_the_schedule_is_deterministic() {
                 "11",
                 "--id",
                 "fixed",
+                "--time-margin",
+                "5s",
                 "-j",
                 "2",
                 "--quiet",
@@ -227,6 +229,8 @@ fn resume_after_sigkill_plays_every_scheduled_game_exactly_once() {
                 "3",
                 "--id",
                 "kill",
+                "--time-margin",
+                "5s",
                 "-j",
                 "2",
                 "--quiet",
@@ -417,7 +421,9 @@ fn show_prints_a_recorded_game() {
         vec!["match".to_string()],
         engine("good", "a", &mark),
         engine("good", "b", &mark),
-        ["--quiet", "--id", "s", "--out"].map(String::from).to_vec(),
+        ["--quiet", "--id", "s", "--time-margin", "5s", "--out"]
+            .map(String::from)
+            .to_vec(),
         vec![out.display().to_string()],
     ]
     .concat();
@@ -502,6 +508,8 @@ fn shards_together_play_the_whole_schedule() {
                 "3",
                 "--id",
                 "sh",
+                "--time-margin",
+                "5s",
                 "--quiet",
             ]
             .map(String::from),
@@ -610,7 +618,7 @@ options = { seed = 7 }
     let o = kalaha()
         .args(["tournament", "--config"])
         .arg(&config)
-        .args(["--games", "2", "--quiet", "--out"])
+        .args(["--games", "2", "--time-margin", "5s", "--quiet", "--out"])
         .arg(&out)
         .output()
         .unwrap();
@@ -638,6 +646,7 @@ options = { seed = 7 }
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let rows = csv_rows(&dir.path().join("m"));
-    assert_eq!(rows[0]["south"], "first");
-    assert_eq!(rows[0]["north"], "first-2");
+    let first_game = rows.iter().find(|r| r["game"].ends_with("-1")).unwrap();
+    assert_eq!(first_game["south"], "first");
+    assert_eq!(first_game["north"], "first-2");
 }
