@@ -103,9 +103,9 @@ fn bad_input_is_exit_2_with_the_reason() {
     let o = kalaha(&["solve", "--position", "4,4,4/4,4,4/s"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("SOUTH_PITS:STORE"));
-    let o = kalaha(&["solve", "--pits", "3", "--position", "1,1,1:0/1,1,1:0/s"]);
+    let o = kalaha(&["solve", "--position", "1,1:0/1,1,1:0/s"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("seeds"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("different lengths"));
     let o = kalaha(&["solve", "--pits", "3", "--hash-mb", "0"]);
     assert_eq!(o.status.code(), Some(2));
     let o = kalaha(&["solve", "--help"]);
@@ -124,4 +124,46 @@ fn an_unknown_engine_is_exit_2_with_the_names() {
     let o = kalaha(&["engine", "hard", "--speed", "3"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--depth, --hash_mb"));
+}
+
+#[test]
+fn a_built_in_engine_speaks_the_protocol_and_takes_flag_options() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(["engine", "hard", "--depth", "3"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let go = r#"{"type":"go","position":{"to_move":"south","south":{"pits":[4,4,4,4,4,4],"store":0},"north":{"pits":[4,4,4,4,4,4],"store":0}},"legal":[1,2,3,4,5,6],"moves":[],"time":{"move_ms":200}}"#;
+    let input = format!(
+        "{}\n{}\n{}\n{go}\n{}\n",
+        r#"{"type":"hello","protocol":1}"#,
+        r#"{"type":"new_game","game":"g1","rules":{"pits":6,"seeds":4,"empty_capture":false,"sweep":"owner"},"side":"south"}"#,
+        r#"{"type":"ping","id":1}"#,
+        r#"{"type":"quit"}"#
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "hello");
+    assert_eq!(lines[0]["name"], "hard");
+    assert_eq!(lines[1]["type"], "pong");
+    let infos: Vec<_> = lines.iter().filter(|l| l["type"] == "info").collect();
+    // The depth option given on the command line limits the search.
+    assert_eq!(infos.last().unwrap()["depth"], 3);
+    let mv = lines.last().unwrap();
+    assert_eq!(mv["type"], "move");
+    assert!((1..=6).contains(&mv["pit"].as_i64().unwrap()));
 }

@@ -417,3 +417,40 @@ async fn an_engine_can_be_driven_from_a_spawned_task() {
     assert_eq!(task.await.unwrap().unwrap(), 1);
     assert_no_survivors(None, Some(&mark));
 }
+
+/// A referee killed with SIGKILL cannot stop its engines itself; the kernel must, or an
+/// engine that neither reads its input nor ends would run forever.
+#[test]
+fn engines_die_with_a_killed_referee() {
+    let mark = common::marker("orphan");
+    let out = tempfile::tempdir().unwrap();
+    let fake = common::fake_engine();
+    let mut referee = std::process::Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args([
+            "tournament",
+            "--quiet",
+            "--games",
+            "2",
+            "--move-time",
+            "20s",
+            "--out",
+        ])
+        .arg(out.path().join("run"))
+        .arg("--engine")
+        .arg(format!("cmd={}", fake.display()))
+        .args(["arg=hang", &format!("arg={mark}"), "name=hang"])
+        .args(["--engine", "builtin=first"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the hanging engine runs, then kill the referee.
+    let end = Instant::now() + Duration::from_secs(10);
+    while common::live_processes(None, Some(&mark)).is_empty() {
+        assert!(Instant::now() < end, "the engine never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    referee.kill().unwrap();
+    referee.wait().unwrap();
+    common::assert_no_survivors(None, Some(&mark));
+}

@@ -155,6 +155,8 @@ fn seats_alternate_within_pairs_and_the_schedule_is_deterministic() {
                 "11",
                 "--id",
                 "fixed",
+                "--time-margin",
+                "5s",
                 "-j",
                 "2",
                 "--quiet",
@@ -227,6 +229,8 @@ fn resume_after_sigkill_plays_every_scheduled_game_exactly_once() {
                 "3",
                 "--id",
                 "kill",
+                "--time-margin",
+                "5s",
                 "-j",
                 "2",
                 "--quiet",
@@ -417,7 +421,9 @@ fn show_prints_a_recorded_game() {
         vec!["match".to_string()],
         engine("good", "a", &mark),
         engine("good", "b", &mark),
-        ["--quiet", "--id", "s", "--out"].map(String::from).to_vec(),
+        ["--quiet", "--id", "s", "--time-margin", "5s", "--out"]
+            .map(String::from)
+            .to_vec(),
         vec![out.display().to_string()],
     ]
     .concat();
@@ -438,4 +444,209 @@ fn show_prints_a_recorded_game() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     common::assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn a_second_ctrl_c_exits_at_once_without_leaving_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = common::marker("sigint2");
+    let mut args = vec!["tournament".to_string()];
+    // This engine ignores quit, the end of its input and SIGTERM: a polite stop takes
+    // seconds, the second Ctrl-C must not wait for it.
+    args.extend(engine("ignore-quit", "stubborn", &mark));
+    args.extend(engine("hang", "h", &mark));
+    args.extend(
+        [
+            "--games",
+            "40",
+            "--move-time",
+            "2s",
+            "-j",
+            "2",
+            "--quiet",
+            "--out",
+        ]
+        .map(String::from),
+    );
+    args.push(out.display().to_string());
+    let child = spawn(&args);
+    std::thread::sleep(Duration::from_millis(600));
+    let t = Instant::now();
+    for _ in 0..2 {
+        // SAFETY: sending a signal to our own child has no memory-safety preconditions.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(
+        t.elapsed() < Duration::from_millis(900),
+        "took {:?}",
+        t.elapsed()
+    );
+    common::assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn shards_together_play_the_whole_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = common::marker("shard");
+    let run_one = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec!["tournament".to_string(), "--gauntlet".into()];
+        for e in ["a", "b", "c"] {
+            args.extend(engine("good", e, &mark));
+        }
+        args.extend(
+            [
+                "--games",
+                "6",
+                "--opening-plies",
+                "3",
+                "--id",
+                "sh",
+                "--time-margin",
+                "5s",
+                "--quiet",
+            ]
+            .map(String::from),
+        );
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(["--out".into(), out.display().to_string()]);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let mut rows = csv_rows(&out);
+        for r in rows.iter_mut() {
+            r.remove("duration_ms");
+        }
+        rows
+    };
+    let whole = run_one("whole", &[]);
+    // A gauntlet: engine a plays b and c, 6 games each.
+    assert_eq!(whole.len(), 12);
+    assert!(whole.iter().all(|r| r["south"] == "a" || r["north"] == "a"));
+    let mut merged = Vec::new();
+    for k in 1..=3 {
+        let part = run_one(&format!("s{k}"), &["--shard", &format!("{k}/3")]);
+        assert_eq!(part.len(), 4);
+        merged.extend(part);
+    }
+    let set = |rows: Vec<BTreeMap<String, String>>| -> BTreeSet<Vec<(String, String)>> {
+        rows.into_iter().map(|r| r.into_iter().collect()).collect()
+    };
+    assert_eq!(set(merged), set(whole));
+    common::assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn clocks_per_engine_time_controls_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = common::marker("clock");
+    let mut args = vec!["match".to_string()];
+    args.extend(engine("good", "a", &mark));
+    args.extend(engine("hang", "h", &mark));
+    // The hanging engine gets its own, short clock; the other a long one.
+    args.push("tc=200ms+0ms".into());
+    args.extend(
+        [
+            "--clock",
+            "60s+1s",
+            "--time-margin",
+            "20ms",
+            "--games",
+            "2",
+            "--restart",
+            "always",
+            "--quiet",
+            "--out",
+        ]
+        .map(String::from),
+    );
+    args.push(out.display().to_string());
+    let t = Instant::now();
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(t.elapsed() < Duration::from_secs(10));
+    let rows = csv_rows(&out);
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert_eq!(
+            (r["termination"].as_str(), r["loser"].as_str()),
+            ("timeout", "h")
+        );
+        let ms: u64 = r["duration_ms"].parse().unwrap();
+        assert!((200..3000).contains(&ms), "{r:?}");
+    }
+    // With --restart always every game has fresh instances: 2 checked at start-up, then
+    // 2 per game (the start-up ones are used by the first game).
+    let logs = std::fs::read_dir(out.join("logs")).unwrap().count();
+    assert_eq!(logs, 4);
+    let saved = std::fs::read_to_string(out.join("tournament.toml")).unwrap();
+    assert!(saved.contains("tc = \"200ms+0ms\""), "{saved}");
+    assert!(saved.contains("tc = \"1m+1s\""), "{saved}");
+    common::assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn config_files_and_builtin_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let config = dir.path().join("t.toml");
+    std::fs::write(
+        &config,
+        r#"
+games = 4
+tc = "50ms"
+opening_plies = 2
+seed = 5
+[rules]
+pits = 5
+seeds = 3
+[[engine]]
+builtin = "first"
+[[engine]]
+builtin = "random"
+name = "rnd"
+options = { seed = 7 }
+"#,
+    )
+    .unwrap();
+    let o = kalaha()
+        .args(["tournament", "--config"])
+        .arg(&config)
+        .args(["--games", "2", "--time-margin", "5s", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = csv_rows(&out);
+    // The command line's --games wins over the file's.
+    assert_eq!(rows.len(), 2);
+    let names: BTreeSet<&str> = rows.iter().map(|r| r["south"].as_str()).collect();
+    assert_eq!(names, BTreeSet::from(["first", "rnd"]));
+    assert!(
+        rows.iter().all(|r| r["termination"] == "normal"),
+        "{rows:?}"
+    );
+    let saved = std::fs::read_to_string(out.join("tournament.toml")).unwrap();
+    assert!(
+        saved.contains("pits = 5") && saved.contains("seed = 7"),
+        "{saved}"
+    );
+    let o = kalaha()
+        .args([
+            "match", "first", "first", "--games", "2", "--quiet", "--out",
+        ])
+        .arg(dir.path().join("m"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = csv_rows(&dir.path().join("m"));
+    let first_game = rows.iter().find(|r| r["game"].ends_with("-1")).unwrap();
+    assert_eq!(first_game["south"], "first");
+    assert_eq!(first_game["north"], "first-2");
 }

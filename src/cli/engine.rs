@@ -1,7 +1,7 @@
 //! `kalaha engine`: runs a built-in engine on stdin/stdout with the engine protocol.
 
 use super::{CliError, CliResult};
-use crate::engines::{BUILTIN_NAMES, OptionKind, Player, builtin};
+use crate::engines::{BUILTIN_NAMES, OptionKind, Player, builtin, serve};
 
 /// Run a built-in engine, speaking the engine protocol (protocol.md) on stdin and stdout.
 ///
@@ -16,9 +16,10 @@ Engines and their options:
   easy     seed (0), miss (50, percent)  greedy that often overlooks captures
   greedy                                 the largest store gain this turn
   medium   depth (3)                     a few sowings of lookahead on the stores
-  hard     depth (0 = no limit), hash_mb (16)
+  hard     depth (0 = no limit), hash_mb (16, at most 1024)
                                          iterative-deepening alpha-beta within the time given
-  perfect  depth (0), hash_mb (64)       the exact solver when it finishes in time, else hard
+  perfect  depth (0), hash_mb (64, at most 1024)
+                                         the exact solver when it finishes in time, else hard
 
 Example:
   kalaha engine hard --depth 12 --hash_mb 64
@@ -45,7 +46,9 @@ pub fn run(args: Args) -> CliResult {
         )));
     };
     apply_options(player.as_mut(), &args.options).map_err(CliError::input_msg)?;
-    serve(player.as_mut())?;
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    serve(player.as_mut(), stdin.lock(), stdout.lock())?;
     Ok(0)
 }
 
@@ -98,14 +101,6 @@ fn apply_options(player: &mut dyn Player, tokens: &[String]) -> Result<(), Strin
         };
         player.set_option(&name, &value)?;
     }
-    Ok(())
-}
-
-/// Speaks the protocol on stdin and stdout until `quit` or the end of input.
-fn serve(player: &mut dyn Player) -> Result<(), CliError> {
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    crate::engines::serve(player, stdin.lock(), stdout.lock())?;
     Ok(())
 }
 

@@ -15,20 +15,20 @@ use std::time::Instant;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Positions (--position) are written SOUTH_PITS:STORE/NORTH_PITS:STORE/SIDE, pits listed from \
-each owner's pit 1 (their left), SIDE s or n. The number of pits comes from the rows; the \
-seed total must match --seeds (with --sweep none it may be smaller).
+each owner's pit 1 (their left), SIDE s or n. The number of pits comes from the rows and \
+any seed total is accepted.
 
 Example:
   kalaha solve --pits 4 --seeds 4
   kalaha solve --pits 3 --seeds 6 --sweep empty_side --empty-capture
-  kalaha solve --seeds 3 --position 3,3,0,4:1/3,3,3,3:0/s")]
+  kalaha solve --position 3,3,0,4:1/3,3,3,3:0/s")]
 pub struct Args {
     #[command(flatten)]
     pub rules: RulesArgs,
     /// Solve this position instead of the start position (see below).
     #[arg(long, value_name = "COMPACT")]
     pub position: Option<String>,
-    /// Memory for the transposition table, in MiB.
+    /// Memory for the transposition table, in MiB (1 to 65536).
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub hash_mb: usize,
 }
@@ -39,11 +39,10 @@ pub fn run(args: Args) -> CliResult {
         Some(text) => Position::from_compact(text, rules).map_err(CliError::input)?,
         None => Position::start(rules),
     };
-    if args.hash_mb == 0 || args.hash_mb > 1 << 20 {
+    if args.hash_mb == 0 || args.hash_mb > 65536 {
         return Err(CliError::input_msg(format!(
             "invalid --hash-mb {}: it must be between 1 and {}",
-            args.hash_mb,
-            1 << 20
+            args.hash_mb, 65536
         )));
     }
     let mut out = std::io::stdout().lock();

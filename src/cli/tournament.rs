@@ -70,7 +70,7 @@ pub struct CommonArgs {
     /// A TOML configuration file (command-line flags win over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Games per pairing, rounded up to whole game pairs (default 2; 10 for the demo).
+    /// Games per pairing, rounded up to whole game pairs (default 2; 20 for the demo).
     #[arg(long, value_name = "N")]
     pub games: Option<u64>,
     /// A fixed time per move, e.g. 100ms (default 100ms; 20ms for the demo).
@@ -130,13 +130,15 @@ pub struct CommonArgs {
 }
 
 /// Run a round robin (or a gauntlet) between engines; with no engines, a demo round robin
-/// of the built-in engines.
+/// of the built-in engines random, greedy, easy, medium and hard (20 games per pairing from
+/// 4-ply random openings, 20 ms per move with a 150 ms margin).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
 kalaha tournament\n  \
 kalaha tournament --engine builtin=hard --engine builtin=medium --engine cmd=./my-engine name=mine option.depth=8 --games 20 --move-time 100ms\n  \
 kalaha tournament --config tournament.toml --concurrency 4 --out results/run1\n  \
-kalaha tournament --resume results/run1")]
+kalaha tournament --resume results/run1\n\n\
+Exit status 130 when interrupted (Ctrl-C); the results so far are kept and --resume continues.")]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -164,11 +166,17 @@ pub fn run(args: Args) -> CliResult {
             .collect();
         file.tc
             .get_or_insert(TimeControl::MoveTime(Duration::from_millis(20)));
-        file.games.get_or_insert(10);
+        file.games.get_or_insert(20);
+        // A loaded machine delays processes by tens of milliseconds: the demo should show
+        // the engines' strength, not the machine's load.
+        file.time_margin.get_or_insert_with(|| "150ms".into());
+        if file.openings.is_none() {
+            file.opening_plies.get_or_insert(4);
+        }
     }
     let config = file.resolve().map_err(CliError::input)?;
     let out = args.common.out.clone().unwrap_or_else(default_out_dir);
-    execute(config, out, false, &args.common, "tournament")
+    execute(config, out, false, &args.common, &mut [])
 }
 
 fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
@@ -185,7 +193,7 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         )));
     }
     let config = load_saved(dir).map_err(CliError::input)?;
-    execute(config, dir.to_path_buf(), true, common, "tournament")
+    execute(config, dir.to_path_buf(), true, common, &mut [])
 }
 
 impl CommonArgs {
@@ -241,14 +249,15 @@ impl CommonArgs {
     }
 }
 
-/// Runs a resolved tournament with the live display and maps the outcome to an exit code:
-/// 0 when every game was played, 130 when interrupted (after printing how to resume).
+/// Runs a resolved tournament with the live display and `extra` reporters (after the
+/// results files and before the display), and maps the outcome to an exit code: 0 when
+/// every game was played, 130 when interrupted (after printing how to resume).
 pub fn execute(
     config: TournamentConfig,
     out: PathBuf,
     resume: bool,
     common: &CommonArgs,
-    _command: &str,
+    extra: &mut [&mut dyn Reporter],
 ) -> CliResult {
     let options = RunOptions {
         out: out.clone(),
@@ -282,7 +291,8 @@ pub fn execute(
         .build()?;
     let mut display = LiveDisplay::new(mode, Standings::default());
     let outcome = runtime.block_on(async {
-        let mut reporters: [&mut dyn Reporter; 1] = [&mut display];
+        let mut extra = crate::tournament::Many(extra);
+        let mut reporters: [&mut dyn Reporter; 2] = [&mut extra, &mut display];
         crate::tournament::run_tournament(config, &options, &mut reporters).await
     });
     let outcome = match outcome {

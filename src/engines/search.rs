@@ -185,14 +185,19 @@ impl Searcher {
         self
     }
 
-    fn prepare(&mut self, rules: &Rules) {
-        if self.rules.as_ref() != Some(rules) {
-            self.rules = Some(*rules);
-            self.pack_bits = pack_bits(rules);
-            self.table.clear();
-            if self.auto_eval {
-                self.eval = Evaluation::for_rules(rules);
-            }
+    /// Clears the table when the rules change, or when `pos` holds more seeds than the
+    /// current keys can pack.
+    fn prepare(&mut self, pos: &Position) {
+        let rules = pos.rules();
+        let bits = pack_bits(rules, seeds_in_pits(pos) as u32);
+        if self.rules.as_ref() == Some(rules) && self.pack_bits >= bits {
+            return;
+        }
+        self.rules = Some(*rules);
+        self.pack_bits = bits;
+        self.table.clear();
+        if self.auto_eval {
+            self.eval = Evaluation::for_rules(rules);
         }
     }
 
@@ -208,7 +213,7 @@ impl Searcher {
         report: &mut dyn FnMut(&Iteration),
     ) -> Iteration {
         assert!(!pos.is_over(), "search of a finished game");
-        self.prepare(pos.rules());
+        self.prepare(pos);
         let started = Instant::now();
         self.nodes = 0;
         let max_depth = if max_depth == 0 {

@@ -1,6 +1,6 @@
 //! Playing one game between two engines: the referee holds the only true position, checks
 //! every move with [`crate::rules`], keeps the clocks, and turns every way a game can end
-//! into a [`Termination`] and a [`GameRecord`].
+//! into a [`Termination`] and a [`GamePlay`].
 //!
 //! The referee talks to engines through the small [`Contestant`] trait, implemented for the
 //! supervised engine processes in [`crate::tournament`] and, in tests, by in-process fakes.

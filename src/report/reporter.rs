@@ -151,6 +151,7 @@ mod tests {
             names: vec!["a".into(), "b".into()],
             total: 4,
             done: 1,
+            earlier: Default::default(),
         })
         .unwrap();
         let g2 = record(2, "b", "a", GameResult::SouthWins);

@@ -534,8 +534,12 @@ impl fmt::Display for Position {
         match self.outcome() {
             None => write!(f, "{} to move", self.to_move),
             Some(o) => match o.winner {
-                Some(w) => write!(f, "game over: {w} wins {}-{}", o.south, o.north),
-                None => write!(f, "game over: draw {}-{}", o.south, o.north),
+                Some(w) => write!(
+                    f,
+                    "game over: {w} wins, south {} north {}",
+                    o.south, o.north
+                ),
+                None => write!(f, "game over: draw, south {} north {}", o.south, o.north),
             },
         }
     }

@@ -86,7 +86,7 @@ impl Solver {
     /// Solves `pos` exactly unless the budget runs out first (then `None`). Work done
     /// before the budget ran out stays in the table and speeds up the next call.
     pub fn solve_within(&mut self, pos: &Position, budget: Budget) -> Option<Solution> {
-        self.prepare(pos.rules());
+        self.prepare(pos);
         self.nodes = 0;
         self.budget = budget;
         self.aborted = false;
@@ -111,13 +111,19 @@ impl Solver {
         })
     }
 
-    fn prepare(&mut self, rules: &Rules) {
-        if self.rules.as_ref() == Some(rules) {
+    /// Clears the table when the rules change, or when `pos` holds more seeds than the
+    /// current keys can pack.
+    fn prepare(&mut self, pos: &Position) {
+        let rules = pos.rules();
+        let bits = pack_bits(rules, seeds_in_pits(pos) as u32);
+        if self.rules.as_ref() == Some(rules) && self.pack_bits >= bits {
             return;
         }
-        self.table.clear();
+        if self.rules.is_some() {
+            self.table.clear();
+        }
         self.rules = Some(*rules);
-        self.pack_bits = pack_bits(rules);
+        self.pack_bits = bits;
     }
 
     #[inline]
@@ -289,10 +295,12 @@ impl Solver {
     }
 }
 
-/// Bits per pit when both rows of a position under `rules` pack exactly into 64 bits, else
-/// 0 (keys are then hashed).
-pub(crate) fn pack_bits(rules: &Rules) -> u32 {
-    let bits = 32 - rules.total_seeds().leading_zeros();
+/// Bits per pit when both rows of a position under `rules` with `seeds` seeds in its pits
+/// (or fewer; never fewer than the rules' start total) pack exactly into 64 bits, else 0
+/// (keys are then hashed). Seeds in pits never increase in play, so what suffices for a
+/// position suffices for all that follow it.
+pub(crate) fn pack_bits(rules: &Rules, seeds: u32) -> u32 {
+    let bits = 32 - rules.total_seeds().max(seeds).leading_zeros();
     if 2 * rules.pits() as u32 * bits <= 64 {
         bits
     } else {

@@ -217,3 +217,98 @@ fn table_keys_ignore_stores_and_mirror_the_sides() {
     assert_eq!(va, vb);
     assert_eq!(solver.solve(&b).value, reference_value(&b));
 }
+
+#[test]
+fn positions_with_more_seeds_than_the_start_are_solved_exactly() {
+    // Keys pack the pits in as many bits as the position needs, not the start total.
+    let rules = Rules::new(2, 1, false, Sweep::Owner).unwrap();
+    let mut solver = Solver::new(1);
+    solver.solve(&Position::start(rules));
+    for text in ["7,0:0/0,1:0/s", "9,3:0/2,6:1/n", "0,13:2/5,0:0/s"] {
+        let pos = Position::from_compact(text, rules).unwrap();
+        let sol = solver.solve(&pos);
+        assert_eq!(sol.value, reference_value(&pos), "{text}");
+        check_pv(&pos, &sol);
+    }
+}
+
+/// Every board the solver is required to handle (up to 4 pits x 4 seeds and 3 pits x 6
+/// seeds, every variant), with the value and time of each:
+/// `cargo test --release --lib -- --ignored --nocapture required_boards`.
+#[test]
+#[ignore]
+fn required_boards_solve_quickly() {
+    let mut sizes = Vec::new();
+    for pits in 1..=4 {
+        for seeds in 1..=4 {
+            sizes.push((pits, seeds));
+        }
+    }
+    for pits in 1..=3 {
+        for seeds in 5..=6 {
+            sizes.push((pits, seeds));
+        }
+    }
+    for (pits, seeds) in sizes {
+        for rules in all_variants(pits, seeds) {
+            let t = std::time::Instant::now();
+            let sol = Solver::new(64).solve(&Position::start(rules));
+            let secs = t.elapsed().as_secs_f64();
+            println!(
+                "{rules}: value {} in {secs:.3} s, {} nodes",
+                sol.value, sol.nodes
+            );
+            assert!(secs < 60.0, "{rules} took {secs:.1} s");
+        }
+    }
+}
+
+/// Plain minimax with a memo of whole positions (stores included, no pruning): a second
+/// opinion on the start values of larger boards. Slow; run with
+/// `cargo test --release --lib -- --ignored --nocapture memoized_minimax`.
+fn memo_south(pos: &Position, memo: &mut std::collections::HashMap<Position, i32>) -> i32 {
+    if pos.is_over() {
+        return pos.store_margin(Side::South);
+    }
+    if let Some(&v) = memo.get(pos) {
+        return v;
+    }
+    let values: Vec<i32> = pos
+        .legal_moves()
+        .map(|pit| memo_south(&pos.play(pit as i64).unwrap(), memo))
+        .collect();
+    let v = match pos.to_move() {
+        Side::South => *values.iter().max().unwrap(),
+        Side::North => *values.iter().min().unwrap(),
+    };
+    memo.insert(*pos, v);
+    v
+}
+
+#[test]
+#[ignore]
+fn memoized_minimax_agrees_on_larger_boards() {
+    let sizes: Vec<(u32, u32)> = std::env::var("KALAHA_SIZES")
+        .unwrap_or_else(|_| "3x4,4x3,3x6".into())
+        .split(',')
+        .map(|s| {
+            let (p, k) = s.split_once('x').unwrap();
+            (p.parse().unwrap(), k.parse().unwrap())
+        })
+        .collect();
+    for (pits, seeds) in sizes {
+        for rules in all_variants(pits, seeds) {
+            let start = Position::start(rules);
+            let t = std::time::Instant::now();
+            let mut memo = std::collections::HashMap::new();
+            let expected = memo_south(&start, &mut memo);
+            let secs = t.elapsed().as_secs_f64();
+            let value = Solver::new(64).solve(&start).value;
+            println!(
+                "{rules}: solver {value}, memoized minimax {expected} ({} positions, {secs:.1} s)",
+                memo.len()
+            );
+            assert_eq!(value, expected, "{rules}");
+        }
+    }
+}

@@ -335,6 +335,18 @@ impl Engine {
         if let Some(dir) = &cmd.dir {
             command.current_dir(dir);
         }
+        // If the referee itself is killed (kill -9, a crash), nothing can stop its engines
+        // the polite way: have the kernel kill the engine when its parent goes.
+        #[cfg(target_os = "linux")]
+        // SAFETY: the closure only calls prctl, which is async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = command.spawn().map_err(|source| EngineError::Spawn {
             program: cmd.program.display().to_string(),
             source,

@@ -252,6 +252,7 @@ impl Reporter for LiveDisplay {
         self.done_at_start = info.done;
         self.started = Instant::now();
         self.last_line = Instant::now();
+        self.standings = info.earlier.clone();
         for n in &info.names {
             self.standings.lines.entry(n.clone()).or_default();
         }

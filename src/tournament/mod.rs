@@ -10,7 +10,48 @@
 //!
 //! [`run_tournament`] ties them together for `kalaha tournament` and `kalaha match`; a
 //! program that wants game pairs one at a time (SPRT) passes its own [`run::Reporter`] and
-//! stops the run from it with [`run::Control::Stop`].
+//! stops the run from it with [`run::Control::Stop`]: running games still finish and are
+//! recorded. `PairFinished` comes for pairs whose two games both ended in this run (on
+//! resume, read the earlier ones from `games.csv`).
+//!
+//! ```no_run
+//! use kalaha::tournament::config::ConfigFile;
+//! use kalaha::tournament::run::{Control, Event, Reporter};
+//! use kalaha::tournament::spec::EngineSpec;
+//! use kalaha::tournament::{RunOptions, run_tournament};
+//!
+//! /// Stops after 100 game pairs.
+//! struct Pairs(u64);
+//! impl Reporter for Pairs {
+//!     fn event(&mut self, e: &Event<'_>) -> std::io::Result<Control> {
+//!         if let Event::PairFinished([first, second]) = e {
+//!             self.0 += 1;
+//!             let _ = (first.play.result, second.play.result); // south's view each
+//!         }
+//!         Ok(if self.0 >= 100 { Control::Stop } else { Control::Continue })
+//!     }
+//! }
+//!
+//! // `builtin=` engines run this executable as `<exe> engine NAME`.
+//! let config = ConfigFile {
+//!     engines: vec![EngineSpec::builtin("hard"), EngineSpec::builtin("medium")],
+//!     games: Some(1_000_000),
+//!     opening_plies: Some(4),
+//!     ..ConfigFile::default()
+//! }
+//! .resolve()?;
+//! let options = RunOptions {
+//!     out: "results/sprt".into(),
+//!     resume: false,
+//!     concurrency: 2,
+//!     debug: false,
+//! };
+//! let runtime = tokio::runtime::Runtime::new()?;
+//! let mut pairs = Pairs(0);
+//! let outcome = runtime.block_on(run_tournament(config, &options, &mut [&mut pairs]))?;
+//! assert!(outcome.summary.stopped_by_reporter);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod config;
 pub mod display;
@@ -147,6 +188,7 @@ pub async fn run_tournament(
         names: config.names(),
         total: schedule.games_in_shard(),
         done: done_in_shard,
+        earlier: standings.clone(),
     };
     let mut tally = Tally(standings);
     let mut extra = Many(reporters);
@@ -187,8 +229,8 @@ pub async fn run_tournament(
     })
 }
 
-/// The caller's reporters, as one.
-struct Many<'s, 'r>(&'s mut [&'r mut dyn Reporter]);
+/// Several reporters as one (each sees every event in order; any may stop the run).
+pub struct Many<'s, 'r>(pub &'s mut [&'r mut dyn Reporter]);
 
 impl Reporter for Many<'_, '_> {
     fn start(&mut self, info: &StartInfo) -> io::Result<()> {

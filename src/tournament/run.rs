@@ -57,6 +57,8 @@ pub struct StartInfo {
     pub total: u64,
     /// Games of this shard already done (on resume).
     pub done: u64,
+    /// The standings of the games already done.
+    pub earlier: crate::tournament::display::Standings,
 }
 
 /// A consumer of events: results files, the live display, leaderboards.
