@@ -650,3 +650,60 @@ options = { seed = 7 }
     assert_eq!(first_game["south"], "first");
     assert_eq!(first_game["north"], "first-2");
 }
+
+#[test]
+fn a_tournament_writes_its_ratings_and_leaderboards() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = common::marker("reports");
+    let mut args: Vec<String> = vec!["tournament".into()];
+    args.extend(engine("good", "alpha", &mark));
+    args.extend([
+        "--engine".into(),
+        "builtin=random".into(),
+        "name=beta".into(),
+    ]);
+    args.extend(
+        [
+            "--games",
+            "6",
+            "--move-time",
+            "200ms",
+            "--report-every",
+            "2",
+            "--seed",
+            "3",
+            "--opening-plies",
+            "2",
+            "--out",
+        ]
+        .map(String::from),
+    );
+    args.push(out.display().to_string());
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    // The final table has an Elo column; the files are in the folder.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains(" elo "), "{stdout}");
+    for f in [
+        "standings.csv",
+        "h2h.csv",
+        "leaderboard.md",
+        "leaderboard.html",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let standings = std::fs::read_to_string(out.join("standings.csv")).unwrap();
+    let mut lines = standings.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("rank,engine,games,wins,draws,losses,score,elo,elo_error")
+    );
+    let games: u64 = lines
+        .map(|l| l.split(',').nth(2).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(games, 12, "{standings}");
+    common::assert_no_survivors(None, Some(&mark));
+}

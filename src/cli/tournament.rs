@@ -4,9 +4,10 @@
 
 use super::{CliError, CliResult, RulesArgs};
 use crate::referee::TimeControl;
+use crate::report::LeaderboardReporter;
 use crate::rules::Rules;
 use crate::tournament::config::{Adjudicate, ConfigFile, Restart, TournamentConfig};
-use crate::tournament::display::{DisplayMode, LiveDisplay, Standings};
+use crate::tournament::display::{DisplayMode, LiveDisplay, LiveElo, Standings};
 use crate::tournament::run::Reporter;
 use crate::tournament::schedule::ScheduleKind;
 use crate::tournament::spec::EngineSpec;
@@ -125,6 +126,10 @@ pub struct CommonArgs {
     /// Keep every engine's protocol transcript in DIR/logs/.
     #[arg(long)]
     pub debug: bool,
+    /// Also rewrite standings.csv, h2h.csv and the leaderboards every N games (they are
+    /// always written at the end).
+    #[arg(long, value_name = "N")]
+    pub report_every: Option<u64>,
     #[command(flatten)]
     pub rules: RulesArgs,
 }
@@ -145,7 +150,8 @@ pub struct Args {
     /// The first engine plays each of the others (instead of everyone against everyone).
     #[arg(long)]
     pub gauntlet: bool,
-    /// Continue the tournament in DIR (only --concurrency, --quiet and --debug may change).
+    /// Continue the tournament in DIR (only --concurrency, --quiet, --debug and
+    /// --report-every may change).
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
 }
@@ -183,7 +189,7 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
     if !common.engines.0.is_empty() || common.config.is_some() || common.out.is_some() {
         return Err(CliError::input_msg(
             "--resume takes its engines and settings from DIR/tournament.toml; \
-             only --concurrency, --quiet and --debug may be given with it",
+             only --concurrency, --quiet, --debug and --report-every may be given with it",
         ));
     }
     if !dir.join("tournament.toml").exists() {
@@ -289,10 +295,13 @@ pub fn execute(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let mut display = LiveDisplay::new(mode, Standings::default());
+    let elo = LiveElo::default();
+    let mut leaderboard =
+        LeaderboardReporter::new(&out, common.report_every).publish_to(elo.clone());
+    let mut display = LiveDisplay::new(mode, Standings::default()).with_elo(elo);
     let outcome = runtime.block_on(async {
         let mut extra = crate::tournament::Many(extra);
-        let mut reporters: [&mut dyn Reporter; 2] = [&mut extra, &mut display];
+        let mut reporters: [&mut dyn Reporter; 3] = [&mut extra, &mut leaderboard, &mut display];
         crate::tournament::run_tournament(config, &options, &mut reporters).await
     });
     let outcome = match outcome {

@@ -3,10 +3,12 @@
 
 use super::{ReportContext, read_games_csv, read_tournament_toml, write_reports};
 use crate::stats::{GameRow, Outcome, Standings, Tally};
+use crate::tournament::display::{EloTable, LiveElo};
 use crate::tournament::results::GameRecord;
 use crate::tournament::run::{Control, Event, Reporter, RunSummary, StartInfo};
 use std::io;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// Writes `standings.csv`, `h2h.csv`, `leaderboard.md` and `leaderboard.html` into a
 /// tournament's folder every `every` finished games (if set) and when the run ends.
@@ -15,7 +17,12 @@ pub struct LeaderboardReporter {
     every: Option<u64>,
     tally: Tally,
     since_write: u64,
+    /// Where the live display reads the ratings, refitted at most every `PUBLISH_EVERY`.
+    live: Option<(LiveElo, Option<Instant>)>,
 }
+
+/// The ratings are refitted for the live display at most this often.
+const PUBLISH_EVERY: Duration = Duration::from_millis(250);
 
 impl LeaderboardReporter {
     pub fn new(dir: impl Into<PathBuf>, every: Option<u64>) -> LeaderboardReporter {
@@ -24,6 +31,37 @@ impl LeaderboardReporter {
             every: every.filter(|&n| n > 0),
             tally: Tally::new(),
             since_write: 0,
+            live: None,
+        }
+    }
+
+    /// Also publishes Elo ± error per engine into `live` for the live display.
+    pub fn publish_to(mut self, live: LiveElo) -> LeaderboardReporter {
+        self.live = Some((live, None));
+        self
+    }
+
+    /// Refits and publishes the ratings if a display reads them and the last fit is old
+    /// enough (or `now` is set).
+    fn publish(&mut self, now: bool) {
+        let Some((live, last)) = &self.live else {
+            return;
+        };
+        if !now && last.is_some_and(|t| t.elapsed() < PUBLISH_EVERY) {
+            return;
+        }
+        let live = live.clone();
+        let table: EloTable = self
+            .standings()
+            .rows
+            .iter()
+            .map(|r| (r.engine.clone(), (r.elo.value, r.elo.error)))
+            .collect();
+        if let Ok(mut shown) = live.lock() {
+            *shown = table;
+        }
+        if let Some((_, last)) = &mut self.live {
+            *last = Some(Instant::now());
         }
     }
 
@@ -79,12 +117,14 @@ impl Reporter for LeaderboardReporter {
         if csv.exists() {
             read_games_csv(&csv, &mut self.tally).map_err(io::Error::other)?;
         }
+        self.publish(true);
         Ok(())
     }
 
     fn event(&mut self, event: &Event<'_>) -> io::Result<Control> {
         if let Event::GameFinished(g) = event {
             self.add(g);
+            self.publish(false);
             self.since_write += 1;
             if self.every.is_some_and(|n| self.since_write >= n) {
                 self.write()?;
@@ -94,6 +134,7 @@ impl Reporter for LeaderboardReporter {
     }
 
     fn finish(&mut self, _summary: &RunSummary) -> io::Result<()> {
+        self.publish(true);
         self.write()
     }
 }

@@ -8,6 +8,7 @@ use crate::tournament::run::{Control, Event, Reporter, RunSummary, StartInfo};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Writes each finished game to `games.jsonl` and `games.csv`.
@@ -107,23 +108,30 @@ impl Standings {
         v
     }
 
-    /// One line: `hard 7.5/8, medium 5/8, ...`.
-    pub fn compact(&self) -> String {
+    /// One line: `hard 7.5/8 (+120±80), medium 5/8 (+10±70), ...`; the Elo part when known.
+    pub fn compact(&self, elo: &EloTable) -> String {
         let parts: Vec<String> = self
             .ranked()
             .iter()
-            .map(|(n, l)| format!("{n} {}/{}", fmt_points(l.points()), l.games))
+            .map(|(n, l)| {
+                let rating = elo
+                    .get(*n)
+                    .map(|&(e, err)| format!(" ({})", fmt_elo(e, err)))
+                    .unwrap_or_default();
+                format!("{n} {}/{}{rating}", fmt_points(l.points()), l.games)
+            })
             .collect();
         parts.join(", ")
     }
 
-    /// A table with a header.
-    pub fn table(&self) -> String {
+    /// A table with a header, with an Elo column when ratings are known.
+    pub fn table(&self, elo: &EloTable) -> String {
         let width = self.lines.keys().map(|n| n.len()).max().unwrap_or(6).max(6);
         let mut s = format!(
-            "{:>4}  {:<width$} {:>6} {:>7} {:>6} {:>5} {:>5} {:>5} {:>6} {:>7}\n",
+            "{:>4}  {:<width$} {:>13} {:>6} {:>7} {:>6} {:>5} {:>5} {:>5} {:>6} {:>7}\n",
             "rank",
             "engine",
+            "elo",
             "games",
             "points",
             "score",
@@ -145,9 +153,12 @@ impl Standings {
                 0.0
             };
             s.push_str(&format!(
-                "{:>4}  {:<width$} {:>6} {:>7} {:>5.1}% {:>5} {:>5} {:>5} {:>6} {:>+7.2}\n",
+                "{:>4}  {:<width$} {:>13} {:>6} {:>7} {:>5.1}% {:>5} {:>5} {:>5} {:>6} {:>+7.2}\n",
                 i + 1,
                 name,
+                elo.get(*name)
+                    .map(|&(e, err)| fmt_elo(e, err))
+                    .unwrap_or_else(|| "-".into()),
                 l.games,
                 fmt_points(l.points()),
                 score,
@@ -159,6 +170,20 @@ impl Standings {
             ));
         }
         s
+    }
+}
+
+/// Elo and the half-width of its 95% interval per engine.
+pub type EloTable = BTreeMap<String, (f64, f64)>;
+
+/// The ratings the leaderboard reporter publishes for the live display to show.
+pub type LiveElo = Arc<Mutex<EloTable>>;
+
+fn fmt_elo(elo: f64, error: f64) -> String {
+    match (elo.is_finite(), error.is_finite()) {
+        (true, true) => format!("{elo:+.0} ± {error:.0}"),
+        (true, false) => format!("{elo:+.0}"),
+        _ => "-".into(),
     }
 }
 
@@ -207,6 +232,8 @@ pub struct LiveDisplay {
     last_line: Instant,
     /// Seconds between plain lines.
     pub every: Duration,
+    /// Ratings, when a leaderboard reporter publishes them.
+    elo: LiveElo,
 }
 
 impl LiveDisplay {
@@ -221,7 +248,18 @@ impl LiveDisplay {
             started: Instant::now(),
             last_line: Instant::now(),
             every: Duration::from_secs(5),
+            elo: LiveElo::default(),
         }
+    }
+
+    /// Shows the ratings published into `elo` beside the points.
+    pub fn with_elo(mut self, elo: LiveElo) -> LiveDisplay {
+        self.elo = elo;
+        self
+    }
+
+    fn elo(&self) -> EloTable {
+        self.elo.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
     fn eta(&self) -> String {
@@ -266,7 +304,7 @@ impl Reporter for LiveDisplay {
                 .map_err(io::Error::other)?;
                 bar.set_style(style);
                 bar.set_position(info.done);
-                bar.set_message(self.standings.table());
+                bar.set_message(self.standings.table(&self.elo()));
                 bar.enable_steady_tick(Duration::from_millis(500));
                 self.bar = Some(bar);
             }
@@ -300,7 +338,7 @@ impl Reporter for LiveDisplay {
                 match (&self.bar, self.mode) {
                     (Some(bar), _) => {
                         bar.set_position(self.done);
-                        bar.set_message(self.standings.table());
+                        bar.set_message(self.standings.table(&self.elo()));
                     }
                     (None, DisplayMode::Lines)
                         if self.last_line.elapsed() >= self.every || self.done == self.total =>
@@ -311,7 +349,7 @@ impl Reporter for LiveDisplay {
                             self.done,
                             self.total,
                             self.eta(),
-                            self.standings.compact()
+                            self.standings.compact(&self.elo())
                         ));
                     }
                     _ => {}
@@ -342,7 +380,7 @@ impl Reporter for LiveDisplay {
             0.0
         };
         let mut out = io::stdout().lock();
-        writeln!(out, "{}", self.standings.table().trim_end())?;
+        writeln!(out, "{}", self.standings.table(&self.elo()).trim_end())?;
         writeln!(
             out,
             "{} games played in {:.1} s ({rate:.2} games/s), {}/{} done",
@@ -365,7 +403,13 @@ mod tests {
         assert_eq!(r[0].0, "a");
         assert_eq!(r[0].1.points(), 1.5);
         assert_eq!(r[1].1.losses, 1);
-        assert_eq!(s.compact(), "a 1.5/2, b 0.5/2");
-        assert!(s.table().contains("+6.00"));
+        assert_eq!(s.compact(&EloTable::new()), "a 1.5/2, b 0.5/2");
+        assert!(s.table(&EloTable::new()).contains("+6.00"));
+        let elo = EloTable::from([
+            ("a".to_string(), (95.4, 120.2)),
+            ("b".to_string(), (-95.4, f64::NAN)),
+        ]);
+        assert_eq!(s.compact(&elo), "a 1.5/2 (+95 ± 120), b 0.5/2 (-95)");
+        assert!(s.table(&elo).contains("+95 ± 120"), "{}", s.table(&elo));
     }
 }
