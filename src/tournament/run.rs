@@ -281,12 +281,26 @@ pub async fn run_games<L: Launcher>(
     }
 }
 
-/// Forwards every Ctrl-C (SIGINT) to a channel for [`run_games`].
+/// Forwards every Ctrl-C (SIGINT) and SIGTERM to a channel for [`run_games`]. SIGTERM is
+/// how cluster schedulers (Slurm, Kubernetes) stop a job: it ends the run as cleanly as a
+/// Ctrl-C, so the shard resumes later.
 pub fn ctrl_c_interrupts() -> mpsc::UnboundedReceiver<()> {
     let (tx, rx) = mpsc::unbounded_channel();
+    let term_tx = tx.clone();
     tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {
             if tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut term) = signal(SignalKind::terminate()) else {
+            return;
+        };
+        while term.recv().await.is_some() {
+            if term_tx.send(()).is_err() {
                 break;
             }
         }
