@@ -322,11 +322,11 @@ fn resume_after_sigkill_plays_every_scheduled_game_exactly_once() {
     common::assert_no_survivors(None, Some(&mark));
 }
 
-#[test]
-fn ctrl_c_stops_cleanly_and_prints_the_resume_command() {
+/// Ctrl-C, and SIGTERM from a cluster scheduler, stop the run cleanly.
+fn stops_cleanly_on(signal: i32, name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    let mark = common::marker("sigint");
+    let mark = common::marker(name);
     let mut args = vec!["tournament".to_string()];
     args.extend(engine("good", "a", &mark));
     args.extend(engine("hang", "h", &mark));
@@ -348,7 +348,7 @@ fn ctrl_c_stops_cleanly_and_prints_the_resume_command() {
     std::thread::sleep(Duration::from_millis(800));
     // SAFETY: sending a signal to our own child has no memory-safety preconditions.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, signal);
     }
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", text(&o));
@@ -358,6 +358,16 @@ fn ctrl_c_stops_cleanly_and_prints_the_resume_command() {
     assert!(rows.len() < 40);
     assert!(rows.iter().all(|r| r["termination"] != "interrupted"));
     common::assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_prints_the_resume_command() {
+    stops_cleanly_on(libc::SIGINT, "sigint");
+}
+
+#[test]
+fn sigterm_stops_cleanly_like_ctrl_c() {
+    stops_cleanly_on(libc::SIGTERM, "sigterm");
 }
 
 #[test]
