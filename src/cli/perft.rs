@@ -13,8 +13,8 @@ use std::time::Instant;
     after_help = "Example:\n  kalaha perft --depth 10\n  kalaha perft --depth 8 --pits 4 --seeds 3 --sweep none"
 )]
 pub struct Args {
-    /// The deepest depth to count.
-    #[arg(long, short, value_name = "D")]
+    /// The deepest depth to count (at least 1).
+    #[arg(long, short, value_name = "D", value_parser = clap::value_parser!(u32).range(1..))]
     pub depth: u32,
     #[command(flatten)]
     pub rules: RulesArgs,
