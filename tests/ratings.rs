@@ -155,6 +155,47 @@ fn merged_shards_equal_one_file_and_duplicates_are_ignored() {
 }
 
 #[test]
+fn without_out_the_reports_go_into_the_single_input_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = write_tournament(&tmp.path().join("t"), 2);
+    let cwd = tmp.path().join("cwd");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let run = |inputs: &[&Path]| {
+        Command::new(env!("CARGO_BIN_EXE_kalaha"))
+            .arg("ratings")
+            .args(inputs)
+            .current_dir(&cwd)
+            .output()
+            .expect("run kalaha")
+    };
+    let o = run(&[&dirs[0]]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in [
+        "standings.csv",
+        "h2h.csv",
+        "leaderboard.md",
+        "leaderboard.html",
+    ] {
+        assert!(dirs[0].join(f).is_file(), "{f} not in the input folder");
+        assert!(
+            !cwd.join(f).exists(),
+            "{f} written into the current directory"
+        );
+    }
+    // Several inputs, or a file: --out is required.
+    let csv = dirs[1].join("games.csv");
+    for inputs in [vec![&dirs[0], &dirs[1]], vec![&csv]] {
+        let inputs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
+        let o = run(&inputs);
+        assert_eq!(o.status.code(), Some(2), "{inputs:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--out"), "{err}");
+    }
+    assert!(!dirs[1].join("standings.csv").exists());
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0);
+}
+
+#[test]
 fn anchor_and_bad_input() {
     let tmp = tempfile::tempdir().unwrap();
     let dirs = write_tournament(tmp.path(), 1);

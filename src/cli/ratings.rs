@@ -10,7 +10,9 @@ use std::path::PathBuf;
 /// Rate engines from the games of one or more tournaments.
 ///
 /// Reads every FILE_OR_DIR (a folder means its games.csv), counts a game id seen twice only
-/// once, and writes standings.csv, h2h.csv, leaderboard.md and leaderboard.html into --out.
+/// once, and writes standings.csv, h2h.csv, leaderboard.md and leaderboard.html into --out
+/// (by default into the one input when it is a folder, as a tournament does; with several
+/// inputs or a file, --out is required).
 /// Ratings are a joint Bradley-Terry maximum-likelihood fit (a draw is half a point), mean 0
 /// unless --anchor fixes one engine, with 95% intervals.
 #[derive(Debug, clap::Args)]
@@ -22,9 +24,10 @@ pub struct Args {
     /// games.csv files, or folders holding one.
     #[arg(required = true, value_name = "FILE_OR_DIR")]
     pub inputs: Vec<PathBuf>,
-    /// Where to write the reports (created if missing).
-    #[arg(long, default_value = ".", value_name = "DIR")]
-    pub out: PathBuf,
+    /// Where to write the reports (created if missing) [default: the input, when it is a
+    /// single folder; required otherwise].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Fix one engine's rating instead of centring the ratings on 0.
     #[arg(long, value_name = "NAME=ELO")]
     pub anchor: Option<String>,
@@ -44,6 +47,23 @@ fn parse_anchor(s: &str) -> Result<(String, f64), CliError> {
         .filter(|x: &f64| x.is_finite())
         .ok_or_else(|| CliError::input_msg(format!("--anchor {s:?}: {elo:?} is not a number")))?;
     Ok((name.to_string(), elo))
+}
+
+/// Where the reports go: --out, else the one input when it is a folder.
+fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
+    match (&args.out, args.inputs.as_slice()) {
+        (Some(out), _) => Ok(out.clone()),
+        (None, [dir]) if dir.is_dir() => Ok(dir.clone()),
+        (None, [file]) => Err(CliError::input_msg(format!(
+            "{} is not a folder: give --out DIR for the reports",
+            file.display()
+        ))),
+        (None, inputs) => Err(CliError::input_msg(format!(
+            "{} inputs: give --out DIR for the reports (only a single folder is written into \
+             by default)",
+            inputs.len()
+        ))),
+    }
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -66,6 +86,7 @@ pub fn run(args: Args) -> CliResult {
             settings.push(section);
         }
     }
+    let out_dir = out_dir(&args)?;
     let standings = tally
         .standings(anchor.as_ref().map(|(n, e)| (n.as_str(), *e)))
         .map_err(CliError::input)?;
@@ -74,7 +95,7 @@ pub fn run(args: Args) -> CliResult {
         settings,
         ..ReportContext::default()
     };
-    report::write_reports(&args.out, &standings, &context)?;
+    report::write_reports(&out_dir, &standings, &context)?;
 
     let mut out = std::io::stdout().lock();
     write!(out, "{}", report::live_standings(&standings))?;
@@ -91,7 +112,7 @@ pub fn run(args: Args) -> CliResult {
             standings.groups.len()
         )?;
     }
-    writeln!(out, "reports written to {}", args.out.display())?;
+    writeln!(out, "reports written to {}", out_dir.display())?;
     Ok(0)
 }
 

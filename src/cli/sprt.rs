@@ -5,6 +5,7 @@
 
 use super::tournament::CommonArgs;
 use super::{CliError, CliResult};
+use crate::stats::sprt::fmt_estimate;
 use crate::stats::{Outcome, Sprt, SprtDecision, SprtModel, SprtProgress, SprtStatus};
 use crate::tournament::run::{Control, Event, Reporter, RunSummary, StartInfo};
 use crate::tournament::{RunOptions, TournamentError, default_out_dir, load_saved};
@@ -29,6 +30,14 @@ const DEFAULT_MAX_GAMES: u64 = 200_000;
 /// --openings each pair starts after 4 random sowings. The results folder holds the games
 /// (as for a tournament), sprt.toml (the test) and sprt.csv (the LLR after every pair).
 #[derive(Debug, clap::Args)]
+#[command(
+    // sprt refuses --games and --shard (it plays until a decision; see --max-games).
+    mut_arg("games", |a| a.hide(true)),
+    mut_arg("shard", |a| a.hide(true)),
+    mut_arg("opening_plies", |a| a.help(
+        "Random legal sowings from the start for each pair's opening (0: none) [default: 4]"
+    )),
+)]
 #[command(after_help = "Example:\n  \
 kalaha sprt --engine cmd=./new name=new --engine cmd=./old name=old --elo0 0 --elo1 5 --move-time 50ms\n  \
 kalaha sprt --engine builtin=hard --engine builtin=random --elo0 0 --elo1 10 --model logistic --max-games 2000\n  \
@@ -447,11 +456,8 @@ pub fn run(args: Args) -> CliResult {
 
 /// Prints the one-line verdict and returns the exit code.
 fn verdict(status: &SprtStatus, new: &str, base: &str) -> CliResult {
-    let elo = if status.elo.is_finite() {
-        format!("Elo {:+.1} ± {:.1}", status.elo.value, status.elo.error)
-    } else {
-        "Elo ?".to_string()
-    };
+    // The same estimate as the progress lines.
+    let elo = format!("Elo {}", fmt_estimate(status.elo));
     let (code, text) = match status.decision {
         SprtDecision::H1 => (
             0,

@@ -1,7 +1,7 @@
 //! `leaderboard.html`: one self-contained page (inline CSS and SVG; no scripts, fonts or
 //! images from anywhere), safe to publish as it is.
 
-use super::{ReportContext, num, pm};
+use super::{NELO_UNDEFINED_NOTE, ReportContext, num, pm};
 use crate::stats::Standings;
 use std::fmt::Write;
 
@@ -101,6 +101,9 @@ pub(crate) fn leaderboard_html(s: &Standings, ctx: &ReportContext) -> String {
             "<p class=\"note\">Some engines won or lost every game against the rest of their group: \
              one virtual draw per pairing was added there to keep the ratings finite.</p>"
         );
+    }
+    if s.rows.iter().any(|r| r.nelo.value.is_nan()) {
+        let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(NELO_UNDEFINED_NOTE));
     }
     let _ = writeln!(o, "</section>");
 

@@ -1,6 +1,6 @@
 //! `leaderboard.md`.
 
-use super::{ReportContext, num, pm};
+use super::{NELO_UNDEFINED_NOTE, ReportContext, num, pm};
 use crate::stats::Standings;
 use std::fmt::Write;
 
@@ -75,6 +75,9 @@ pub(crate) fn leaderboard_md(s: &Standings, ctx: &ReportContext) -> String {
             "\nSome engines won or lost every game against the rest of their group: one virtual \
              draw per pairing was added there to keep the ratings finite."
         );
+    }
+    if s.rows.iter().any(|r| r.nelo.value.is_nan()) {
+        let _ = writeln!(o, "\n{NELO_UNDEFINED_NOTE}");
     }
 
     let _ = writeln!(o, "\n## Head to head\n");

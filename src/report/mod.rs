@@ -111,6 +111,12 @@ pub fn refresh_tournament_reports(dir: &Path) -> Result<Standings, ReportError> 
     Ok(standings)
 }
 
+/// The leaderboards' note for engines without a normalized Elo (standings.csv leaves both
+/// `nelo` and `nelo_error` empty for them).
+pub(crate) const NELO_UNDEFINED_NOTE: &str = "nElo is shown as ? for an engine that won, \
+     lost or drew every game: its results have no spread, so its normalized Elo is undefined \
+     (standings.csv leaves nelo and nelo_error empty).";
+
 /// Formats a number with `decimals` places; empty if it is not finite.
 pub(crate) fn num(x: f64, decimals: usize) -> String {
     if x.is_finite() {
@@ -123,7 +129,14 @@ pub(crate) fn num(x: f64, decimals: usize) -> String {
 /// `value ± error` for display; `∞` and `?` where there is no finite estimate.
 pub(crate) fn pm(e: Estimate, decimals: usize) -> String {
     let v = if e.value.is_finite() {
-        format!("{:+.decimals$}", e.value)
+        // Never `-0.0`: values that round to zero print as `+0.0`.
+        let scale = 10f64.powi(decimals as i32);
+        let x = if (e.value * scale).round() == 0.0 {
+            0.0
+        } else {
+            e.value
+        };
+        format!("{x:+.decimals$}")
     } else if e.value.is_nan() {
         "?".to_string()
     } else if e.value > 0.0 {
@@ -140,21 +153,17 @@ pub(crate) fn pm(e: Estimate, decimals: usize) -> String {
 
 /// The live standings: one line per engine, best first, with Elo ± error, games and score.
 pub fn live_standings(standings: &Standings) -> String {
+    // Names are shown whole (without control characters), however long.
+    let shown = |name: &str| -> String { name.chars().filter(|c| !c.is_control()).collect() };
     let width = standings
         .rows
         .iter()
-        .map(|r| r.engine.chars().count())
+        .map(|r| shown(&r.engine).chars().count())
         .max()
-        .unwrap_or(0)
-        .min(24);
+        .unwrap_or(0);
     let mut out = String::new();
     for r in &standings.rows {
-        let name: String = r
-            .engine
-            .chars()
-            .filter(|c| !c.is_control())
-            .take(24)
-            .collect();
+        let name = shown(&r.engine);
         out.push_str(&format!(
             "{:>3}. {name:<width$} {:>16}  {:>6} games  {:>5.1}%\n",
             r.rank,
@@ -251,5 +260,72 @@ mod tests {
             error: 5.0,
         };
         assert_eq!(pm(e, 1), "-12.3 ± 5.0");
+        let e = Estimate {
+            value: -0.04,
+            error: 0.0,
+        };
+        assert_eq!(pm(e, 1), "+0.0 ± 0.0");
+        assert_eq!(pm(e, 2), "-0.04 ± 0.00");
+    }
+
+    /// A standings table where `loser` lost every game (nElo undefined) against `name`.
+    fn one_sided(name: &str) -> Standings {
+        let mut t = Tally::new();
+        for (id, (south, north, result)) in [
+            (name, "loser", Outcome::SouthWin),
+            ("loser", name, Outcome::NorthWin),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            t.add(&GameRow {
+                game: &format!("t-{}", id + 1),
+                pair: "1",
+                south,
+                north,
+                result,
+                south_score: Some(30),
+                north_score: Some(18),
+                termination: "normal",
+                loser: "",
+            });
+        }
+        t.standings(None).unwrap()
+    }
+
+    #[test]
+    fn live_standings_show_long_names_whole() {
+        let long = "an-engine-with-a-really-long-name-v1.2.3";
+        let live = live_standings(&one_sided(long));
+        assert!(live.contains(long), "{live}");
+        // The columns stay aligned.
+        let cols: Vec<usize> = live.lines().map(|l| l.find(" games").unwrap()).collect();
+        assert_eq!(cols[0], cols[1], "{live}");
+    }
+
+    #[test]
+    fn undefined_nelo_is_consistent_across_reports() {
+        let s = one_sided("winner");
+        let csv = csv_out::standings_csv(&s);
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let (v, e) = (
+            header.iter().position(|h| *h == "nelo").unwrap(),
+            header.iter().position(|h| *h == "nelo_error").unwrap(),
+        );
+        for line in lines {
+            let cells: Vec<&str> = line.split(',').collect();
+            assert_eq!((cells[v], cells[e]), ("", ""), "{line}");
+        }
+        let md = markdown::leaderboard_md(&s, &ReportContext::default());
+        let html = html::leaderboard_html(&s, &ReportContext::default());
+        for text in [&md, &html] {
+            assert!(text.contains("normalized Elo is undefined"), "{text}");
+        }
+        let row = md.lines().find(|l| l.contains("| loser |")).unwrap();
+        assert!(row.contains("| ? |") && !row.contains('∞'), "{row}");
+        // No note when every nElo is defined.
+        let md = markdown::leaderboard_md(&sample(), &ReportContext::default());
+        assert!(!md.contains("normalized Elo is undefined"));
     }
 }

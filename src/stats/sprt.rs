@@ -166,14 +166,23 @@ impl SprtStatus {
     }
 }
 
-fn fmt_estimate(e: Estimate) -> String {
+/// An estimate as the progress lines and the verdict show it: `+12.3 ± 4.5`, only the value
+/// when the interval is unknown (for example when one side won every game), `?` without a
+/// value. Never `-0.0`.
+pub fn fmt_estimate(e: Estimate) -> String {
     if e.is_finite() {
-        format!("{:+.1} ± {:.1}", e.value, e.error)
+        format!("{} ± {:.1}", fmt_signed(e.value), e.error.abs())
     } else if e.value.is_finite() {
-        format!("{:+.1}", e.value)
+        fmt_signed(e.value)
     } else {
         "?".to_string()
     }
+}
+
+/// `x` with a sign and one decimal; values that round to zero print as `+0.0`.
+fn fmt_signed(x: f64) -> String {
+    let x = if (x * 10.0).round() == 0.0 { 0.0 } else { x };
+    format!("{x:+.1}")
 }
 
 /// Outcome values (evenly spaced in [0, 1]) and regularized relative frequencies.
@@ -339,6 +348,16 @@ mod tests {
         }
         assert_eq!(status.decision, SprtDecision::H1);
         assert!(status.line().starts_with("pairs "));
+    }
+
+    #[test]
+    fn estimates_never_print_negative_zero() {
+        let e = |value, error| Estimate { value, error };
+        assert_eq!(fmt_estimate(e(-0.0, 1.0)), "+0.0 ± 1.0");
+        assert_eq!(fmt_estimate(e(-0.04, 0.0)), "+0.0 ± 0.0");
+        assert_eq!(fmt_estimate(e(-0.06, f64::NAN)), "-0.1");
+        assert_eq!(fmt_estimate(e(511.46, f64::NAN)), "+511.5");
+        assert_eq!(fmt_estimate(e(f64::NAN, f64::NAN)), "?");
     }
 
     #[test]

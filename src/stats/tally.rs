@@ -374,7 +374,7 @@ impl Tally {
                         value: r.elo,
                         error: r.error,
                     },
-                    nelo: e.wdl.nelo(),
+                    nelo: defined_nelo(e.wdl),
                     margin: e.margin.estimate(),
                     faults: e.faults,
                     group: r.group,
@@ -443,7 +443,9 @@ pub struct StandingRow {
     pub penta: Pentanomial,
     /// The joint Bradley-Terry rating (see [`super::ratings`]).
     pub elo: Estimate,
-    /// Normalized Elo of the engine's pooled results against all its opponents.
+    /// Normalized Elo of the engine's pooled results against all its opponents. Undefined
+    /// (value and error both NaN, written as empty cells and `?`) when the results have no
+    /// spread: every game won, every game lost or every game drawn.
     pub nelo: Estimate,
     /// Mean seed margin (own store minus the opponent's).
     pub margin: Estimate,
@@ -492,6 +494,20 @@ impl Standings {
     /// The head-to-head results of `a` against `b` (engine indices).
     pub fn h2h(&self, a: usize, b: usize) -> Option<&H2hRow> {
         self.h2h_index.get(&(a, b)).map(|&k| &self.h2h[k])
+    }
+}
+
+/// The normalized Elo of `wdl`, or NaN for both value and error when it is undefined (no
+/// spread in the results), so that no report shows an error next to a missing value.
+fn defined_nelo(wdl: Wdl) -> Estimate {
+    let e = wdl.nelo();
+    if e.is_finite() {
+        e
+    } else {
+        Estimate {
+            value: f64::NAN,
+            error: f64::NAN,
+        }
     }
 }
 
@@ -566,6 +582,22 @@ mod tests {
                 let r2 = s2.rows.iter().find(|r| r.engine == r1.engine).unwrap();
                 proptest::prop_assert!((r1.elo.value - r2.elo.value).abs() < 1e-6);
             }
+        }
+    }
+
+    #[test]
+    fn nelo_without_spread_is_undefined_in_value_and_error() {
+        let mut t = Tally::new();
+        t.add(&row("t-1", "1", "a", "b", "1-0"));
+        t.add(&row("t-2", "1", "b", "a", "0-1"));
+        let s = t.standings(None).unwrap();
+        for r in &s.rows {
+            assert!(
+                r.nelo.value.is_nan() && r.nelo.error.is_nan(),
+                "{:?}",
+                r.nelo
+            );
+            assert!(r.elo.is_finite());
         }
     }
 
