@@ -13,11 +13,24 @@
 //! - `flood-info`: sends 100 000 `info` lines before each legal move;
 //! - `ignore-quit`: plays `good`, but ignores `quit`, the end of its input and SIGTERM;
 //! - `grandchild`: starts a child that holds stdout open, then exits at once;
-//! - `silent`: never answers anything.
+//! - `silent`: never answers anything;
+//! - `bad-log-info`: plays `good`, but sends malformed `log` and `info` lines before each
+//!   answer (`hello`, `pong`, `move`);
+//! - `minimal-hello`: plays `good` with a `hello` of only `protocol` and `name`;
+//! - `empty-name`: plays `good` with an empty `name` in its `hello`.
 
 use kalaha::protocol::{FromEngine, HelloReply, ToEngine};
 use std::io::{BufRead, Write};
 use std::time::Duration;
+
+/// The malformed `log` and `info` lines of the `bad-log-info` mode.
+const BAD_LOG_INFO: [&str; 5] = [
+    r#"{"type":"log","message":5}"#,
+    r#"{"type":"log","level":3,"message":"x"}"#,
+    r#"{"type":"log"}"#,
+    r#"{"type":"info","depth":3,"pv":[4,300]}"#,
+    r#"{"type":"info","depth":-1,"score":"high"}"#,
+];
 
 fn send(out: &mut impl Write, msg: &FromEngine) {
     let _ = writeln!(out, "{}", msg.to_line());
@@ -62,7 +75,7 @@ fn main() {
             }
         }
         "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
-        | "pit-as-string" | "flood-info" => {}
+        | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name" => {}
         other => {
             eprintln!("fake_engine: unknown mode {other:?}");
             std::process::exit(2);
@@ -76,12 +89,34 @@ fn main() {
         let Ok(msg) = ToEngine::parse(&line) else {
             continue;
         };
+        if mode == "bad-log-info"
+            && matches!(
+                msg,
+                ToEngine::Hello { .. } | ToEngine::Ping { .. } | ToEngine::Go { .. }
+            )
+        {
+            for bad in BAD_LOG_INFO {
+                let _ = writeln!(out, "{bad}");
+            }
+            let _ = out.flush();
+        }
         match msg {
+            ToEngine::Hello { .. } if mode == "minimal-hello" => {
+                let _ = writeln!(
+                    out,
+                    r#"{{"type":"hello","protocol":1,"name":"fake-{mode}"}}"#
+                );
+                let _ = out.flush();
+            }
             ToEngine::Hello { .. } => send(
                 &mut out,
                 &FromEngine::Hello(HelloReply {
                     protocol: 1,
-                    name: format!("fake-{mode}"),
+                    name: if mode == "empty-name" {
+                        String::new()
+                    } else {
+                        format!("fake-{mode}")
+                    },
                     version: "0".into(),
                     author: "tests".into(),
                     options: Vec::new(),

@@ -142,10 +142,95 @@ fn each_fake_fails_with_a_clear_report() {
 }
 
 #[test]
+fn a_hello_without_optional_fields_passes_with_a_warning() {
+    let (code, out, _, mark) = check_fake("minimal-hello");
+    assert_eq!(code, 0, "{out}");
+    assert_report_shape(&out);
+    assert!(
+        out.lines().any(|l| l
+            == "PASS hello-fields (warning: no version; no author; no options (use [] for none))"),
+        "{out}"
+    );
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn an_empty_name_fails_hello_fields() {
+    let (code, out, _, mark) = check_fake("empty-name");
+    assert_eq!(code, 1, "{out}");
+    assert_report_shape(&out);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("FAIL hello-fields"))
+        .unwrap_or_else(|| panic!("no FAIL hello-fields line:\n{out}"));
+    assert!(line.contains("\"name\" is empty"), "{line}");
+    // Only that step fails.
+    assert_eq!(out.matches("FAIL").count(), 1, "{out}");
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn malformed_log_and_info_lines_pass() {
+    let (code, out, _, mark) = check_fake("bad-log-info");
+    assert_eq!(code, 0, "{out}");
+    assert_report_shape(&out);
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
 fn bad_usage_exits_2() {
     let (code, _, _) = check(&[]);
     assert_eq!(code, 2);
     let (code, _, _) = check(&["builtin="]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn a_missing_or_non_executable_program_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("engine.txt");
+    std::fs::write(&plain, "not a program").unwrap();
+    let missing = dir.path().join("nonexistent");
+    for (program, text) in [
+        (missing.to_str().unwrap(), "does not exist"),
+        (plain.to_str().unwrap(), "is not executable"),
+        ("kalaha-no-such-engine-x", "was not found in PATH"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+            .args(["check", "--", program])
+            .output()
+            .expect("run kalaha check");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{program}: {stderr}");
+        assert!(
+            stderr.contains(program) && stderr.contains(text),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{program}: no steps are run");
+    }
+}
+
+#[test]
+fn line_limit_is_configurable() {
+    let fake = fake_engine();
+    let mark = marker("line-limit");
+    // The fake's hello is about 90 bytes.
+    let (code, out, _) = check(&[
+        "--line-limit",
+        "50",
+        "--",
+        fake.to_str().unwrap(),
+        "good",
+        &mark,
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("FAIL handshake"))
+        .unwrap();
+    assert!(line.contains("longer than the limit of 50 bytes"), "{line}");
+    assert_no_survivors(None, Some(&mark));
+    let (code, _, _) = check(&["--line-limit", "0", "builtin=first"]);
     assert_eq!(code, 2);
 }
 

@@ -6,7 +6,7 @@ mod common;
 use common::{assert_no_survivors, fake_engine, marker, peak_rss};
 use kalaha::protocol::{GameResult, TimeLimit};
 use kalaha::rules::{Move, Position, Rules, Side};
-use kalaha::supervisor::{Engine, EngineCommand, EngineError, Settings, Stopped};
+use kalaha::supervisor::{Engine, EngineCommand, EngineError, MALFORMED, Settings, Stopped};
 use std::time::{Duration, Instant};
 
 const GRACE: Duration = Duration::from_millis(300);
@@ -394,6 +394,33 @@ async fn log_lines_and_unknown_types_are_recorded() {
     assert_eq!(reply.infos[0].score, Some(4));
     let stopped = engine.shutdown().await;
     assert!(matches!(stopped, Stopped::Exited(e) if e.code == Some(0)));
+}
+
+#[tokio::test]
+async fn malformed_log_and_info_lines_are_notes_not_faults() {
+    // Before its hello, each pong and each move the fake sends 3 bad logs and 2 bad infos
+    // (a log whose message is a number, an info whose pv holds 300, ...).
+    let (mut engine, mark) = started("bad-log-info").await;
+    let pgid = engine.pid();
+    let pos = Position::start(Rules::default());
+    let reply = engine
+        .go(&pos, &[], MOVE_TIME, Duration::from_secs(2))
+        .await
+        .expect("bad log and info lines are no fault");
+    assert_eq!(reply.pit, 1);
+    assert!(reply.infos.is_empty(), "{:?}", reply.infos);
+    let notes = engine.take_notes();
+    assert_eq!(notes.len(), 15, "{notes:?}");
+    assert!(notes.iter().all(|n| n.level == MALFORMED), "{notes:?}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.line == r#"{"type":"log","message":5}"#),
+        "{notes:?}"
+    );
+    assert!(notes.iter().any(|n| n.line.contains("300")), "{notes:?}");
+    engine.shutdown().await;
+    assert_no_survivors(Some(pgid), Some(&mark));
 }
 
 #[tokio::test]

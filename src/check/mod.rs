@@ -17,6 +17,9 @@ pub struct StepResult {
     pub name: String,
     /// `None` when the step passed.
     pub failure: Option<Failure>,
+    /// Things a passed step noticed that the protocol allows but advises against (such
+    /// as a `hello` without `version`); they do not fail the step.
+    pub warnings: Vec<String>,
 }
 
 /// Why a step failed, and the line that showed it (if any).
@@ -29,7 +32,13 @@ pub struct Failure {
 impl std::fmt::Display for StepResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.failure {
-            None => write!(f, "PASS {}", self.name),
+            None if self.warnings.is_empty() => write!(f, "PASS {}", self.name),
+            None => write!(
+                f,
+                "PASS {} (warning: {})",
+                self.name,
+                self.warnings.join("; ")
+            ),
             Some(Failure {
                 reason,
                 received: Some(line),
@@ -163,9 +172,14 @@ fn fail(e: EngineError) -> (Failure, bool) {
 
 impl Checker<'_> {
     fn push(&mut self, name: &str, failure: Option<Failure>) {
+        self.push_with_warnings(name, failure, Vec::new());
+    }
+
+    fn push_with_warnings(&mut self, name: &str, failure: Option<Failure>, warnings: Vec<String>) {
         let r = StepResult {
             name: name.to_string(),
             failure,
+            warnings,
         };
         (self.report)(&r);
         self.results.push(r);
@@ -226,7 +240,10 @@ impl Checker<'_> {
                 self.push("handshake", None);
                 let fields = hello_fields(engine.hello_line());
                 self.engine = Some(engine);
-                self.push("hello-fields", fields.err());
+                match fields {
+                    Ok(warnings) => self.push_with_warnings("hello-fields", None, warnings),
+                    Err(failure) => self.push("hello-fields", Some(failure)),
+                }
             }
             Err(e) => {
                 engine.shutdown().await;
@@ -482,29 +499,52 @@ impl Checker<'_> {
     }
 }
 
-/// Checks the fields of an engine's `hello` line.
-fn hello_fields(line: &str) -> Result<(), Failure> {
+/// Checks the fields of an engine's `hello` line. Returns warnings for what the protocol
+/// allows but advises against: a missing or empty `version` or `author`, no `options`.
+fn hello_fields(line: &str) -> Result<Vec<String>, Failure> {
     let value: Value =
         serde_json::from_str(line).map_err(|e| Failure::with_line(e.to_string(), line))?;
-    for key in ["name", "version", "author"] {
+    let mut warnings = Vec::new();
+    match value.get("name") {
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            return Err(Failure::with_line(
+                "\"name\" is empty (the protocol asks for a name that is not empty)",
+                line,
+            ));
+        }
+        Some(Value::String(_)) => {}
+        _ => {
+            return Err(Failure::with_line(
+                "\"name\" is missing or not a string",
+                line,
+            ));
+        }
+    }
+    for key in ["version", "author"] {
         match value.get(key) {
-            Some(Value::String(s)) if !s.is_empty() || key != "name" => {}
-            Some(Value::String(_)) => {
-                return Err(Failure::with_line("\"name\" is empty", line));
-            }
-            _ => {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            Some(Value::String(_)) => warnings.push(format!("empty {key}")),
+            None => warnings.push(format!("no {key}")),
+            Some(_) => {
                 return Err(Failure::with_line(
-                    format!("\"{key}\" is missing or not a string"),
+                    format!("\"{key}\" is not a string"),
                     line,
                 ));
             }
         }
     }
-    let Some(Value::Array(options)) = value.get("options") else {
-        return Err(Failure::with_line(
-            "\"options\" is missing or not an array (use [] for none)",
-            line,
-        ));
+    let options = match value.get("options") {
+        Some(Value::Array(options)) => options.as_slice(),
+        None => {
+            warnings.push("no options (use [] for none)".to_string());
+            &[]
+        }
+        Some(_) => {
+            return Err(Failure::with_line(
+                "\"options\" is not an array (use [] for none)",
+                line,
+            ));
+        }
     };
     let mut names = std::collections::HashSet::new();
     for raw in options {
@@ -534,7 +574,7 @@ fn hello_fields(line: &str) -> Result<(), Failure> {
             Failure::with_line(format!("option {:?}: default: {e}", opt.name), line)
         })?;
     }
-    Ok(())
+    Ok(warnings)
 }
 
 /// Runs every step against the engine and returns the results; `report` sees each result
@@ -568,13 +608,24 @@ mod tests {
     fn hello_fields_are_checked() {
         let ok = r#"{"type":"hello","protocol":1,"name":"n","version":"1","author":"a","options":[{"name":"d","type":"int","default":3,"min":1,"max":9}]}"#;
         assert!(hello_fields(ok).is_ok());
+        assert_eq!(hello_fields(ok).unwrap(), Vec::<String>::new());
         let no_author = r#"{"type":"hello","protocol":1,"name":"n","version":"1","options":[]}"#;
+        assert_eq!(hello_fields(no_author).unwrap(), ["no author"]);
+        let minimal = r#"{"type":"hello","protocol":1,"name":"n"}"#;
+        assert_eq!(
+            hello_fields(minimal).unwrap(),
+            ["no version", "no author", "no options (use [] for none)"]
+        );
+        let empty_name =
+            r#"{"type":"hello","protocol":1,"name":"","version":"1","author":"a","options":[]}"#;
         assert!(
-            hello_fields(no_author)
+            hello_fields(empty_name)
                 .unwrap_err()
                 .reason
-                .contains("author")
+                .contains("\"name\" is empty")
         );
+        let bad_author = r#"{"type":"hello","protocol":1,"name":"n","author":7}"#;
+        assert!(hello_fields(bad_author).is_err());
         let bad_default = r#"{"type":"hello","protocol":1,"name":"n","version":"1","author":"a","options":[{"name":"d","type":"int","default":30,"min":1,"max":9}]}"#;
         assert!(
             hello_fields(bad_default)
@@ -605,7 +656,17 @@ mod tests {
         let r = StepResult {
             name: "go-start".into(),
             failure: Some(Failure::with_line("bad", "move 3")),
+            warnings: Vec::new(),
         };
         assert_eq!(r.to_string(), "FAIL go-start: bad (received: move 3)");
+        let r = StepResult {
+            name: "hello-fields".into(),
+            failure: None,
+            warnings: vec!["no version".into(), "no author".into()],
+        };
+        assert_eq!(
+            r.to_string(),
+            "PASS hello-fields (warning: no version; no author)"
+        );
     }
 }

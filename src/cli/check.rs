@@ -4,17 +4,21 @@ use super::{CliError, CliResult};
 use crate::check::check_engine;
 use crate::supervisor::{EngineCommand, Settings};
 use std::io::Write;
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Check that an engine follows the protocol (protocol.md).
 ///
-/// Prints one line per step, `PASS step` or `FAIL step: reason (received: line)`, and exits
-/// with 1 if any step failed.
+/// Prints one line per step, `PASS step` (with `(warning: ...)` for what the protocol allows
+/// but advises against) or `FAIL step: reason (received: line)`, and exits with 1 if any
+/// step failed.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example:\n  kalaha check -- python3 engines/python/example.py\n  \
-kalaha check builtin=greedy\n  kalaha check --startup-timeout 30s -- ./my-engine --threads 1"
+kalaha check builtin=greedy\n  kalaha check --startup-timeout 30s -- ./my-engine --threads 1\n\n\
+Exit status: 0 if every step passed, 1 if a step failed, 2 for bad usage or an engine \
+program that does not exist or is not executable."
 )]
 pub struct Args {
     /// Time the engine has to answer the first hello.
@@ -23,6 +27,9 @@ pub struct Args {
     /// Time the engine has to exit after quit.
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration, value_name = "DURATION")]
     pub quit_grace: Duration,
+    /// The longest line accepted from the engine, in bytes (a longer one is a fault).
+    #[arg(long, default_value_t = crate::protocol::DEFAULT_LINE_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), value_name = "BYTES")]
+    pub line_limit: usize,
     /// Write every line sent and received to this file.
     #[arg(long, value_name = "FILE")]
     pub debug: Option<PathBuf>,
@@ -46,8 +53,46 @@ pub fn engine_command(words: &[String]) -> Result<EngineCommand, CliError> {
             }
             Ok(EngineCommand::builtin(name)?)
         }
-        [program, args @ ..] => Ok(EngineCommand::new(program, args.iter().cloned())),
+        [program, args @ ..] => {
+            check_program(Path::new(program))?;
+            Ok(EngineCommand::new(program, args.iter().cloned()))
+        }
     }
+}
+
+/// Checks that `program` exists and is executable, as the operating system would find it
+/// (a name without `/` is looked up in `PATH`): a missing engine is an input error.
+fn check_program(program: &Path) -> Result<(), CliError> {
+    let has_slash = program.components().count() > 1 || program.is_absolute();
+    let candidates: Vec<PathBuf> = if has_slash {
+        vec![program.to_path_buf()]
+    } else {
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).map(|d| d.join(program)).collect())
+            .unwrap_or_default()
+    };
+    let mut not_executable = false;
+    for c in &candidates {
+        if let Ok(meta) = std::fs::metadata(c)
+            && meta.is_file()
+        {
+            if meta.permissions().mode() & 0o111 != 0 {
+                return Ok(());
+            }
+            not_executable = true;
+        }
+    }
+    let reason = if not_executable {
+        "is not executable"
+    } else if has_slash {
+        "does not exist"
+    } else {
+        "was not found in PATH"
+    };
+    Err(CliError::input_msg(format!(
+        "the engine program {} {reason}",
+        program.display()
+    )))
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -55,6 +100,7 @@ pub fn run(args: Args) -> CliResult {
     let settings = Settings {
         startup_timeout: args.startup_timeout,
         quit_grace: args.quit_grace,
+        line_limit: args.line_limit,
         transcript: args.debug,
         stderr_log: args.stderr_log,
         ..Settings::default()

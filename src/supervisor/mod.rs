@@ -139,14 +139,19 @@ pub struct MoveReply {
     pub elapsed: Duration,
 }
 
-/// A line an engine sent that was recorded rather than answered: a `log` message or a
-/// message of a type this protocol version does not know.
+/// A line an engine sent that was recorded rather than answered: a `log` message, a
+/// message of a type this protocol version does not know, or a malformed `log` or `info`
+/// (these are never faults).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineNote {
-    /// The `log` level, or `"unknown"` for an unknown message type.
+    /// The `log` level, `"unknown"` for an unknown message type, or [`MALFORMED`] for a
+    /// `log` or `info` with missing or wrongly typed fields.
     pub level: String,
     pub line: String,
 }
+
+/// The [`EngineNote::level`] of a malformed `log` or `info` line.
+pub const MALFORMED: &str = "malformed";
 
 /// How an engine process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -415,7 +420,8 @@ impl Engine {
         self.pgid
     }
 
-    /// The `log` messages and unknown messages received so far (the latest ones).
+    /// The `log` messages, unknown messages and malformed `log`/`info` messages received
+    /// so far (the latest ones).
     pub fn take_notes(&mut self) -> Vec<EngineNote> {
         self.notes.drain(..).collect()
     }
@@ -707,8 +713,8 @@ impl Engine {
         }
     }
 
-    /// Receives the next message, skipping (and recording) `log` lines and unknown
-    /// message types. Returns the message and its line.
+    /// Receives the next message, skipping (and recording) `log` lines, unknown message
+    /// types and malformed `log`/`info` lines. Returns the message and its line.
     pub async fn recv_message(
         &mut self,
         limit: Duration,
@@ -757,6 +763,13 @@ impl Engine {
                 line: truncate_line(line),
                 error: "no string \"type\" field".to_string(),
             }),
+            // `log` and `info` are never answered and change nothing: a bad one is
+            // recorded and ignored, like an unknown message.
+            Err(ParseError::Malformed { kind, error }) if kind == "log" || kind == "info" => {
+                tracing::info!(engine = %self.name, "ignored a bad {kind:?} message: {error}");
+                self.note(MALFORMED.to_string(), line);
+                Ok(None)
+            }
             Err(ParseError::Malformed { kind, error }) => Err(EngineError::Malformed {
                 kind,
                 line: truncate_line(line),
