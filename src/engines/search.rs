@@ -479,6 +479,27 @@ mod tests {
     use crate::solver::Solver;
 
     #[test]
+    fn a_cleared_searcher_searches_like_a_fresh_one() {
+        let start = Position::start(Rules::default());
+        let later = start.play(3).unwrap().play(1).unwrap();
+        let search = |s: &mut Searcher, pos: &Position| {
+            let mut it = s.iterate(pos, 6, None, &mut |_| {});
+            it.elapsed = Duration::ZERO;
+            it
+        };
+        let fresh = search(&mut Searcher::new(1), &later);
+        let mut used = Searcher::new(1);
+        search(&mut used, &start);
+        let warm = search(&mut used, &later);
+        used.clear();
+        search(&mut used, &start);
+        used.clear();
+        assert_eq!(search(&mut used, &later), fresh);
+        // Without the clear the table changes the search (at least its node count).
+        assert_ne!(warm.nodes, fresh.nodes);
+    }
+
+    #[test]
     fn deep_enough_search_is_exact_and_agrees_with_the_solver() {
         for sweep in Sweep::ALL {
             let rules = Rules::new(3, 3, false, sweep).unwrap();
