@@ -12,17 +12,19 @@ pub struct GameRecord {
     pub outcome: Outcome,
 }
 
-/// Plays `south` against `north` from `start` (which may be after an opening) to the end,
-/// giving each move `limits`. Panics if a player chooses an illegal move.
+/// Plays game `game` (its id, as in `new_game`) of `south` against `north` from `start`
+/// (which may be after an opening) to the end, giving each move `limits`. Panics if a
+/// player chooses an illegal move.
 pub fn play_game(
+    game: &str,
     south: &mut dyn Player,
     north: &mut dyn Player,
     start: &Position,
     limits: &Limits,
 ) -> GameRecord {
     let rules = *start.rules();
-    south.new_game(rules, Side::South);
-    north.new_game(rules, Side::North);
+    south.new_game(game, rules, Side::South);
+    north.new_game(game, rules, Side::North);
     let mut pos = *start;
     let mut moves = Vec::new();
     while !pos.is_over() {
@@ -88,9 +90,9 @@ mod tests {
                 set(pa.as_mut());
                 set(pb.as_mut());
                 let rec = if a_south {
-                    play_game(pa.as_mut(), pb.as_mut(), &start, limits)
+                    play_game("g", pa.as_mut(), pb.as_mut(), &start, limits)
                 } else {
-                    play_game(pb.as_mut(), pa.as_mut(), &start, limits)
+                    play_game("g", pb.as_mut(), pa.as_mut(), &start, limits)
                 };
                 let a_side = if a_south { Side::South } else { Side::North };
                 points += match rec.outcome.winner {
@@ -115,7 +117,13 @@ mod tests {
             for &a in BUILTIN_NAMES {
                 let mut pa = builtin(a).unwrap();
                 let mut pb = builtin("random").unwrap();
-                let rec = play_game(pa.as_mut(), pb.as_mut(), &Position::start(rules), &limits);
+                let rec = play_game(
+                    "g",
+                    pa.as_mut(),
+                    pb.as_mut(),
+                    &Position::start(rules),
+                    &limits,
+                );
                 assert!(!rec.moves.is_empty());
             }
         }
@@ -187,9 +195,9 @@ mod tests {
                     None => Box::new(GreedyPlayer),
                 };
                 let rec = if a_south {
-                    play_game(&mut pa, pb.as_mut(), &start, &limits)
+                    play_game("g", &mut pa, pb.as_mut(), &start, &limits)
                 } else {
-                    play_game(pb.as_mut(), &mut pa, &start, &limits)
+                    play_game("g", pb.as_mut(), &mut pa, &start, &limits)
                 };
                 let a_side = if a_south { Side::South } else { Side::North };
                 let m = rec.outcome.south as i64 - rec.outcome.north as i64;

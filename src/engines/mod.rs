@@ -64,4 +64,53 @@ mod tests {
         }
         assert!(builtin("stockfish").is_none());
     }
+
+    /// A position a few sowings into a game of the default rules, different per `n`.
+    fn start_after(n: u64) -> crate::rules::Position {
+        let mut pos = crate::rules::Position::start(crate::rules::Rules::default());
+        for i in 0..3 {
+            let moves: Vec<u8> = pos.legal_moves().collect();
+            pos = pos
+                .play(moves[((n + i) as usize * 7) % moves.len()] as i64)
+                .unwrap();
+        }
+        pos
+    }
+
+    #[test]
+    fn a_process_plays_a_game_alike_whatever_it_played_before() {
+        let limits = Limits {
+            move_time: Some(std::time::Duration::from_secs(20)),
+            ..Limits::default()
+        };
+        let engine = |name: &str| {
+            let mut p = builtin(name).unwrap();
+            if name == "hard" {
+                p.set_option("depth", &serde_json::json!(5)).unwrap();
+            }
+            if name != "medium" && name != "hard" {
+                p.set_option("seed", &serde_json::json!(3)).unwrap();
+            }
+            p
+        };
+        // The opponent is a fresh `greedy` in every game: it has no memory of its own.
+        let game = |p: &mut dyn Player, id: &str, n: u64, south: bool| {
+            let mut other = GreedyPlayer;
+            let start = start_after(n);
+            if south {
+                play_game(id, p, &mut other, &start, &limits)
+            } else {
+                play_game(id, &mut other, p, &start, &limits)
+            }
+        };
+        for name in ["random", "easy", "medium", "hard"] {
+            let mut fresh = engine(name);
+            let x_fresh = game(fresh.as_mut(), "x", 1, true);
+            let mut used = engine(name);
+            game(used.as_mut(), "y", 2, false);
+            game(used.as_mut(), "z", 5, true);
+            let x_used = game(used.as_mut(), "x", 1, true);
+            assert_eq!(x_used, x_fresh, "{name}");
+        }
+    }
 }

@@ -85,8 +85,11 @@ pub trait Player: Send {
     fn options(&self) -> Vec<EngineOption>;
     /// Sets an option; the error message is reported to the referee with a `log` line.
     fn set_option(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String>;
-    /// A new game begins with these rules, this engine playing `side`.
-    fn new_game(&mut self, _rules: Rules, _side: Side) {}
+    /// A new game begins: `game` is its id (unique within a tournament), played with
+    /// `rules`, this engine playing `side`. Engines drop whatever they learned in earlier
+    /// games here, so that their play depends only on their options, the game id and the
+    /// game itself, not on which process plays which game.
+    fn new_game(&mut self, _game: &str, _rules: Rules, _side: Side) {}
     /// Chooses a legal pit for the side to move in `pos` (which is not over). `history` is
     /// the whole game so far; `info` may be called any number of times with search reports.
     fn choose_move(

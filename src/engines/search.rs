@@ -159,6 +159,8 @@ pub struct Searcher {
     root_best: Option<u8>,
     /// Extra turns searched without using up depth on the current line.
     extensions: u32,
+    /// Nothing was stored in the table since it was last cleared (or built).
+    table_empty: bool,
 }
 
 impl Searcher {
@@ -175,6 +177,7 @@ impl Searcher {
             horizon_used: false,
             root_best: None,
             extensions: 0,
+            table_empty: true,
         }
     }
 
@@ -183,6 +186,17 @@ impl Searcher {
         self.eval = eval;
         self.auto_eval = false;
         self
+    }
+
+    /// Forgets everything learned in earlier searches (the table): the next search is
+    /// that of a fresh searcher.
+    pub fn clear(&mut self) {
+        if !self.table_empty {
+            self.table.clear();
+            self.table_empty = true;
+        }
+        self.rules = None;
+        self.pack_bits = 0;
     }
 
     /// Clears the table when the rules change, or when `pos` holds more seeds than the
@@ -195,7 +209,10 @@ impl Searcher {
         }
         self.rules = Some(*rules);
         self.pack_bits = bits;
-        self.table.clear();
+        if !self.table_empty {
+            self.table.clear();
+            self.table_empty = true;
+        }
         if self.auto_eval {
             self.eval = Evaluation::for_rules(rules);
         }
@@ -438,6 +455,7 @@ impl Searcher {
             (best, best)
         };
         let exact = !self.horizon_used;
+        self.table_empty = false;
         self.table.store(Entry {
             key,
             lo,
@@ -459,6 +477,27 @@ mod tests {
     use super::*;
     use crate::rules::Sweep;
     use crate::solver::Solver;
+
+    #[test]
+    fn a_cleared_searcher_searches_like_a_fresh_one() {
+        let start = Position::start(Rules::default());
+        let later = start.play(3).unwrap().play(1).unwrap();
+        let search = |s: &mut Searcher, pos: &Position| {
+            let mut it = s.iterate(pos, 6, None, &mut |_| {});
+            it.elapsed = Duration::ZERO;
+            it
+        };
+        let fresh = search(&mut Searcher::new(1), &later);
+        let mut used = Searcher::new(1);
+        search(&mut used, &start);
+        let warm = search(&mut used, &later);
+        used.clear();
+        search(&mut used, &start);
+        used.clear();
+        assert_eq!(search(&mut used, &later), fresh);
+        // Without the clear the table changes the search (at least its node count).
+        assert_ne!(warm.nodes, fresh.nodes);
+    }
 
     #[test]
     fn deep_enough_search_is_exact_and_agrees_with_the_solver() {

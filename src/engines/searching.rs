@@ -55,6 +55,10 @@ impl Player for MediumPlayer {
         vec![int_option("depth", 3, 1, 8)]
     }
 
+    fn new_game(&mut self, _game: &str, _rules: Rules, _side: Side) {
+        self.searcher.clear();
+    }
+
     fn set_option(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String> {
         match name {
             "depth" => {
@@ -153,8 +157,9 @@ impl Player for HardPlayer {
         hard_options()
     }
 
-    fn new_game(&mut self, _rules: Rules, _side: Side) {
-        self.ensure_table();
+    /// Builds the table if needed and empties it: each game starts afresh.
+    fn new_game(&mut self, _game: &str, _rules: Rules, _side: Side) {
+        self.ensure_table().clear();
     }
 
     fn set_option(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String> {
@@ -227,10 +232,11 @@ impl Player for PerfectPlayer {
         "perfect"
     }
 
-    fn new_game(&mut self, rules: Rules, side: Side) {
+    fn new_game(&mut self, game: &str, rules: Rules, side: Side) {
         let hash_mb = self.hash_mb;
+        // The solver's table keeps only exact values, true in every game: it is kept.
         self.solver.get_or_insert_with(|| Solver::new(hash_mb));
-        self.hard.new_game(rules, side);
+        self.hard.new_game(game, rules, side);
         self.solved_last = false;
         self.skipped = 0;
     }
@@ -337,7 +343,7 @@ mod tests {
     fn hard_keeps_to_its_time() {
         let mut hard = HardPlayer::default();
         let pos = Position::start(Rules::new(6, 6, false, Sweep::Owner).unwrap());
-        hard.new_game(*pos.rules(), Side::South);
+        hard.new_game("g", *pos.rules(), Side::South);
         let t = Instant::now();
         hard.choose_move(&pos, &[], &limits_ms(100), &mut |_| {});
         assert!(
@@ -354,7 +360,7 @@ mod tests {
             let pos = Position::start(rules);
             for &name in crate::engines::BUILTIN_NAMES {
                 let mut p = crate::engines::builtin(name).unwrap();
-                p.new_game(rules, Side::South);
+                p.new_game("g", rules, Side::South);
                 let t = Instant::now();
                 let pit = p.choose_move(&pos, &[], &limits_ms(50), &mut |_| {});
                 assert!(pos.play(pit as i64).is_ok(), "{name} {rules}");
@@ -391,7 +397,7 @@ mod tests {
     fn perfect_falls_back_to_search_on_big_boards() {
         let mut perfect = PerfectPlayer::new(4);
         let pos = Position::start(Rules::default());
-        perfect.new_game(*pos.rules(), Side::South);
+        perfect.new_game("g", *pos.rules(), Side::South);
         let t = Instant::now();
         let mut infos = Vec::new();
         let pit = perfect.choose_move(&pos, &[], &limits_ms(100), &mut |i| infos.push(i));

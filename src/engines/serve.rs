@@ -2,10 +2,41 @@
 //! the referee's lines, answers them with the help of a [`Player`], and returns on `quit`
 //! or at the end of the input.
 
-use super::{Player, SearchInfo};
-use crate::protocol::{FromEngine, HelloReply, PROTOCOL_VERSION, ParseError, ToEngine};
-use crate::rules::{Position, Rules};
+use super::{Limits, Player, SearchInfo};
+use crate::protocol::{FromEngine, HelloReply, PROTOCOL_VERSION, ParseError, TimeLimit, ToEngine};
+use crate::rules::{BoardView, Move, Position, Rules};
+use serde::Deserialize;
 use std::io::{self, BufRead, Write};
+
+/// A `go` read leniently, for when its `time` is missing, empty (`{}`) or unreadable: the
+/// engine still answers, as if no time were given (each engine's default thinking time).
+#[derive(Deserialize)]
+struct LenientGo {
+    position: BoardView,
+    #[serde(default)]
+    legal: Vec<u8>,
+    #[serde(default)]
+    moves: Vec<Move>,
+    #[serde(default)]
+    time: Option<serde_json::Value>,
+}
+
+impl LenientGo {
+    /// The `go` in `line` when only its `time` keeps it from being a well-formed message,
+    /// with a note for the referee when a time was given but could not be read.
+    fn parse(line: &str) -> Option<(LenientGo, Option<String>)> {
+        let go: LenientGo = serde_json::from_str(line).ok()?;
+        let note = match &go.time {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::Object(o)) if o.is_empty() => None,
+            Some(t) => Some(match serde_json::from_value::<TimeLimit>(t.clone()) {
+                Err(e) => format!("go: ignored time {t}: {e}; thinking with the default time"),
+                Ok(_) => format!("go: ignored time {t}; thinking with the default time"),
+            }),
+        };
+        Some((go, note))
+    }
+}
 
 fn send(out: &mut impl Write, msg: &FromEngine) -> io::Result<()> {
     let mut line = msg.to_line();
@@ -50,6 +81,26 @@ pub fn serve(
                 output.flush()?;
                 continue;
             }
+            Err(ParseError::Malformed { kind, .. })
+                if kind == "go"
+                    && let Some((go, note)) = LenientGo::parse(line) =>
+            {
+                if let Some(note) = note {
+                    log(&mut output, "warn", note)?;
+                }
+                let limits = Limits::default();
+                go_answer(
+                    player,
+                    rules,
+                    &go.position,
+                    &go.legal,
+                    &go.moves,
+                    &limits,
+                    &mut output,
+                )?;
+                output.flush()?;
+                continue;
+            }
             Err(e) => {
                 log(&mut output, "warn", format!("ignored a line: {e}"))?;
                 output.flush()?;
@@ -73,44 +124,28 @@ pub fn serve(
                 }
             }
             ToEngine::Ping { id } => send(&mut output, &FromEngine::Pong { id })?,
-            ToEngine::NewGame { rules: r, side, .. } => {
+            ToEngine::NewGame {
+                game,
+                rules: r,
+                side,
+            } => {
                 rules = r;
-                player.new_game(r, side);
+                player.new_game(&game, r, side);
             }
             ToEngine::Go {
                 position,
                 legal,
                 moves,
                 time,
-            } => {
-                let pit = match Position::from_view(rules, &position) {
-                    Ok(pos) if !pos.is_over() => {
-                        let limits = time.limits();
-                        let mut io_error = None;
-                        let mut report = |info: SearchInfo| {
-                            if io_error.is_none()
-                                && let Err(e) = send(&mut output, &FromEngine::Info(info))
-                            {
-                                io_error = Some(e);
-                            }
-                        };
-                        let pit = player.choose_move(&pos, &moves, &limits, &mut report);
-                        if let Some(e) = io_error {
-                            return Err(e);
-                        }
-                        pit as i64
-                    }
-                    Ok(_) => {
-                        log(&mut output, "error", "go: the game is over".to_string())?;
-                        legal.first().map_or(1, |&p| p as i64)
-                    }
-                    Err(e) => {
-                        log(&mut output, "error", format!("go: bad position: {e}"))?;
-                        legal.first().map_or(1, |&p| p as i64)
-                    }
-                };
-                send(&mut output, &FromEngine::Move { pit })?;
-            }
+            } => go_answer(
+                player,
+                rules,
+                &position,
+                &legal,
+                &moves,
+                &time.limits(),
+                &mut output,
+            )?,
             ToEngine::GameOver { .. } => {}
             ToEngine::Quit => {
                 output.flush()?;
@@ -120,6 +155,45 @@ pub fn serve(
         output.flush()?;
     }
     output.flush()
+}
+
+/// Answers a `go`: the player's `info` lines, then its `move` (the first legal pit, with
+/// an error `log`, when the position is over or not one of `rules`).
+fn go_answer(
+    player: &mut dyn Player,
+    rules: Rules,
+    position: &BoardView,
+    legal: &[u8],
+    moves: &[Move],
+    limits: &Limits,
+    output: &mut impl Write,
+) -> io::Result<()> {
+    let pit = match Position::from_view(rules, position) {
+        Ok(pos) if !pos.is_over() => {
+            let mut io_error = None;
+            let mut report = |info: SearchInfo| {
+                if io_error.is_none()
+                    && let Err(e) = send(output, &FromEngine::Info(info))
+                {
+                    io_error = Some(e);
+                }
+            };
+            let pit = player.choose_move(&pos, moves, limits, &mut report);
+            if let Some(e) = io_error {
+                return Err(e);
+            }
+            pit as i64
+        }
+        Ok(_) => {
+            log(output, "error", "go: the game is over".to_string())?;
+            legal.first().map_or(1, |&p| p as i64)
+        }
+        Err(e) => {
+            log(output, "error", format!("go: bad position: {e}"))?;
+            legal.first().map_or(1, |&p| p as i64)
+        }
+    };
+    send(output, &FromEngine::Move { pit })
 }
 
 #[cfg(test)]
@@ -158,7 +232,7 @@ mod tests {
                 _ => Err(format!("unknown option {name:?}")),
             }
         }
-        fn new_game(&mut self, _rules: Rules, _side: Side) {
+        fn new_game(&mut self, _game: &str, _rules: Rules, _side: Side) {
             self.games += 1;
         }
         fn choose_move(
@@ -246,5 +320,89 @@ mod tests {
     fn returns_at_end_of_input() {
         let (msgs, _) = run("{\"type\":\"ping\",\"id\":1}\n");
         assert_eq!(msgs, [FromEngine::Pong { id: 1 }]);
+    }
+
+    const NEW_GAME: &str =
+        r#"{"type":"new_game","game":"g","rules":{"pits":2,"seeds":1},"side":"north"}"#;
+    const GO: &str = r#"{"type":"go","position":{"to_move":"north","south":{"pits":[0,2],"store":0},"north":{"pits":[1,1],"store":0}},"legal":[1,2],"moves":[{"side":"south","pit":1}]"#;
+
+    #[test]
+    fn answers_a_go_without_a_usable_time() {
+        for (time, kinds) in [
+            ("", &["info", "move"][..]),
+            (r#","time":{}"#, &["info", "move"]),
+            (r#","time":null"#, &["info", "move"]),
+            (r#","time":{"hourglass":3}"#, &["log", "info", "move"]),
+            (
+                r#","time":{"move_ms":5,"remaining_ms":9}"#,
+                &["log", "info", "move"],
+            ),
+            (r#","time":"soon""#, &["log", "info", "move"]),
+        ] {
+            let (msgs, _) = run(&format!("{NEW_GAME}\n{GO}{time}}}\n"));
+            let got: Vec<_> = msgs.iter().map(|m| m.kind()).collect();
+            assert_eq!(got, kinds, "time {time:?}: {msgs:?}");
+            assert_eq!(msgs.last(), Some(&FromEngine::Move { pit: 1 }), "{time:?}");
+        }
+        // A go missing more than its time is still ignored.
+        let (msgs, _) = run(&format!(
+            "{NEW_GAME}\n{}\n",
+            r#"{"type":"go","legal":[1],"moves":[]}"#
+        ));
+        assert_eq!(msgs.iter().map(|m| m.kind()).collect::<Vec<_>>(), ["log"]);
+    }
+
+    #[test]
+    fn a_builtin_answers_a_go_without_time_within_its_default() {
+        let mut p = crate::engines::builtin("hard").unwrap();
+        let mut out = Vec::new();
+        let input = format!("{NEW_GAME}\n{GO}}}\n");
+        let t = std::time::Instant::now();
+        serve(p.as_mut(), input.as_bytes(), &mut out).unwrap();
+        assert!(t.elapsed() < crate::engines::DEFAULT_MOVE_TIME * 2);
+        let out = String::from_utf8(out).unwrap();
+        let last = FromEngine::parse(out.lines().last().unwrap()).unwrap();
+        assert!(matches!(last, FromEngine::Move { pit: 1 | 2 }), "{out}");
+    }
+
+    /// The moves a built-in sends in one process for the `go` after each `new_game` of
+    /// `games` (ids), all from the start of the default rules.
+    fn session_moves(engine: &str, games: &[&str]) -> Vec<FromEngine> {
+        let mut p = crate::engines::builtin(engine).unwrap();
+        let mut input = String::new();
+        for game in games {
+            input += &format!(
+                r#"{{"type":"new_game","game":"{game}","rules":{{"pits":6,"seeds":4}},"side":"south"}}"#
+            );
+            input += "\n";
+            input += r#"{"type":"go","position":{"to_move":"south","south":{"pits":[4,4,4,4,4,4],"store":0},"north":{"pits":[4,4,4,4,4,4],"store":0}},"legal":[1,2,3,4,5,6],"moves":[],"time":{"move_ms":100}}"#;
+            input += "\n";
+        }
+        let mut out = Vec::new();
+        serve(p.as_mut(), input.as_bytes(), &mut out).unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| FromEngine::parse(l).unwrap())
+            .filter(|m| m.kind() == "move")
+            .collect()
+    }
+
+    #[test]
+    fn random_engines_play_by_the_game_id_not_by_the_games_before() {
+        for engine in ["random", "easy"] {
+            let ids: Vec<String> = (0..8).map(|i| format!("round-{i}")).collect();
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let together = session_moves(engine, &ids);
+            let alone: Vec<_> = ids
+                .iter()
+                .flat_map(|g| session_moves(engine, &[g]))
+                .collect();
+            assert_eq!(together, alone, "{engine}");
+            if engine == "random" {
+                // The game id matters: eight games do not all open alike.
+                assert!(together.iter().any(|m| *m != together[0]), "{together:?}");
+            }
+        }
     }
 }

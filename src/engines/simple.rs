@@ -3,7 +3,7 @@
 
 use super::options::{int_option, parse_int, unknown_option};
 use super::{EngineOption, Limits, Player, SearchInfo};
-use crate::rules::{Move, Position};
+use crate::rules::{Move, Position, Rules, Side};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -59,8 +59,21 @@ fn seed_option() -> EngineOption {
     int_option("seed", 0, 0, i64::MAX)
 }
 
+/// The generator for game `game` of an engine with option `seed`: a stable hash (64-bit
+/// FNV-1a) of both, so that a game's moves depend neither on the games played before it
+/// by the same process nor on the Rust version.
+fn game_rng(seed: u64, game: &str) -> ChaCha8Rng {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in seed.to_le_bytes().iter().chain(game.as_bytes()) {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    ChaCha8Rng::seed_from_u64(h)
+}
+
 /// Plays a uniformly random legal move, from a ChaCha generator seeded by option `seed`
-/// (the same seed gives the same games).
+/// and, from each `new_game` on, the game id (the same seed and game id give the same
+/// game).
 pub struct RandomPlayer {
     seed: u64,
     rng: ChaCha8Rng,
@@ -98,6 +111,10 @@ impl Player for RandomPlayer {
             }
             _ => Err(unknown_option(self.name(), name, &self.options())),
         }
+    }
+
+    fn new_game(&mut self, game: &str, _rules: Rules, _side: Side) {
+        self.rng = game_rng(self.seed, game);
     }
 
     fn choose_move(
@@ -187,9 +204,11 @@ impl Player for GreedyPlayer {
 }
 
 /// A greedy player that overlooks each capture with probability `miss` percent (seeded by
-/// option `seed`) and breaks ties at random: the beginner level.
+/// option `seed` and, from each `new_game` on, the game id) and breaks ties at random: the
+/// beginner level.
 pub struct EasyPlayer {
     miss: u32,
+    seed: u64,
     rng: ChaCha8Rng,
 }
 
@@ -197,6 +216,7 @@ impl EasyPlayer {
     pub fn new(seed: u64, miss: u32) -> EasyPlayer {
         EasyPlayer {
             miss,
+            seed,
             rng: ChaCha8Rng::seed_from_u64(seed),
         }
     }
@@ -220,7 +240,7 @@ impl Player for EasyPlayer {
     fn set_option(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String> {
         match name {
             "seed" => {
-                self.rng = ChaCha8Rng::seed_from_u64(parse_int(name, value, 0, i64::MAX)? as u64);
+                *self = EasyPlayer::new(parse_int(name, value, 0, i64::MAX)? as u64, self.miss);
                 Ok(())
             }
             "miss" => {
@@ -229,6 +249,10 @@ impl Player for EasyPlayer {
             }
             _ => Err(unknown_option(self.name(), name, &self.options())),
         }
+    }
+
+    fn new_game(&mut self, game: &str, _rules: Rules, _side: Side) {
+        self.rng = game_rng(self.seed, game);
     }
 
     fn choose_move(
@@ -254,7 +278,7 @@ impl Player for EasyPlayer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Rules, Sweep};
+    use crate::rules::Sweep;
 
     fn rules(pits: u32, seeds: u32) -> Rules {
         Rules::new(pits, seeds, false, Sweep::Owner).unwrap()
