@@ -232,13 +232,20 @@ impl ConfigFile {
                 if id.is_empty()
                     || !id
                         .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                        .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
                 {
                     return Err(invalid(format!(
-                        "tournament id {id:?}: use letters, digits, '_' and '.'"
+                        "tournament id {id:?}: use letters, digits, '_', '.' and '-'"
                     )));
                 }
                 id.clone()
+            }
+            None if shard.is_some() => {
+                return Err(invalid(
+                    "--shard needs --id (or id in the config file): every shard of one \
+                     tournament must use the same id, or merged results count games twice"
+                        .into(),
+                ));
             }
             None => new_tournament_id(),
         };
@@ -406,6 +413,13 @@ mod tests {
         let mut f = two_builtins();
         f.id = Some("bad id".into());
         assert!(f.resolve().is_err());
+        f.id = Some("nightly-2026-01-02".into());
+        assert_eq!(f.resolve().unwrap().game_id(3), "nightly-2026-01-02-3");
+        let mut f = two_builtins();
+        f.shard = Some("1/2".into());
+        assert!(f.resolve().unwrap_err().to_string().contains("--id"));
+        f.id = Some("x".into());
+        assert!(f.resolve().is_ok());
     }
 
     #[test]
