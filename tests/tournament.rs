@@ -410,6 +410,14 @@ fn bad_input_is_refused_before_any_game() {
             [good2.clone(), vec!["--engine".into(), "bogus=1".into()]].concat(),
             "unknown key",
         ),
+        (
+            [good2.clone(), vec!["--concurrency".into(), "0".into()]].concat(),
+            "at least 1",
+        ),
+        (
+            [good2.clone(), vec!["--shard".into(), "1/2".into()]].concat(),
+            "--shard needs --id",
+        ),
     ];
     std::fs::write(dir.path().join("o.txt"), "3 1\n3 9\n").unwrap();
     for (args, needle) in cases {
@@ -418,6 +426,20 @@ fn bad_input_is_refused_before_any_game() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(needle), "{needle:?} not in {err}");
         assert!(!out.join("games.csv").exists());
+    }
+    // --resume refuses, by name, the flags that would change the tournament.
+    for flag in [&["--games", "20"][..], &["--pits", "4"], &["--gauntlet"]] {
+        let o = run(&[
+            &["tournament", "--resume", &out.display().to_string()][..],
+            flag,
+        ]
+        .concat()
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag[0]), "{flag:?} not in {err}");
     }
     common::assert_no_survivors(None, Some(&mark));
 }
