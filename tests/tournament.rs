@@ -411,6 +411,38 @@ fn bad_input_is_refused_before_any_game() {
             "unknown key",
         ),
         (
+            [
+                good2.clone(),
+                vec!["--engine".into(), "builtin=nosuch".into()],
+            ]
+            .concat(),
+            "built-ins: random, first",
+        ),
+        (
+            [
+                good2.clone(),
+                vec![
+                    "--engine".into(),
+                    "cmd=./bad.py".into(),
+                    "dir=/no/such/dir".into(),
+                ],
+            ]
+            .concat(),
+            "working directory \"/no/such/dir\" does not exist",
+        ),
+        (
+            [
+                good2.clone(),
+                vec![
+                    "--engine".into(),
+                    "builtin=first".into(),
+                    "name=a\nb".into(),
+                ],
+            ]
+            .concat(),
+            "control character",
+        ),
+        (
             [good2.clone(), vec!["--concurrency".into(), "0".into()]].concat(),
             "at least 1",
         ),

@@ -46,5 +46,5 @@ pub fn run(args: Args) -> CliResult {
         .out
         .clone()
         .unwrap_or_else(crate::tournament::default_out_dir);
-    execute(config, out, false, &args.common, &mut [])
+    execute(config, out, false, true, &args.common, &mut [])
 }

@@ -228,7 +228,7 @@ pub fn run(args: Args) -> CliResult {
     }
     let config = file.resolve().map_err(CliError::input)?;
     let out = args.common.out.clone().unwrap_or_else(default_out_dir);
-    execute(config, out, false, &args.common, &mut [])
+    execute(config, out, false, false, &args.common, &mut [])
 }
 
 fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
@@ -248,7 +248,7 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         )));
     }
     let config = load_saved(dir).map_err(CliError::input)?;
-    execute(config, dir.to_path_buf(), true, common, &mut [])
+    execute(config, dir.to_path_buf(), true, false, common, &mut [])
 }
 
 /// A count of at least 1.
@@ -360,6 +360,7 @@ pub fn execute(
     config: TournamentConfig,
     out: PathBuf,
     resume: bool,
+    is_match: bool,
     common: &CommonArgs,
     extra: &mut [&mut dyn Reporter],
 ) -> CliResult {
@@ -372,6 +373,7 @@ pub fn execute(
     let mode = DisplayMode::detect(common.quiet);
     if mode != DisplayMode::Quiet {
         let kind = match config.schedule.kind {
+            _ if is_match => "match",
             ScheduleKind::RoundRobin => "round robin",
             ScheduleKind::Gauntlet => "gauntlet",
         };
