@@ -74,8 +74,9 @@ pub enum TournamentError {
     /// Bad input found before any game (exit code 2).
     #[error("{0}")]
     Input(String),
-    #[error("failed to write results in {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    /// The message holds the I/O error's text (not also exposed as `source()`).
+    #[error("failed to write results in {path}: {error}")]
+    Io { path: PathBuf, error: io::Error },
 }
 
 /// Where and how to run.
@@ -143,9 +144,9 @@ pub async fn run_tournament(
     reporters: &mut [&mut dyn Reporter],
 ) -> Result<TournamentOutcome, TournamentError> {
     let out = &options.out;
-    let io_err = |source: io::Error| TournamentError::Io {
+    let io_err = |error: io::Error| TournamentError::Io {
         path: out.clone(),
-        source,
+        error,
     };
     let created = !out.exists();
     if !options.resume && out.join("games.csv").exists() {
