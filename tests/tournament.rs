@@ -771,3 +771,25 @@ fn a_tournament_writes_its_ratings_and_leaderboards() {
     assert_eq!(games, 12, "{standings}");
     common::assert_no_survivors(None, Some(&mark));
 }
+
+#[test]
+fn runs_started_together_get_their_own_default_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = |b: &str| {
+        kalaha()
+            .current_dir(dir.path())
+            .args(["match", "first", b, "--games", "2", "--quiet"])
+            .spawn()
+            .unwrap()
+    };
+    let (mut a, mut b) = (start("greedy"), start("random"));
+    assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
+    let folders: Vec<_> = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(folders.len(), 2, "{folders:?}");
+    for f in folders {
+        assert_eq!(csv_rows(&f).len(), 2);
+    }
+}

@@ -12,7 +12,7 @@ use crate::tournament::display::{DisplayMode, LiveDisplay, LiveElo, Standings};
 use crate::tournament::run::Reporter;
 use crate::tournament::schedule::ScheduleKind;
 use crate::tournament::spec::EngineSpec;
-use crate::tournament::{RunOptions, TournamentError, default_out_dir, load_saved};
+use crate::tournament::{RunOptions, TournamentError, load_saved};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -227,8 +227,15 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     let config = file.resolve().map_err(CliError::input)?;
-    let out = args.common.out.clone().unwrap_or_else(default_out_dir);
-    execute(config, out, false, false, &args.common, &mut [])
+    match args.common.out.clone() {
+        Some(out) => execute(config, out, false, false, &args.common, &mut []),
+        None => {
+            let out = crate::tournament::claim_default_out_dir()?;
+            crate::tournament::with_claimed_dir(&out.clone(), || {
+                execute(config, out, false, false, &args.common, &mut [])
+            })
+        }
+    }
 }
 
 fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
