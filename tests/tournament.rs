@@ -410,6 +410,46 @@ fn bad_input_is_refused_before_any_game() {
             [good2.clone(), vec!["--engine".into(), "bogus=1".into()]].concat(),
             "unknown key",
         ),
+        (
+            [
+                good2.clone(),
+                vec!["--engine".into(), "builtin=nosuch".into()],
+            ]
+            .concat(),
+            "built-ins: random, first",
+        ),
+        (
+            [
+                good2.clone(),
+                vec![
+                    "--engine".into(),
+                    "cmd=./bad.py".into(),
+                    "dir=/no/such/dir".into(),
+                ],
+            ]
+            .concat(),
+            "working directory \"/no/such/dir\" does not exist",
+        ),
+        (
+            [
+                good2.clone(),
+                vec![
+                    "--engine".into(),
+                    "builtin=first".into(),
+                    "name=a\nb".into(),
+                ],
+            ]
+            .concat(),
+            "control character",
+        ),
+        (
+            [good2.clone(), vec!["--concurrency".into(), "0".into()]].concat(),
+            "at least 1",
+        ),
+        (
+            [good2.clone(), vec!["--shard".into(), "1/2".into()]].concat(),
+            "--shard needs --id",
+        ),
     ];
     std::fs::write(dir.path().join("o.txt"), "3 1\n3 9\n").unwrap();
     for (args, needle) in cases {
@@ -418,6 +458,20 @@ fn bad_input_is_refused_before_any_game() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(needle), "{needle:?} not in {err}");
         assert!(!out.join("games.csv").exists());
+    }
+    // --resume refuses, by name, the flags that would change the tournament.
+    for flag in [&["--games", "20"][..], &["--pits", "4"], &["--gauntlet"]] {
+        let o = run(&[
+            &["tournament", "--resume", &out.display().to_string()][..],
+            flag,
+        ]
+        .concat()
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag[0]), "{flag:?} not in {err}");
     }
     common::assert_no_survivors(None, Some(&mark));
 }
@@ -716,4 +770,26 @@ fn a_tournament_writes_its_ratings_and_leaderboards() {
         .sum();
     assert_eq!(games, 12, "{standings}");
     common::assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn runs_started_together_get_their_own_default_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = |b: &str| {
+        kalaha()
+            .current_dir(dir.path())
+            .args(["match", "first", b, "--games", "2", "--quiet"])
+            .spawn()
+            .unwrap()
+    };
+    let (mut a, mut b) = (start("greedy"), start("random"));
+    assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
+    let folders: Vec<_> = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(folders.len(), 2, "{folders:?}");
+    for f in folders {
+        assert_eq!(csv_rows(&f).len(), 2);
+    }
 }

@@ -41,10 +41,13 @@ pub fn run(args: Args) -> CliResult {
     }
     file.engines = engines;
     let config = file.resolve().map_err(CliError::input)?;
-    let out = args
-        .common
-        .out
-        .clone()
-        .unwrap_or_else(crate::tournament::default_out_dir);
-    execute(config, out, false, &args.common, &mut [])
+    match args.common.out.clone() {
+        Some(out) => execute(config, out, false, true, &args.common, &mut []),
+        None => {
+            let out = crate::tournament::claim_default_out_dir()?;
+            crate::tournament::with_claimed_dir(&out.clone(), || {
+                execute(config, out, false, true, &args.common, &mut [])
+            })
+        }
+    }
 }

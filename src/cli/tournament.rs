@@ -2,16 +2,17 @@
 //! folder and resumable after any interruption. The flags shared with `kalaha match` live
 //! here too.
 
-use super::{CliError, CliResult, RulesArgs};
+use super::rules_args::SweepArg;
+use super::{CliError, CliResult};
 use crate::referee::TimeControl;
 use crate::report::LeaderboardReporter;
-use crate::rules::Rules;
+use crate::rules::{Rules, Sweep};
 use crate::tournament::config::{Adjudicate, ConfigFile, Restart, TournamentConfig};
 use crate::tournament::display::{DisplayMode, LiveDisplay, LiveElo, Standings};
 use crate::tournament::run::Reporter;
 use crate::tournament::schedule::ScheduleKind;
 use crate::tournament::spec::EngineSpec;
-use crate::tournament::{RunOptions, TournamentError, default_out_dir, load_saved};
+use crate::tournament::{RunOptions, TournamentError, load_saved};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -83,7 +84,9 @@ pub struct CommonArgs {
     /// Tolerance on top of every time limit [default: 50ms].
     #[arg(long, value_name = "TIME")]
     pub time_margin: Option<String>,
-    /// Random legal sowings from the start for each round's opening [default: 0].
+    /// Random legal sowings from the start for each round's opening; an opening stops
+    /// early rather than end the game [default: 0, so deterministic engines repeat their
+    /// games: use e.g. 4; the demo tournament uses 4].
     #[arg(long, value_name = "K")]
     pub opening_plies: Option<u32>,
     /// A file of openings: one per line, pit numbers separated by spaces, # comments.
@@ -96,7 +99,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
     /// Games at once [default: the number of cores].
-    #[arg(long, short = 'j', value_name = "N")]
+    #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
     pub concurrency: Option<usize>,
     /// When to restart engines [default: on-fault].
     #[arg(long, value_enum)]
@@ -131,7 +134,49 @@ pub struct CommonArgs {
     #[arg(long, value_name = "N")]
     pub report_every: Option<u64>,
     #[command(flatten)]
-    pub rules: RulesArgs,
+    pub rules: TournamentRulesArgs,
+}
+
+/// The rules flags of a tournament: each one given overrides the same rule of `--config`'s
+/// file (or of the defaults), one by one.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TournamentRulesArgs {
+    /// Pits per side (1 to 16) [default: 6].
+    #[arg(long, value_name = "N")]
+    pub pits: Option<u32>,
+    /// Seeds per pit at the start (1 to 100) [default: 4].
+    #[arg(long, value_name = "N")]
+    pub seeds: Option<u32>,
+    /// A last seed in an empty own pit goes to the store even when the opposite pit is empty.
+    #[arg(long)]
+    pub empty_capture: bool,
+    /// Where seeds left in the pits go at the end of the game [default: owner].
+    #[arg(long, value_enum, value_name = "SWEEP")]
+    pub sweep: Option<SweepArg>,
+}
+
+impl TournamentRulesArgs {
+    /// Whether any rules flag was given.
+    pub fn any(&self) -> bool {
+        self.pits.is_some() || self.seeds.is_some() || self.empty_capture || self.sweep.is_some()
+    }
+
+    /// The rules given on the command line over `under` (the file's, or the defaults);
+    /// `None` when no rules flag was given.
+    pub fn over(&self, under: Option<Rules>) -> Result<Option<Rules>, CliError> {
+        if !self.any() {
+            return Ok(under);
+        }
+        let base = under.unwrap_or_default();
+        let rules = Rules::new(
+            self.pits.unwrap_or(base.pits() as u32),
+            self.seeds.unwrap_or(base.seeds() as u32),
+            self.empty_capture || base.empty_capture(),
+            self.sweep.map(Sweep::from).unwrap_or(base.sweep()),
+        )
+        .map_err(CliError::input)?;
+        Ok(Some(rules))
+    }
 }
 
 /// Run a round robin (or a gauntlet) between engines; with no engines, a demo round robin
@@ -158,6 +203,9 @@ pub struct Args {
 
 pub fn run(args: Args) -> CliResult {
     if let Some(dir) = &args.resume {
+        if args.gauntlet {
+            return Err(resume_flag("--gauntlet"));
+        }
         return resume(dir, &args.common);
     }
     let demo = args.common.engines.0.is_empty() && args.common.config.is_none();
@@ -181,8 +229,15 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     let config = file.resolve().map_err(CliError::input)?;
-    let out = args.common.out.clone().unwrap_or_else(default_out_dir);
-    execute(config, out, false, &args.common, &mut [])
+    match args.common.out.clone() {
+        Some(out) => execute(config, out, false, false, &args.common, &mut []),
+        None => {
+            let out = crate::tournament::claim_default_out_dir()?;
+            crate::tournament::with_claimed_dir(&out.clone(), || {
+                execute(config, out, false, false, &args.common, &mut [])
+            })
+        }
+    }
 }
 
 fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
@@ -192,6 +247,9 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
              only --concurrency, --quiet, --debug and --report-every may be given with it",
         ));
     }
+    if let Some(flag) = common.settings_given() {
+        return Err(resume_flag(flag));
+    }
     if !dir.join("tournament.toml").exists() {
         return Err(CliError::input_msg(format!(
             "{} holds no tournament.toml to resume",
@@ -199,10 +257,58 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         )));
     }
     let config = load_saved(dir).map_err(CliError::input)?;
-    execute(config, dir.to_path_buf(), true, common, &mut [])
+    execute(config, dir.to_path_buf(), true, false, common, &mut [])
+}
+
+/// A count of at least 1.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A flag `--resume` cannot take.
+fn resume_flag(flag: &str) -> CliError {
+    CliError::input_msg(format!(
+        "{flag} cannot be given with --resume: the tournament keeps the settings in \
+         DIR/tournament.toml; only --concurrency, --quiet, --debug and --report-every may \
+         be given with it"
+    ))
 }
 
 impl CommonArgs {
+    /// The first flag given that changes the tournament (everything but --concurrency,
+    /// --quiet, --debug, --report-every, --out, --config and the engines).
+    pub fn settings_given(&self) -> Option<&'static str> {
+        let r = &self.rules;
+        [
+            ("--each", !self.each.is_empty()),
+            ("--games", self.games.is_some()),
+            ("--move-time", self.move_time.is_some()),
+            ("--clock", self.clock.is_some()),
+            ("--time-margin", self.time_margin.is_some()),
+            ("--opening-plies", self.opening_plies.is_some()),
+            ("--openings", self.openings.is_some()),
+            ("--seed", self.seed.is_some()),
+            ("--shard", self.shard.is_some()),
+            ("--restart", self.restart.is_some()),
+            ("--adjudicate", self.adjudicate.is_some()),
+            ("--startup-timeout", self.startup_timeout.is_some()),
+            ("--depth", self.depth.is_some()),
+            ("--nodes", self.nodes.is_some()),
+            ("--id", self.id.is_some()),
+            ("--pits", r.pits.is_some()),
+            ("--seeds", r.seeds.is_some()),
+            ("--empty-capture", r.empty_capture),
+            ("--sweep", r.sweep.is_some()),
+        ]
+        .into_iter()
+        .find(|(_, given)| *given)
+        .map(|(flag, _)| flag)
+    }
+
     /// The command line as a configuration, merged over `--config`'s file.
     pub fn to_config_file(&self) -> Result<ConfigFile, CliError> {
         let mut engines = Vec::new();
@@ -219,12 +325,11 @@ impl CommonArgs {
             (None, Some(c)) => Some(TimeControl::parse_clock(c).map_err(CliError::input)?),
             (None, None) => None,
         };
-        let rules = self.rules.rules()?;
         let cli = ConfigFile {
             id: self.id.clone(),
             schedule: None,
             games: self.games,
-            rules: (rules != Rules::default()).then_some(rules),
+            rules: None,
             tc,
             time_margin: self.time_margin.clone(),
             opening_plies: self.opening_plies,
@@ -240,10 +345,12 @@ impl CommonArgs {
             each,
             engines,
         };
-        Ok(match &self.config {
+        let mut file = match &self.config {
             Some(path) => cli.or(ConfigFile::load(path).map_err(CliError::input)?),
             None => cli,
-        })
+        };
+        file.rules = self.rules.over(file.rules)?;
+        Ok(file)
     }
 
     fn concurrency(&self) -> usize {
@@ -262,6 +369,7 @@ pub fn execute(
     config: TournamentConfig,
     out: PathBuf,
     resume: bool,
+    is_match: bool,
     common: &CommonArgs,
     extra: &mut [&mut dyn Reporter],
 ) -> CliResult {
@@ -274,6 +382,7 @@ pub fn execute(
     let mode = DisplayMode::detect(common.quiet);
     if mode != DisplayMode::Quiet {
         let kind = match config.schedule.kind {
+            _ if is_match => "match",
             ScheduleKind::RoundRobin => "round robin",
             ScheduleKind::Gauntlet => "gauntlet",
         };
@@ -358,5 +467,30 @@ fn shell_word(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_flags_override_the_file_one_by_one() {
+        let file = Rules::new(4, 3, true, Sweep::None).unwrap();
+        let args = TournamentRulesArgs {
+            seeds: Some(5),
+            ..TournamentRulesArgs::default()
+        };
+        let r = args.over(Some(file)).unwrap().unwrap();
+        assert_eq!((r.pits(), r.seeds(), r.empty_capture()), (4, 5, true));
+        assert_eq!(r.sweep(), Sweep::None);
+        let none = TournamentRulesArgs::default();
+        assert_eq!(none.over(Some(file)).unwrap(), Some(file));
+        assert_eq!(none.over(None).unwrap(), None);
+        let pits = TournamentRulesArgs {
+            pits: Some(6),
+            ..TournamentRulesArgs::default()
+        };
+        assert_eq!(pits.over(Some(file)).unwrap().unwrap().pits(), 6);
     }
 }

@@ -24,10 +24,24 @@ pub enum ParsePositionError {
     Number(String),
     #[error("unknown side to move {0:?} in position: expected s, n, south or north")]
     Side(String),
+    // The messages hold the inner errors' text, so they are not exposed as `source()`
+    // (a printed chain would repeat them).
     #[error("invalid position: {0}")]
-    Position(#[from] PositionError),
+    Position(PositionError),
     #[error("invalid position: {0}")]
-    Rules(#[from] RulesError),
+    Rules(RulesError),
+}
+
+impl From<PositionError> for ParsePositionError {
+    fn from(e: PositionError) -> Self {
+        ParsePositionError::Position(e)
+    }
+}
+
+impl From<RulesError> for ParsePositionError {
+    fn from(e: RulesError) -> Self {
+        ParsePositionError::Rules(e)
+    }
 }
 
 fn parse_row(text: &str, whole: &str) -> Result<Row, ParsePositionError> {

@@ -93,10 +93,12 @@ pub struct ConfigFile {
 /// Why a configuration was refused (exit code 2).
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("failed to read {path}: {source}")]
+    /// The message holds the I/O error's text (it is not also exposed as `source()`, so
+    /// a printed chain does not repeat it).
+    #[error("failed to read {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("failed to parse {path}: {message}")]
     Parse { path: PathBuf, message: String },
@@ -109,9 +111,9 @@ pub enum ConfigError {
 impl ConfigFile {
     /// Reads a TOML configuration file.
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
@@ -182,9 +184,9 @@ impl ConfigFile {
                         "--openings and --opening-plies cannot be used together".into(),
                     ));
                 }
-                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
                     path: path.clone(),
-                    source,
+                    error,
                 })?;
                 let list = parse_openings(&text, rules)
                     .map_err(|e| invalid(format!("{}: {e}", path.display())))?;
@@ -232,13 +234,20 @@ impl ConfigFile {
                 if id.is_empty()
                     || !id
                         .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                        .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
                 {
                     return Err(invalid(format!(
-                        "tournament id {id:?}: use letters, digits, '_' and '.'"
+                        "tournament id {id:?}: use letters, digits, '_', '.' and '-'"
                     )));
                 }
                 id.clone()
+            }
+            None if shard.is_some() => {
+                return Err(invalid(
+                    "--shard needs --id (or id in the config file): every shard of one \
+                     tournament must use the same id, or merged results count games twice"
+                        .into(),
+                ));
             }
             None => new_tournament_id(),
         };
@@ -406,6 +415,18 @@ mod tests {
         let mut f = two_builtins();
         f.id = Some("bad id".into());
         assert!(f.resolve().is_err());
+        f.id = Some("nightly-2026-01-02".into());
+        assert_eq!(f.resolve().unwrap().game_id(3), "nightly-2026-01-02-3");
+        let mut f = two_builtins();
+        f.shard = Some("1/2".into());
+        assert!(f.resolve().unwrap_err().to_string().contains("--id"));
+        f.id = Some("x".into());
+        assert!(f.resolve().is_ok());
+        // An unreadable file is named once, its error not repeated as a source.
+        f.openings = Some("/no/such/openings.txt".into());
+        let e = f.resolve().unwrap_err();
+        assert!(std::error::Error::source(&e).is_none());
+        assert!(e.to_string().contains("No such file"), "{e}");
     }
 
     #[test]

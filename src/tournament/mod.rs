@@ -74,8 +74,9 @@ pub enum TournamentError {
     /// Bad input found before any game (exit code 2).
     #[error("{0}")]
     Input(String),
-    #[error("failed to write results in {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    /// The message holds the I/O error's text (not also exposed as `source()`).
+    #[error("failed to write results in {path}: {error}")]
+    Io { path: PathBuf, error: io::Error },
 }
 
 /// Where and how to run.
@@ -104,6 +105,39 @@ pub struct TournamentOutcome {
 pub fn default_out_dir() -> PathBuf {
     let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     PathBuf::from("results").join(now.replace(':', "-"))
+}
+
+/// Creates and returns a fresh default results folder: `results/<UTC date-time>`, or with a
+/// `-2`, `-3`... suffix when a run started in the same second took that name (the folder
+/// is created exclusively, so two runs never share one).
+pub fn claim_default_out_dir() -> io::Result<PathBuf> {
+    let base = default_out_dir();
+    if let Some(parent) = base.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut n = 1u32;
+    loop {
+        let dir = if n == 1 {
+            base.clone()
+        } else {
+            PathBuf::from(format!("{}-{n}", base.display()))
+        };
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Runs `f` on a results folder claimed by [`claim_default_out_dir`], removing the folder
+/// again when `f` fails before any game was recorded.
+pub fn with_claimed_dir<T, E>(dir: &Path, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    let r = f();
+    if r.is_err() && !dir.join("games.csv").exists() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    r
 }
 
 /// Reads the configuration saved in a results folder.
@@ -143,9 +177,9 @@ pub async fn run_tournament(
     reporters: &mut [&mut dyn Reporter],
 ) -> Result<TournamentOutcome, TournamentError> {
     let out = &options.out;
-    let io_err = |source: io::Error| TournamentError::Io {
+    let io_err = |error: io::Error| TournamentError::Io {
         path: out.clone(),
-        source,
+        error,
     };
     let created = !out.exists();
     if !options.resume && out.join("games.csv").exists() {

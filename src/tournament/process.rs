@@ -275,7 +275,10 @@ impl ProcessLauncher {
         for (i, entry) in config.engines.iter().enumerate() {
             let hello_name = first[i].hello().name.trim();
             let use_hello = !entry.explicit_name && entry.spec.cmd.is_some();
-            names.push(if use_hello && !hello_name.is_empty() {
+            // A name with control characters (a newline would break the display and the
+            // results files) is not used.
+            let usable = !hello_name.is_empty() && !hello_name.chars().any(char::is_control);
+            names.push(if use_hello && usable {
                 hello_name.to_string()
             } else {
                 entry.resolved.name.clone()

@@ -71,15 +71,15 @@ impl GameRecord {
             game: self.id.clone(),
             round: self.round,
             pair: self.pair,
-            south: self.south.clone(),
-            north: self.north.clone(),
+            south: neutralise(&self.south),
+            north: neutralise(&self.north),
             opening: format_opening(&self.play.opening),
             result: self.play.result.as_str().to_string(),
             south_score: self.play.south_score,
             north_score: self.play.north_score,
             plies: self.play.plies() as u64,
             termination: self.play.termination.as_str().to_string(),
-            loser: self.loser_name().unwrap_or("").to_string(),
+            loser: neutralise(self.loser_name().unwrap_or("")),
             detail: neutralise(&detail),
             duration_ms: self.play.duration.as_millis() as u64,
         }
@@ -111,12 +111,21 @@ impl GameRecord {
     }
 }
 
-/// Text from an engine may start a spreadsheet formula: prefix such a cell with `'`.
+/// Text from an engine or a user (names, details) may start a spreadsheet formula:
+/// prefix such a cell with `'`.
+/// (The same rule as the reports' CSV files.)
 fn neutralise(cell: &str) -> String {
-    if cell.starts_with(['=', '+', '-', '@']) {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{cell}")
     } else {
         cell.to_string()
+    }
+}
+
+/// The name as given, from a `games.csv` name cell.
+fn unneutralise(cell: &mut String) {
+    if cell.starts_with('\'') && neutralise(&cell[1..]) == *cell {
+        cell.remove(0);
     }
 }
 
@@ -234,7 +243,11 @@ pub fn read_csv(path: &Path) -> io::Result<Vec<CsvRow>> {
         .map_err(io::Error::other)?;
     let mut rows = Vec::new();
     for row in r.deserialize() {
-        rows.push(row.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?);
+        let mut row: CsvRow = row.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        unneutralise(&mut row.south);
+        unneutralise(&mut row.north);
+        unneutralise(&mut row.loser);
+        rows.push(row);
     }
     Ok(rows)
 }
@@ -418,6 +431,9 @@ mod tests {
         ));
         let rows = read_csv(&dir.path().join("games.csv")).unwrap();
         assert_eq!(rows.len(), 2);
+        // A name that a spreadsheet would run as a formula is written as text, and read
+        // back as given.
+        assert!(text.contains(",'=b,"), "{text}");
         assert_eq!(rows[0].north, "=b");
         assert_eq!(rows[0].loser, "a");
         assert_eq!(rows[0].termination, "illegal_move");

@@ -76,6 +76,10 @@ pub enum SpecError {
         value: String,
         reason: String,
     },
+    #[error("engine spec: unknown built-in engine {0:?} (built-ins: {list})", list = crate::engines::BUILTIN_NAMES.join(", "))]
+    UnknownBuiltin(String),
+    #[error("engine name {0:?} contains a control character (such as a newline)")]
+    BadName(String),
     #[error("engine spec: give either cmd=PROGRAM or builtin=NAME")]
     NoCommand,
     #[error("engine spec: both cmd={0:?} and builtin={1:?} given")]
@@ -189,16 +193,9 @@ impl EngineSpec {
     /// program is looked up (in `PATH` when it has no `/`) and must be executable.
     pub fn resolve(&self) -> Result<ResolvedEngine, SpecError> {
         let name = self.default_name();
-        let (program, mut args) = match (&self.cmd, &self.builtin) {
-            (Some(c), Some(b)) => return Err(SpecError::BothCommands(c.clone(), b.clone())),
-            (None, None) => return Err(SpecError::NoCommand),
-            (None, Some(b)) => {
-                let exe =
-                    std::env::current_exe().map_err(|e| SpecError::CurrentExe(e.to_string()))?;
-                (exe, vec!["engine".to_string(), b.clone()])
-            }
-            (Some(c), None) => (find_program(c, self.dir.as_deref(), &name)?, Vec::new()),
-        };
+        if name.chars().any(char::is_control) {
+            return Err(SpecError::BadName(name));
+        }
         if let Some(dir) = &self.dir
             && !dir.is_dir()
         {
@@ -207,6 +204,19 @@ impl EngineSpec {
                 dir: dir.clone(),
             });
         }
+        let (program, mut args) = match (&self.cmd, &self.builtin) {
+            (Some(c), Some(b)) => return Err(SpecError::BothCommands(c.clone(), b.clone())),
+            (None, None) => return Err(SpecError::NoCommand),
+            (None, Some(b)) if !crate::engines::BUILTIN_NAMES.contains(&b.as_str()) => {
+                return Err(SpecError::UnknownBuiltin(b.clone()));
+            }
+            (None, Some(b)) => {
+                let exe =
+                    std::env::current_exe().map_err(|e| SpecError::CurrentExe(e.to_string()))?;
+                (exe, vec!["engine".to_string(), b.clone()])
+            }
+            (Some(c), None) => (find_program(c, self.dir.as_deref(), &name)?, Vec::new()),
+        };
         args.extend(self.args.iter().cloned());
         Ok(ResolvedEngine {
             name,

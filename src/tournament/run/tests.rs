@@ -98,7 +98,10 @@ fn config(engines: usize, games: u64) -> TournamentConfig {
     ConfigFile {
         games: Some(games),
         engines: (0..engines)
-            .map(|i| EngineSpec::builtin(&format!("e{i}")))
+            .map(|i| EngineSpec {
+                name: Some(format!("e{i}")),
+                ..EngineSpec::builtin("first")
+            })
             .collect(),
         ..ConfigFile::default()
     }
