@@ -793,3 +793,41 @@ fn runs_started_together_get_their_own_default_folders() {
         assert_eq!(csv_rows(&f).len(), 2);
     }
 }
+
+#[test]
+fn the_line_limit_is_configurable() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = [
+        "tournament",
+        "--engine",
+        "builtin=first",
+        "--engine",
+        "builtin=random",
+        "-q",
+        "--out",
+    ];
+    // The engines' hello lines are longer than 40 bytes: they fail their handshake.
+    let mut args: Vec<String> = base.map(String::from).to_vec();
+    args.extend([
+        dir.path().join("a").display().to_string(),
+        "--line-limit".into(),
+        "40".into(),
+    ]);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("limit of 40 bytes"),
+        "{}",
+        text(&o)
+    );
+    let mut args: Vec<String> = base.map(String::from).to_vec();
+    args.extend([
+        dir.path().join("b").display().to_string(),
+        "--line-limit".into(),
+        "100000".into(),
+    ]);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let saved = std::fs::read_to_string(dir.path().join("b/tournament.toml")).unwrap();
+    assert!(saved.contains("line_limit = 100000"), "{saved}");
+}

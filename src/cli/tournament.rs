@@ -110,6 +110,10 @@ pub struct CommonArgs {
     /// Time an engine has to answer the first hello [default: 10s].
     #[arg(long, value_name = "TIME")]
     pub startup_timeout: Option<String>,
+    /// The longest line an engine may send, in bytes; a longer one is a protocol error
+    /// [default: 1048576].
+    #[arg(long, value_name = "BYTES")]
+    pub line_limit: Option<u64>,
     /// Search depth, passed to engines that declare a `depth` option.
     #[arg(long, value_name = "N")]
     pub depth: Option<i64>,
@@ -296,6 +300,7 @@ impl CommonArgs {
             ("--restart", self.restart.is_some()),
             ("--adjudicate", self.adjudicate.is_some()),
             ("--startup-timeout", self.startup_timeout.is_some()),
+            ("--line-limit", self.line_limit.is_some()),
             ("--depth", self.depth.is_some()),
             ("--nodes", self.nodes.is_some()),
             ("--id", self.id.is_some()),
@@ -340,6 +345,7 @@ impl CommonArgs {
             restart: self.restart,
             adjudicate: self.adjudicate,
             startup_timeout: self.startup_timeout.clone(),
+            line_limit: self.line_limit,
             depth: self.depth,
             nodes: self.nodes,
             each,

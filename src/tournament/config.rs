@@ -77,6 +77,9 @@ pub struct ConfigFile {
     /// Time an engine has to answer the first `hello`, e.g. `10s`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout: Option<String>,
+    /// The longest line an engine may send, in bytes (default 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_limit: Option<u64>,
     /// Passed as the `depth` option to engines that declare one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<i64>,
@@ -138,6 +141,7 @@ impl ConfigFile {
             restart: self.restart.or(under.restart),
             adjudicate: self.adjudicate.or(under.adjudicate),
             startup_timeout: self.startup_timeout.or(under.startup_timeout),
+            line_limit: self.line_limit.or(under.line_limit),
             depth: self.depth.or(under.depth),
             nodes: self.nodes.or(under.nodes),
             each: self.each.or(under.each),
@@ -169,6 +173,11 @@ impl ConfigFile {
         let startup_timeout = match &self.startup_timeout {
             Some(m) => crate::referee::parse_duration(m).map_err(|e| invalid(e.to_string()))?,
             None => Duration::from_secs(10),
+        };
+        let line_limit = match self.line_limit {
+            Some(0) => return Err(invalid("line limit 0: it must be at least 1 byte".into())),
+            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+            None => crate::supervisor::Settings::default().line_limit,
         };
         let seed = self.seed.unwrap_or(0);
         let opening_plies = self.opening_plies.unwrap_or(0);
@@ -269,6 +278,7 @@ impl ConfigFile {
             restart: self.restart.unwrap_or_default(),
             adjudicate: self.adjudicate.unwrap_or_default() == Adjudicate::Decided,
             startup_timeout,
+            line_limit,
             depth: self.depth,
             nodes: self.nodes,
         })
@@ -307,6 +317,8 @@ pub struct TournamentConfig {
     pub restart: Restart,
     pub adjudicate: bool,
     pub startup_timeout: Duration,
+    /// The longest line an engine may send, in bytes.
+    pub line_limit: usize,
     pub depth: Option<i64>,
     pub nodes: Option<i64>,
 }
@@ -379,6 +391,7 @@ impl TournamentConfig {
                 Adjudicate::Off
             }),
             startup_timeout: Some(crate::referee::format_duration(self.startup_timeout)),
+            line_limit: Some(self.line_limit as u64),
             depth: self.depth,
             nodes: self.nodes,
             each: None,

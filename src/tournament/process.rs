@@ -164,6 +164,7 @@ impl ProcessLauncher {
     ) -> Result<(ProcessLauncher, Vec<Vec<Engine>>), StartupError> {
         let settings = Settings {
             startup_timeout: config.startup_timeout,
+            line_limit: config.line_limit,
             ..Settings::default()
         };
         let mut launcher = ProcessLauncher {
