@@ -326,8 +326,14 @@ impl CommonArgs {
             Some(EngineSpec::parse(&self.each).map_err(CliError::input)?)
         };
         let tc = match (&self.move_time, &self.clock) {
-            (Some(m), _) => Some(TimeControl::parse_move_time(m).map_err(CliError::input)?),
-            (None, Some(c)) => Some(TimeControl::parse_clock(c).map_err(CliError::input)?),
+            (Some(m), _) => Some(
+                TimeControl::parse_move_time(m)
+                    .map_err(|e| CliError::input_msg(format!("--move-time: {e}")))?,
+            ),
+            (None, Some(c)) => Some(
+                TimeControl::parse_clock(c)
+                    .map_err(|e| CliError::input_msg(format!("--clock: {e}")))?,
+            ),
             (None, None) => None,
         };
         let cli = ConfigFile {

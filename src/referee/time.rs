@@ -24,7 +24,13 @@ impl TimeControl {
 
     /// Parses a fixed move time (`100ms`) only.
     pub fn parse_move_time(s: &str) -> Result<TimeControl, ParseTimeError> {
-        Ok(TimeControl::MoveTime(parse_duration(s)?))
+        let t = parse_duration(s)?;
+        if t.is_zero() {
+            return Err(ParseTimeError(format!(
+                "{s:?}: the move time must be above zero"
+            )));
+        }
+        Ok(TimeControl::MoveTime(t))
     }
 
     /// Parses a game clock, `BASE+INCREMENT` or `BASE` alone.
@@ -47,13 +53,18 @@ impl TimeControl {
 #[error("invalid time {0}")]
 pub struct ParseTimeError(String);
 
-/// A duration such as `100ms`, `2s`, `1m 30s`; a bare number is milliseconds.
+/// A duration with its unit, such as `100ms`, `2s`, `1m 30s`, or a bare `0`. A bare
+/// number is refused: `100` could mean milliseconds or seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, ParseTimeError> {
     let s = s.trim();
-    if let Ok(ms) = s.parse::<u64>() {
-        return Ok(Duration::from_millis(ms));
+    if s == "0" {
+        return Ok(Duration::ZERO);
     }
-    humantime::parse_duration(s).map_err(|e| ParseTimeError(format!("{s:?}: {e}")))
+    const HINT: &str = "write a number with its unit, e.g. 100ms or 2s (a clock: 10s+100ms)";
+    if s.parse::<f64>().is_ok() {
+        return Err(ParseTimeError(format!("{s:?}: no unit: {HINT}")));
+    }
+    humantime::parse_duration(s).map_err(|e| ParseTimeError(format!("{s:?}: {e}: {HINT}")))
 }
 
 /// Formats a duration the way [`parse_duration`] reads it back (`100ms`, `10s`, `1m 5s`).
@@ -145,9 +156,18 @@ mod tests {
             "100ms".parse::<TimeControl>(),
             Ok(TimeControl::MoveTime(ms(100)))
         );
+        // A bare number is ambiguous (cutechess reads seconds): a unit is required.
+        let e = "250".parse::<TimeControl>().unwrap_err().to_string();
+        assert!(e.contains("no unit") && e.contains("100ms"), "{e}");
+        let e = "2s+".parse::<TimeControl>().unwrap_err().to_string();
+        assert!(e.contains("10s+100ms"), "{e}");
+        assert!("0ms".parse::<TimeControl>().is_err(), "a move time of zero");
         assert_eq!(
-            "250".parse::<TimeControl>(),
-            Ok(TimeControl::MoveTime(ms(250)))
+            "10s+0".parse::<TimeControl>(),
+            Ok(TimeControl::Clock {
+                base: ms(10_000),
+                increment: ms(0)
+            })
         );
         let clock: TimeControl = "10s+100ms".parse().unwrap();
         assert_eq!(

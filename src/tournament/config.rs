@@ -167,11 +167,13 @@ impl ConfigFile {
             .tc
             .unwrap_or(TimeControl::MoveTime(Duration::from_millis(100)));
         let margin = match &self.time_margin {
-            Some(m) => crate::referee::parse_duration(m).map_err(|e| invalid(e.to_string()))?,
+            Some(m) => crate::referee::parse_duration(m)
+                .map_err(|e| invalid(format!("time margin: {e}")))?,
             None => Duration::from_millis(50),
         };
         let startup_timeout = match &self.startup_timeout {
-            Some(m) => crate::referee::parse_duration(m).map_err(|e| invalid(e.to_string()))?,
+            Some(m) => crate::referee::parse_duration(m)
+                .map_err(|e| invalid(format!("startup timeout: {e}")))?,
             None => Duration::from_secs(10),
         };
         let line_limit = match self.line_limit {
