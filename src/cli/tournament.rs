@@ -385,6 +385,9 @@ pub fn execute(
     common: &CommonArgs,
     extra: &mut [&mut dyn Reporter],
 ) -> CliResult {
+    // `cargo run` execs this program: the CPU time of cargo and of the compilers it waited
+    // for is already on the counters, so only what is used from here on is reported.
+    let cpu_at_start = (cpu_time(libc::RUSAGE_SELF), cpu_time(libc::RUSAGE_CHILDREN));
     let options = RunOptions {
         out: out.clone(),
         resume,
@@ -444,7 +447,8 @@ pub fn execute(
     }
     if mode != DisplayMode::Quiet {
         let mut o = std::io::stdout().lock();
-        let (own, engines) = (cpu_time(libc::RUSAGE_SELF), cpu_time(libc::RUSAGE_CHILDREN));
+        let own = cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu_at_start.0);
+        let engines = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu_at_start.1);
         if s.moves > 0 {
             writeln!(
                 o,
