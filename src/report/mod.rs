@@ -18,6 +18,7 @@ mod markdown;
 mod reporter;
 pub mod settings;
 
+pub(crate) use csv_out::text_cell;
 pub use games_csv::{ReadError, ReadSummary, games_csv_path, read_games_csv};
 pub use reporter::LeaderboardReporter;
 pub use settings::{SettingsSection, read_tournament_toml, settings_from_toml};

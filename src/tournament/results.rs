@@ -6,6 +6,7 @@
 //! without a `games.csv` row (or repeated) are dropped, so no game id appears twice.
 
 use crate::referee::{GamePlay, GameResult, MoveRecord, Termination};
+use crate::report::text_cell;
 use crate::rules::{Position, Rules, Side};
 use crate::tournament::schedule::format_opening;
 use serde::{Deserialize, Serialize};
@@ -71,16 +72,16 @@ impl GameRecord {
             game: self.id.clone(),
             round: self.round,
             pair: self.pair,
-            south: neutralise(&self.south),
-            north: neutralise(&self.north),
+            south: text_cell(&self.south),
+            north: text_cell(&self.north),
             opening: format_opening(&self.play.opening),
             result: self.play.result.as_str().to_string(),
             south_score: self.play.south_score,
             north_score: self.play.north_score,
             plies: self.play.plies() as u64,
             termination: self.play.termination.as_str().to_string(),
-            loser: neutralise(self.loser_name().unwrap_or("")),
-            detail: neutralise(&detail),
+            loser: text_cell(self.loser_name().unwrap_or("")),
+            detail: text_cell(&detail),
             duration_ms: self.play.duration.as_millis() as u64,
         }
     }
@@ -111,20 +112,10 @@ impl GameRecord {
     }
 }
 
-/// Text from an engine or a user (names, details) may start a spreadsheet formula:
-/// prefix such a cell with `'`.
-/// (The same rule as the reports' CSV files.)
-fn neutralise(cell: &str) -> String {
-    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{cell}")
-    } else {
-        cell.to_string()
-    }
-}
-
-/// The name as given, from a `games.csv` name cell.
+/// The name as given, from a `games.csv` name cell (written with the reports' formula
+/// guard, [`text_cell`]).
 fn unneutralise(cell: &mut String) {
-    if cell.starts_with('\'') && neutralise(&cell[1..]) == *cell {
+    if cell.starts_with('\'') && text_cell(&cell[1..]) == *cell {
         cell.remove(0);
     }
 }
