@@ -46,7 +46,10 @@ fn sleep_forever() -> ! {
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
     match mode.as_str() {
-        "crash-at-start" => std::process::exit(3),
+        "crash-at-start" => {
+            eprintln!("Traceback (most recent call last):\nOSError: cannot load weights.bin");
+            std::process::exit(3)
+        }
         "grandchild-sleeper" | "silent" => sleep_forever(),
         "grandchild" => {
             let exe = std::env::current_exe().expect("own path");

@@ -2,23 +2,31 @@
 //!
 //! The layers, from the bottom up:
 //! - [`rules`]: the reference rules (pure, synchronous);
+//! - [`record`]: the vocabulary every layer shares (results, terminations, faults, time,
+//!   the record of a game);
 //! - [`solver`]: exact game values by search;
 //! - [`protocol`]: the wire messages of `protocol.md`;
-//! - [`supervisor`]: one task per engine process, with deadlines and clean shutdown;
+//! - [`supervisor`]: engine processes, isolated, with deadlines and clean shutdown;
+//! - [`referee`]: one game between two engines;
 //! - [`engines`]: the built-in engines, run as separate processes by `kalaha engine`;
 //! - [`check`]: the protocol compliance checker;
-//! - [`referee`] and [`tournament`]: playing games and running schedules;
-//! - [`stats`] and [`report`]: Elo, SPRT, ratings and leaderboards;
+//! - [`results`]: the game files of a results folder, written and read in one place;
+//! - [`stats`]: the scoreboard, Elo, SPRT and ratings;
+//! - [`tournament`]: schedules, the game loop and the recorder;
+//! - [`report`] and [`views`]: leaderboards, the live display, the SPRT view;
 //! - [`cli`]: the command line.
 
 pub mod check;
 pub mod cli;
 pub mod engines;
 pub mod protocol;
+pub mod record;
 pub mod referee;
 pub mod report;
+pub mod results;
 pub mod rules;
 pub mod solver;
 pub mod stats;
 pub mod supervisor;
 pub mod tournament;
+pub mod views;

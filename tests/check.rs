@@ -120,7 +120,7 @@ fn each_fake_fails_with_a_clear_report() {
         (
             "silent",
             "FAIL handshake",
-            "no hello within the startup timeout of 1s",
+            "no hello within the start-up timeout of 1s",
         ),
     ];
     std::thread::scope(|s| {
@@ -237,14 +237,13 @@ fn line_limit_is_configurable() {
 #[test]
 fn debug_writes_a_transcript_and_stderr_goes_to_its_log() {
     let dir = tempfile::tempdir().unwrap();
-    let transcript = dir.path().join("check.transcript");
-    let stderr_log = dir.path().join("check.stderr");
+    let transcript = dir.path().join("check.1.transcript");
+    let stderr_log = dir.path().join("check.1.log");
     let fake = fake_engine();
     let (code, out, _) = check(&[
         "--debug",
-        transcript.to_str().unwrap(),
-        "--stderr-log",
-        stderr_log.to_str().unwrap(),
+        "--logs",
+        dir.path().to_str().unwrap(),
         "--",
         fake.to_str().unwrap(),
         "flood-stderr",

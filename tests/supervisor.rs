@@ -4,9 +4,13 @@
 mod common;
 
 use common::{assert_no_survivors, fake_engine, marker, peak_rss};
-use kalaha::protocol::{GameResult, TimeLimit};
+use kalaha::record::{SideResult, Termination, TimeLimit};
 use kalaha::rules::{Move, Position, Rules, Side};
-use kalaha::supervisor::{Engine, EngineCommand, EngineError, MALFORMED, Settings, Stopped};
+use kalaha::supervisor::{
+    Engine, EngineCommand, EngineError, LogPlace, MALFORMED, Settings, Stopped,
+};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 const GRACE: Duration = Duration::from_millis(300);
@@ -40,7 +44,16 @@ async fn started(mode: &str) -> (Engine, String) {
     (engine, mark)
 }
 
-const MOVE_TIME: TimeLimit = TimeLimit::MoveTime { move_ms: 100 };
+const MOVE_TIME: TimeLimit = TimeLimit::MoveTime(Duration::from_millis(100));
+
+/// Logs in `dir`, `budget` bytes in all.
+fn logs(dir: &std::path::Path, budget: u64) -> Option<LogPlace> {
+    Some(LogPlace {
+        dir: dir.to_path_buf(),
+        stem: "fake".into(),
+        budget: Arc::new(AtomicU64::new(budget)),
+    })
+}
 
 async fn go_start(engine: &mut Engine, deadline: Duration) -> Result<i64, EngineError> {
     let pos = Position::start(Rules::default());
@@ -93,7 +106,7 @@ async fn good_engine_plays_and_quits() {
     assert_eq!(reply.pit, 1);
     engine.ping().await.unwrap();
     engine
-        .game_over("g1", GameResult::Win, 30, 18, "normal")
+        .game_over("g1", SideResult::Win, 30, 18, Termination::Normal)
         .await
         .unwrap();
     let stopped = engine.shutdown().await;
@@ -110,7 +123,7 @@ async fn crash_at_start_is_an_exit() {
     let t = Instant::now();
     let err = Engine::start(&cmd, &settings()).await.err().unwrap();
     assert!(
-        matches!(err, EngineError::Exited { exit } if exit.code == Some(3)),
+        matches!(err, EngineError::Exited { exit, .. } if exit.code == Some(3)),
         "{err}"
     );
     assert!(t.elapsed() < Duration::from_secs(2));
@@ -131,7 +144,7 @@ async fn crash_mid_game_is_an_exit_by_signal() {
         .unwrap_err();
     assert!(t.elapsed() < Duration::from_secs(1));
     assert!(
-        matches!(err, EngineError::Exited { exit } if exit.signal == Some(9)),
+        matches!(err, EngineError::Exited { exit, .. } if exit.signal == Some(9)),
         "{err}"
     );
     assert!(err.to_string().contains("SIGKILL"), "{err}");
@@ -166,14 +179,16 @@ async fn a_64_mib_line_is_too_long_with_bounded_memory() {
 }
 
 #[tokio::test]
-async fn illegal_move_is_reported() {
-    let err = go_fails("illegal-move", Duration::from_secs(2)).await;
+async fn an_illegal_pit_is_passed_on_for_the_referee_to_judge() {
+    let (mut engine, mark) = started("illegal-move").await;
+    let pgid = engine.pid();
     // From the start no pit is empty: the fake answers pits + 1.
-    assert!(
-        matches!(&err, EngineError::IllegalMove { pit: 7, .. }),
-        "{err}"
+    assert_eq!(
+        go_start(&mut engine, Duration::from_secs(2)).await.unwrap(),
+        7
     );
-    assert!(err.to_string().contains("out of range"), "{err}");
+    engine.shutdown().await;
+    assert_no_survivors(Some(pgid), Some(&mark));
 }
 
 #[tokio::test]
@@ -188,11 +203,10 @@ async fn pit_as_string_is_a_malformed_move() {
 #[tokio::test]
 async fn stderr_flood_is_drained_and_capped() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("engine.stderr");
+    let log = dir.path().join("fake.1.log");
     let (cmd, mark) = fake("flood-stderr");
     let s = Settings {
-        stderr_log: Some(log.clone()),
-        stderr_cap: 1 << 20,
+        logs: logs(dir.path(), 1 << 20),
         startup_timeout: Duration::from_secs(20),
         ..settings()
     };
@@ -265,7 +279,7 @@ async fn a_grandchild_holding_stdout_is_killed_too() {
     let t = Instant::now();
     let err = Engine::start(&cmd, &settings()).await.err().unwrap();
     assert!(
-        matches!(err, EngineError::Exited { exit } if exit.code == Some(0)),
+        matches!(err, EngineError::Exited { exit, .. } if exit.code == Some(0)),
         "{err}"
     );
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
@@ -304,10 +318,11 @@ async fn dropping_the_handle_kills_the_group() {
 #[tokio::test]
 async fn transcript_and_options() {
     let dir = tempfile::tempdir().unwrap();
-    let transcript = dir.path().join("t.log");
+    let transcript = dir.path().join("fake.1.transcript");
     let (cmd, _mark) = fake("good");
     let s = Settings {
-        transcript: Some(transcript.clone()),
+        logs: logs(dir.path(), 1 << 20),
+        transcript: true,
         ..settings()
     };
     let mut engine = Engine::start(&cmd, &s).await.unwrap();

@@ -66,7 +66,8 @@ fn faults_end_as_the_right_termination_for_the_right_engine() {
     ] {
         args.extend(engine(mode, name, &mark));
     }
-    // An engine that crashes at start fails the start-up check: exit 2, no folder left.
+    // An engine that crashes at start fails the start-up check: exit 2, with its last
+    // stderr lines in the error and its log kept in the folder.
     args.insert(0, "tournament".into());
     let o = run(&[
         args.clone(),
@@ -74,8 +75,15 @@ fn faults_end_as_the_right_termination_for_the_right_engine() {
     ]
     .concat());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("dead"));
-    assert!(!out.exists());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("dead") && err.contains("cannot load weights.bin"),
+        "{err}"
+    );
+    assert!(err.contains("logs/dead.1.log"), "{err}");
+    let log = std::fs::read_to_string(out.join("logs/dead.1.log")).unwrap();
+    assert!(log.contains("cannot load weights.bin"), "{log}");
+    assert!(!out.join("games.csv").exists());
     args.truncate(args.len() - 5);
     let o = run(&[
         args,
@@ -117,10 +125,14 @@ fn faults_end_as_the_right_termination_for_the_right_engine() {
             panic!("good plays only faulty engines here: {r:?}");
         }
         // The first faulty engine to move in the game loses it, by its own fault.
-        let loser = r["loser"].as_str();
+        let loser_is_south = r["loser"] == "south";
+        let loser = if loser_is_south {
+            r["south"].as_str()
+        } else {
+            r["north"].as_str()
+        };
         assert!(faulty.contains(&loser), "{r:?}");
         assert_eq!(r["termination"], expected[loser], "{r:?}");
-        let loser_is_south = r["south"] == loser;
         assert_eq!(
             r["result"],
             if loser_is_south { "0-1" } else { "1-0" },
@@ -129,7 +141,10 @@ fn faults_end_as_the_right_termination_for_the_right_engine() {
         assert!(!r["detail"].is_empty());
     }
     // The illegal move's line is in the record.
-    let illegal = rows.iter().find(|r| r["loser"] == "illegal").unwrap();
+    let illegal = rows
+        .iter()
+        .find(|r| r["termination"] == "illegal_move")
+        .unwrap();
     assert!(illegal["detail"].contains("\"pit\""), "{illegal:?}");
     common::assert_no_survivors(None, Some(&mark));
 }
@@ -440,7 +455,7 @@ fn bad_input_is_refused_before_any_game() {
                 ],
             ]
             .concat(),
-            "control character",
+            "cannot be shown safely",
         ),
         (
             [good2.clone(), vec!["--concurrency".into(), "0".into()]].concat(),
@@ -448,7 +463,7 @@ fn bad_input_is_refused_before_any_game() {
         ),
         (
             [good2.clone(), vec!["--shard".into(), "1/2".into()]].concat(),
-            "--shard needs --id",
+            "--shard: needs an id",
         ),
     ];
     std::fs::write(dir.path().join("o.txt"), "3 1\n3 9\n").unwrap();
@@ -638,8 +653,13 @@ fn clocks_per_engine_time_controls_and_restarts() {
     let rows = csv_rows(&out);
     assert_eq!(rows.len(), 2);
     for r in &rows {
+        let loser = if r["loser"] == "south" {
+            &r["south"]
+        } else {
+            &r["north"]
+        };
         assert_eq!(
-            (r["termination"].as_str(), r["loser"].as_str()),
+            (r["termination"].as_str(), loser.as_str()),
             ("timeout", "h")
         );
         let ms: u64 = r["duration_ms"].parse().unwrap();

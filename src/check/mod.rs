@@ -4,10 +4,10 @@
 //! After a step fails on a bad message the engine is restarted for the next step; after it
 //! fails on a dead or silent engine the remaining steps are reported as not run.
 
-use crate::engines::OptionKind;
-use crate::protocol::{FromEngine, GameResult, TimeLimit, ToEngine};
+use crate::protocol::{EngineOption, FromEngine, OptionKind, ToEngine};
+use crate::record::{SideResult, Termination, TimeLimit};
 use crate::rules::{Move, Position, Rules, Side, Sweep};
-use crate::supervisor::{Engine, EngineCommand, EngineError, Settings, Stopped, validate_option};
+use crate::supervisor::{Engine, EngineCommand, EngineError, Settings, Stopped};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -51,6 +51,9 @@ impl std::fmt::Display for StepResult {
     }
 }
 
+/// The longest piece of a received line a report shows, in bytes.
+const DISPLAY_BYTES: usize = 300;
+
 /// How long a move may take in the timed steps beyond the time given.
 const MOVE_SLACK: Duration = Duration::from_millis(250);
 /// The short time limit of the `go-short-time` step.
@@ -67,14 +70,14 @@ impl Failure {
     fn with_line(reason: impl Into<String>, line: &str) -> Failure {
         Failure {
             reason: reason.into(),
-            received: Some(crate::supervisor::truncate_line(line)),
+            received: Some(crate::referee::truncate(line, DISPLAY_BYTES)),
         }
     }
 }
 
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Failure {
-        let received = e.line().map(str::to_string);
+        let received = e.line().map(|l| crate::referee::truncate(l, DISPLAY_BYTES));
         let reason = match &e {
             EngineError::NotJson { error, .. } => {
                 format!("a line that is not a JSON object: {error}")
@@ -83,7 +86,6 @@ impl From<EngineError> for Failure {
                 format!("a bad {kind:?} message: {error}")
             }
             EngineError::WrongMessage { expected, .. } => format!("expected {expected}"),
-            EngineError::IllegalMove { reason, .. } => reason.clone(),
             EngineError::LineTooLong { limit, .. } => {
                 format!("a line longer than the limit of {limit} bytes")
             }
@@ -91,26 +93,6 @@ impl From<EngineError> for Failure {
             other => other.to_string(),
         };
         Failure { reason, received }
-    }
-}
-
-/// Whether the engine can go on after this error (a bad message) or not (dead or silent).
-fn is_fatal(e: &EngineError) -> bool {
-    match e {
-        EngineError::NotJson { .. }
-        | EngineError::Malformed { .. }
-        | EngineError::WrongMessage { .. }
-        | EngineError::IllegalMove { .. }
-        | EngineError::Protocol { .. }
-        | EngineError::BadOption { .. } => false,
-        EngineError::Spawn { .. }
-        | EngineError::HandshakeTimeout { .. }
-        | EngineError::Stall { .. }
-        | EngineError::Exited { .. }
-        | EngineError::StdoutClosed
-        | EngineError::Timeout { .. }
-        | EngineError::LineTooLong { .. }
-        | EngineError::Io(_) => true,
     }
 }
 
@@ -166,7 +148,7 @@ struct Checker<'a> {
 type StepOutcome = Result<(), (Failure, bool)>;
 
 fn fail(e: EngineError) -> (Failure, bool) {
-    let fatal = is_fatal(&e);
+    let fatal = e.is_fatal();
     (e.into(), fatal)
 }
 
@@ -308,17 +290,18 @@ impl Checker<'_> {
         self.step(name, async |e: &mut Engine| {
             e.new_game("check", rules, side).await.map_err(fail)?;
             let reply = e.go(&pos, &moves, time, max).await.map_err(fail)?;
-            e.game_over("check", GameResult::Draw, 0, 0, "interrupted")
+            pos.check(reply.pit)
+                .map_err(|err| (Failure::with_line(err.to_string(), &reply.line), false))?;
+            e.game_over("check", SideResult::Draw, 0, 0, Termination::Interrupted)
                 .await
                 .map_err(fail)?;
-            let _ = reply;
             Ok(())
         })
         .await;
     }
 
     async fn game_steps(&mut self) {
-        let normal = TimeLimit::MoveTime { move_ms: 1000 };
+        let normal = TimeLimit::MoveTime(Duration::from_millis(1000));
         let normal_max = Duration::from_millis(1000) + MOVE_SLACK;
         let variants = [
             Rules::default(),
@@ -375,9 +358,7 @@ impl Checker<'_> {
             rules,
             Side::South,
             start.clone(),
-            TimeLimit::MoveTime {
-                move_ms: SHORT_MOVE_MS,
-            },
+            TimeLimit::MoveTime(Duration::from_millis(SHORT_MOVE_MS)),
             Duration::from_millis(SHORT_MOVE_MS) + MOVE_SLACK,
         )
         .await;
@@ -387,9 +368,9 @@ impl Checker<'_> {
             Side::South,
             start,
             TimeLimit::Clock {
-                remaining_ms: 2000,
-                increment_ms: 100,
-                opponent_remaining_ms: Some(2000),
+                remaining: Duration::from_millis(2000),
+                increment: Duration::from_millis(100),
+                opponent_remaining: Some(Duration::from_millis(2000)),
             },
             Duration::from_millis(2000),
         )
@@ -436,7 +417,7 @@ impl Checker<'_> {
                 position: pos.view(),
                 legal: pos.legal_moves().collect(),
                 moves: Vec::new(),
-                time: TimeLimit::MoveTime { move_ms: 1000 },
+                time: TimeLimit::MoveTime(Duration::from_millis(1000)),
             })
             .expect("json");
             go["x_future"] = json!({"nested": [1, 2, 3]});
@@ -469,7 +450,7 @@ impl Checker<'_> {
         })
         .await;
         self.step("game-over", async |e: &mut Engine| {
-            e.game_over("check", GameResult::Win, 30, 18, "normal")
+            e.game_over("check", SideResult::Win, 30, 18, Termination::Normal)
                 .await
                 .map_err(fail)?;
             e.ping().await.map_err(fail)?;
@@ -548,7 +529,7 @@ fn hello_fields(line: &str) -> Result<Vec<String>, Failure> {
     };
     let mut names = std::collections::HashSet::new();
     for raw in options {
-        let opt: crate::engines::EngineOption = serde_json::from_value(raw.clone())
+        let opt: EngineOption = serde_json::from_value(raw.clone())
             .map_err(|e| Failure::with_line(format!("bad option {raw}: {e}"), line))?;
         if !names.insert(opt.name.clone()) {
             return Err(Failure::with_line(
@@ -556,21 +537,15 @@ fn hello_fields(line: &str) -> Result<Vec<String>, Failure> {
                 line,
             ));
         }
-        let default = match &opt.kind {
-            OptionKind::Int { default, min, max } => {
-                if min > max {
-                    return Err(Failure::with_line(
-                        format!("option {:?}: min {min} > max {max}", opt.name),
-                        line,
-                    ));
-                }
-                json!(default)
-            }
-            OptionKind::Bool { default } => json!(default),
-            OptionKind::String { default } => json!(default),
-            OptionKind::Choice { default, .. } => json!(default),
-        };
-        validate_option(&opt, &default).map_err(|e| {
+        if let OptionKind::Int { min, max, .. } = &opt.kind
+            && min > max
+        {
+            return Err(Failure::with_line(
+                format!("option {:?}: min {min} > max {max}", opt.name),
+                line,
+            ));
+        }
+        opt.validate(&opt.default_value()).map_err(|e| {
             Failure::with_line(format!("option {:?}: default: {e}", opt.name), line)
         })?;
     }

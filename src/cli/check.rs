@@ -2,10 +2,12 @@
 
 use super::{CliError, CliResult};
 use crate::check::check_engine;
-use crate::supervisor::{EngineCommand, Settings};
+use crate::supervisor::{EngineCommand, LogPlace, Settings};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 /// Check that an engine follows the protocol (protocol.md).
@@ -30,12 +32,14 @@ pub struct Args {
     /// The longest line accepted from the engine, in bytes (a longer one is a fault).
     #[arg(long, default_value_t = crate::protocol::DEFAULT_LINE_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), value_name = "BYTES")]
     pub line_limit: usize,
-    /// Write every line sent and received to this file.
-    #[arg(long, value_name = "FILE")]
-    pub debug: Option<PathBuf>,
-    /// Write the engine's stderr to this file (capped at 10 MiB).
-    #[arg(long, value_name = "FILE")]
-    pub stderr_log: Option<PathBuf>,
+    /// Keep each started engine's log (its stderr and log messages) in DIR, as
+    /// `check.N.log`.
+    #[arg(long, value_name = "DIR")]
+    pub logs: Option<PathBuf>,
+    /// Also keep a transcript of every line sent and received, as `check.N.transcript`
+    /// in the --logs folder (the current folder without one).
+    #[arg(long)]
+    pub debug: bool,
     /// The engine: `builtin=NAME`, or a program and its arguments (put `--` before a
     /// program that takes options).
     #[arg(required = true, trailing_var_arg = true, value_name = "ENGINE")]
@@ -97,12 +101,29 @@ fn check_program(program: &Path) -> Result<(), CliError> {
 
 pub fn run(args: Args) -> CliResult {
     let cmd = engine_command(&args.engine)?;
+    let logs = match (&args.logs, args.debug) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, true) => Some(PathBuf::from(".")),
+        (None, false) => None,
+    };
+    if let Some(dir) = &logs {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::input_msg(format!(
+                "cannot create the log folder {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     let settings = Settings {
         startup_timeout: args.startup_timeout,
         quit_grace: args.quit_grace,
         line_limit: args.line_limit,
+        logs: logs.map(|dir| LogPlace {
+            dir,
+            stem: "check".to_string(),
+            budget: Arc::new(AtomicU64::new(crate::tournament::launcher::LOG_BUDGET)),
+        }),
         transcript: args.debug,
-        stderr_log: args.stderr_log,
         ..Settings::default()
     };
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -1,7 +1,8 @@
 //! `kalaha engine`: runs a built-in engine on stdin/stdout with the engine protocol.
 
 use super::{CliError, CliResult};
-use crate::engines::{BUILTIN_NAMES, OptionKind, Player, builtin, serve};
+use crate::engines::{BUILTIN_NAMES, Player, builtin, serve};
+use crate::protocol::OptionKind;
 
 /// Run a built-in engine, speaking the engine protocol (protocol.md) on stdin and stdout.
 ///

@@ -1,6 +1,7 @@
 //! `kalaha match`: two engines, game pairs with the seats swapped, results in a folder.
 
-use super::tournament::{CommonArgs, execute};
+use super::common::CommonArgs;
+use super::execute::{RunKind, execute};
 use super::{CliError, CliResult};
 use crate::tournament::spec::EngineSpec;
 
@@ -40,14 +41,10 @@ pub fn run(args: Args) -> CliResult {
         )));
     }
     file.engines = engines;
-    let config = file.resolve().map_err(CliError::input)?;
-    match args.common.out.clone() {
-        Some(out) => execute(config, out, false, true, &args.common, &mut []),
-        None => {
-            let out = crate::tournament::claim_default_out_dir()?;
-            crate::tournament::with_claimed_dir(&out.clone(), || {
-                execute(config, out, false, true, &args.common, &mut [])
-            })
-        }
-    }
+    let config = args.common.resolve(&file)?;
+    let out = match args.common.out.clone() {
+        Some(out) => out,
+        None => crate::tournament::claim_default_out_dir("")?,
+    };
+    Ok(execute(config, out, false, RunKind::Match, &args.common, &mut [])?.code)
 }

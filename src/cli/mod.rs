@@ -3,8 +3,10 @@
 //! accepted) and 4 (game limit reached). A broken pipe on stdout is not an error.
 
 mod check;
+mod common;
 mod engine;
 mod error;
+mod execute;
 mod match_cmd;
 mod perft;
 mod ratings;

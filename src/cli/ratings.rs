@@ -2,8 +2,9 @@
 //! number of `games.csv` files (whole tournaments, shards of one, several tournaments).
 
 use super::{CliError, CliResult};
-use crate::report::{self, ReadSummary, ReportContext, SettingsSection};
-use crate::stats::Tally;
+use crate::report::{self, ReportContext, SettingsSection};
+use crate::results::{ReadSummary, games_csv_path, read_games_csv};
+use crate::stats::{Added, Tally};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -70,16 +71,23 @@ pub fn run(args: Args) -> CliResult {
     let anchor = args.anchor.as_deref().map(parse_anchor).transpose()?;
     let mut tally = Tally::new();
     let mut summary = ReadSummary::default();
+    let (mut counted, mut duplicates, mut ignored) = (0u64, 0u64, 0u64);
     let mut settings: Vec<SettingsSection> = Vec::new();
     for input in &args.inputs {
-        let csv = report::games_csv_path(input);
+        let csv = games_csv_path(input);
         if !csv.is_file() {
             return Err(CliError::input_msg(format!(
                 "no results file at {}",
                 csv.display()
             )));
         }
-        summary.add(report::read_games_csv(&csv, &mut tally).map_err(CliError::input)?);
+        let read = read_games_csv(&csv, |row| match tally.add(row) {
+            Added::Counted { .. } => counted += 1,
+            Added::Duplicate => duplicates += 1,
+            Added::Ignored => ignored += 1,
+        })
+        .map_err(CliError::input)?;
+        summary.add(read);
         if let Some(section) = report::read_tournament_toml(&csv)
             && !settings.iter().any(|s| s.entries == section.entries)
         {
@@ -98,13 +106,20 @@ pub fn run(args: Args) -> CliResult {
     report::write_reports(&out_dir, &standings, &context)?;
 
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", report::live_standings(&standings))?;
+    write!(
+        out,
+        "{}",
+        report::standings_table(&standings, 100, usize::MAX)
+    )?;
     writeln!(
         out,
-        "{} games counted, {} duplicate ids ignored, {} interrupted or self-play games ignored, \
-         {} unreadable rows skipped, {} games without their pair partner",
-        summary.counted, summary.duplicates, summary.ignored, summary.malformed, standings.unpaired
+        "{counted} games counted, {duplicates} duplicate ids ignored, {ignored} interrupted or \
+         self-play games ignored, {} unreadable rows skipped, {} games without their pair partner",
+        summary.malformed, standings.unpaired
     )?;
+    if let Some(w) = summary.warning() {
+        writeln!(out, "{w}")?;
+    }
     if standings.groups.len() > 1 {
         writeln!(
             out,

@@ -1,9 +1,9 @@
 //! `kalaha show`: a recorded game, move by move, as ASCII boards.
 
 use super::{CliError, CliResult};
+use crate::record::{clean_text, format_pits};
+use crate::results::find_game;
 use crate::rules::Position;
-use crate::tournament::results::find_game;
-use crate::tournament::schedule::format_opening;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -39,24 +39,25 @@ pub fn run(args: Args) -> CliResult {
     writeln!(
         out,
         "game {} (round {}, pair {}): {} (south) vs {} (north), {}",
-        g.game, g.round, g.pair, g.south, g.north, g.rules
+        clean_text(&g.game),
+        g.round,
+        g.pair,
+        clean_text(&g.south),
+        clean_text(&g.north),
+        g.rules
     )?;
     if !g.opening.is_empty() {
-        writeln!(out, "opening: {}", format_opening(&g.opening))?;
+        writeln!(out, "opening: {}", format_pits(&g.opening))?;
     }
     let mut pos = Position::start(g.rules);
     writeln!(out, "\n{pos}\n")?;
-    let mut ply = 0;
-    for &pit in &g.opening {
-        ply += 1;
-        let side = pos.to_move();
-        pos = pos.play(pit as i64).map_err(CliError::input)?;
-        writeln!(out, "{ply}. {side} sows pit {pit} (opening)\n{pos}\n")?;
-    }
-    for m in &g.moves {
-        ply += 1;
+    for (i, m) in g.moves.iter().enumerate() {
         pos = pos.play(m.pit as i64).map_err(CliError::input)?;
-        let mut note = format!("{} ms", m.time_ms);
+        let mut note = if m.opening {
+            "opening".to_string()
+        } else {
+            format!("{} ms", m.time_ms)
+        };
         if let Some(info) = m.info.last() {
             if let Some(d) = info.depth {
                 note.push_str(&format!(", depth {d}"));
@@ -67,8 +68,10 @@ pub fn run(args: Args) -> CliResult {
         }
         writeln!(
             out,
-            "{ply}. {} sows pit {} ({note})\n{pos}\n",
-            m.side, m.pit
+            "{}. {} sows pit {} ({note})\n{pos}\n",
+            i + 1,
+            m.side,
+            m.pit
         )?;
     }
     writeln!(
@@ -76,13 +79,13 @@ pub fn run(args: Args) -> CliResult {
         "result {} ({}-{}), {}",
         g.result, g.south_score, g.north_score, g.termination
     )?;
-    if let Some(l) = &g.loser_name {
-        writeln!(out, "lost by {l}: {}", g.detail)?;
+    if let Some(l) = g.loser_name() {
+        writeln!(out, "lost by {}: {}", clean_text(l), clean_text(&g.detail))?;
     } else if !g.detail.is_empty() {
-        writeln!(out, "{}", g.detail)?;
+        writeln!(out, "{}", clean_text(&g.detail))?;
     }
     if let Some(line) = &g.line {
-        writeln!(out, "offending line: {line}")?;
+        writeln!(out, "offending line: {}", clean_text(line))?;
     }
     Ok(0)
 }

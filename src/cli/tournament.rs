@@ -1,187 +1,18 @@
 //! `kalaha tournament`: a round robin or gauntlet of engines, with results written to a
-//! folder and resumable after any interruption. The flags shared with `kalaha match` live
-//! here too.
+//! folder and resumable after any interruption.
 
-use super::rules_args::SweepArg;
+use super::common::{CommonArgs, resume_flag};
+use super::execute::{RunKind, execute};
 use super::{CliError, CliResult};
-use crate::referee::TimeControl;
-use crate::report::LeaderboardReporter;
-use crate::rules::{Rules, Sweep};
-use crate::tournament::config::{Adjudicate, ConfigFile, Restart, TournamentConfig};
-use crate::tournament::display::{DisplayMode, LiveDisplay, LiveElo, Standings};
-use crate::tournament::run::Reporter;
+use crate::record::TimeControl;
+use crate::tournament::load_saved;
 use crate::tournament::schedule::ScheduleKind;
 use crate::tournament::spec::EngineSpec;
-use crate::tournament::{RunOptions, TournamentError, load_saved};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// The built-in engines of the demo tournament (no engines given).
 pub const DEMO_ENGINES: [&str; 5] = ["random", "greedy", "easy", "medium", "hard"];
-
-/// The `--engine KEY=VALUE...` groups, one per engine (clap's derive cannot collect
-/// groups of values, so this one argument is declared by hand).
-#[derive(Debug, Clone, Default)]
-pub struct EngineArgs(pub Vec<Vec<String>>);
-
-impl clap::FromArgMatches for EngineArgs {
-    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
-        let groups = m
-            .get_occurrences::<String>("engine")
-            .map(|occ| occ.map(|words| words.cloned().collect()).collect())
-            .unwrap_or_default();
-        Ok(EngineArgs(groups))
-    }
-
-    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
-        *self = EngineArgs::from_arg_matches(m)?;
-        Ok(())
-    }
-}
-
-impl clap::Args for EngineArgs {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
-        cmd.arg(
-            clap::Arg::new("engine")
-                .long("engine")
-                .value_name("KEY=VALUE")
-                .num_args(1..)
-                .action(clap::ArgAction::Append)
-                .help(
-                    "An engine, as KEY=VALUE words: cmd=PROGRAM or builtin=NAME, then any of \
-                     name=NAME, arg=ARG (repeatable), dir=DIR, env.VAR=VALUE, \
-                     option.NAME=VALUE, tc=100ms or tc=10s+100ms (its own time control)",
-                ),
-        )
-    }
-
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        EngineArgs::augment_args(cmd)
-    }
-}
-
-/// Flags shared by `kalaha tournament` and `kalaha match`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct CommonArgs {
-    #[command(flatten)]
-    pub engines: EngineArgs,
-    /// Settings for every engine (same keys as --engine; an engine's own keys win).
-    #[arg(long, value_name = "KEY=VALUE", num_args = 1..)]
-    pub each: Vec<String>,
-    /// A TOML configuration file (command-line flags win over it).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Games per pairing, rounded up to whole game pairs (default 2; 20 for the demo).
-    #[arg(long, value_name = "N")]
-    pub games: Option<u64>,
-    /// A fixed time per move, e.g. 100ms (default 100ms; 20ms for the demo).
-    #[arg(long, value_name = "TIME", conflicts_with = "clock")]
-    pub move_time: Option<String>,
-    /// A game clock: base plus increment per move, e.g. 10s+100ms.
-    #[arg(long, value_name = "BASE+INC")]
-    pub clock: Option<String>,
-    /// Tolerance on top of every time limit [default: 50ms].
-    #[arg(long, value_name = "TIME")]
-    pub time_margin: Option<String>,
-    /// Random legal sowings from the start for each round's opening; an opening stops
-    /// early rather than end the game [default: 0, so deterministic engines repeat their
-    /// games: use e.g. 4; the demo tournament uses 4].
-    #[arg(long, value_name = "K")]
-    pub opening_plies: Option<u32>,
-    /// A file of openings: one per line, pit numbers separated by spaces, # comments.
-    #[arg(long, value_name = "FILE", conflicts_with = "opening_plies")]
-    pub openings: Option<PathBuf>,
-    /// Seed of the random openings [default: 0].
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-    /// Play only the K-th of N disjoint slices of the schedule (whole game pairs).
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<String>,
-    /// Games at once [default: the number of cores].
-    #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
-    pub concurrency: Option<usize>,
-    /// When to restart engines [default: on-fault].
-    #[arg(long, value_enum)]
-    pub restart: Option<Restart>,
-    /// End games early: `decided` once a store holds more than half of all seeds.
-    #[arg(long, value_enum)]
-    pub adjudicate: Option<Adjudicate>,
-    /// Time an engine has to answer the first hello [default: 10s].
-    #[arg(long, value_name = "TIME")]
-    pub startup_timeout: Option<String>,
-    /// The longest line an engine may send, in bytes; a longer one is a protocol error
-    /// [default: 1048576].
-    #[arg(long, value_name = "BYTES")]
-    pub line_limit: Option<u64>,
-    /// Search depth, passed to engines that declare a `depth` option.
-    #[arg(long, value_name = "N")]
-    pub depth: Option<i64>,
-    /// Node limit, passed to engines that declare a `nodes` option.
-    #[arg(long, value_name = "N")]
-    pub nodes: Option<i64>,
-    /// The results folder [default: results/<UTC date-time>].
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// The tournament id, prefix of every game id (shards of one tournament share it)
-    /// [default: random].
-    #[arg(long, value_name = "ID")]
-    pub id: Option<String>,
-    /// No live display.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Keep every engine's protocol transcript in DIR/logs/.
-    #[arg(long)]
-    pub debug: bool,
-    /// Also rewrite standings.csv, h2h.csv and the leaderboards every N games (they are
-    /// always written at the end).
-    #[arg(long, value_name = "N")]
-    pub report_every: Option<u64>,
-    #[command(flatten)]
-    pub rules: TournamentRulesArgs,
-}
-
-/// The rules flags of a tournament: each one given overrides the same rule of `--config`'s
-/// file (or of the defaults), one by one.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct TournamentRulesArgs {
-    /// Pits per side (1 to 16) [default: 6].
-    #[arg(long, value_name = "N")]
-    pub pits: Option<u32>,
-    /// Seeds per pit at the start (1 to 100) [default: 4].
-    #[arg(long, value_name = "N")]
-    pub seeds: Option<u32>,
-    /// A last seed in an empty own pit goes to the store even when the opposite pit is empty.
-    #[arg(long)]
-    pub empty_capture: bool,
-    /// Where seeds left in the pits go at the end of the game [default: owner].
-    #[arg(long, value_enum, value_name = "SWEEP")]
-    pub sweep: Option<SweepArg>,
-}
-
-impl TournamentRulesArgs {
-    /// Whether any rules flag was given.
-    pub fn any(&self) -> bool {
-        self.pits.is_some() || self.seeds.is_some() || self.empty_capture || self.sweep.is_some()
-    }
-
-    /// The rules given on the command line over `under` (the file's, or the defaults);
-    /// `None` when no rules flag was given.
-    pub fn over(&self, under: Option<Rules>) -> Result<Option<Rules>, CliError> {
-        if !self.any() {
-            return Ok(under);
-        }
-        let base = under.unwrap_or_default();
-        let rules = Rules::new(
-            self.pits.unwrap_or(base.pits() as u32),
-            self.seeds.unwrap_or(base.seeds() as u32),
-            self.empty_capture || base.empty_capture(),
-            self.sweep.map(Sweep::from).unwrap_or(base.sweep()),
-        )
-        .map_err(CliError::input)?;
-        Ok(Some(rules))
-    }
-}
 
 /// Run a round robin (or a gauntlet) between engines; with no engines, a demo round robin
 /// of the built-in engines random, greedy, easy, medium and hard (20 games per pairing from
@@ -232,16 +63,20 @@ pub fn run(args: Args) -> CliResult {
             file.opening_plies.get_or_insert(4);
         }
     }
-    let config = file.resolve().map_err(CliError::input)?;
-    match args.common.out.clone() {
-        Some(out) => execute(config, out, false, false, &args.common, &mut []),
-        None => {
-            let out = crate::tournament::claim_default_out_dir()?;
-            crate::tournament::with_claimed_dir(&out.clone(), || {
-                execute(config, out, false, false, &args.common, &mut [])
-            })
-        }
-    }
+    let config = args.common.resolve(&file)?;
+    let out = match args.common.out.clone() {
+        Some(out) => out,
+        None => crate::tournament::claim_default_out_dir("")?,
+    };
+    Ok(execute(
+        config,
+        out,
+        false,
+        RunKind::Tournament,
+        &args.common,
+        &mut [],
+    )?
+    .code)
 }
 
 fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
@@ -261,252 +96,13 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         )));
     }
     let config = load_saved(dir).map_err(CliError::input)?;
-    execute(config, dir.to_path_buf(), true, false, common, &mut [])
-}
-
-/// A count of at least 1.
-fn at_least_one(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// A flag `--resume` cannot take.
-fn resume_flag(flag: &str) -> CliError {
-    CliError::input_msg(format!(
-        "{flag} cannot be given with --resume: the tournament keeps the settings in \
-         DIR/tournament.toml; only --concurrency, --quiet, --debug and --report-every may \
-         be given with it"
-    ))
-}
-
-impl CommonArgs {
-    /// The first flag given that changes the tournament (everything but --concurrency,
-    /// --quiet, --debug, --report-every, --out, --config and the engines).
-    pub fn settings_given(&self) -> Option<&'static str> {
-        let r = &self.rules;
-        [
-            ("--each", !self.each.is_empty()),
-            ("--games", self.games.is_some()),
-            ("--move-time", self.move_time.is_some()),
-            ("--clock", self.clock.is_some()),
-            ("--time-margin", self.time_margin.is_some()),
-            ("--opening-plies", self.opening_plies.is_some()),
-            ("--openings", self.openings.is_some()),
-            ("--seed", self.seed.is_some()),
-            ("--shard", self.shard.is_some()),
-            ("--restart", self.restart.is_some()),
-            ("--adjudicate", self.adjudicate.is_some()),
-            ("--startup-timeout", self.startup_timeout.is_some()),
-            ("--line-limit", self.line_limit.is_some()),
-            ("--depth", self.depth.is_some()),
-            ("--nodes", self.nodes.is_some()),
-            ("--id", self.id.is_some()),
-            ("--pits", r.pits.is_some()),
-            ("--seeds", r.seeds.is_some()),
-            ("--empty-capture", r.empty_capture),
-            ("--sweep", r.sweep.is_some()),
-        ]
-        .into_iter()
-        .find(|(_, given)| *given)
-        .map(|(flag, _)| flag)
-    }
-
-    /// The command line as a configuration, merged over `--config`'s file.
-    pub fn to_config_file(&self) -> Result<ConfigFile, CliError> {
-        let mut engines = Vec::new();
-        for words in &self.engines.0 {
-            engines.push(EngineSpec::parse(words).map_err(CliError::input)?);
-        }
-        let each = if self.each.is_empty() {
-            None
-        } else {
-            Some(EngineSpec::parse(&self.each).map_err(CliError::input)?)
-        };
-        let tc = match (&self.move_time, &self.clock) {
-            (Some(m), _) => Some(
-                TimeControl::parse_move_time(m)
-                    .map_err(|e| CliError::input_msg(format!("--move-time: {e}")))?,
-            ),
-            (None, Some(c)) => Some(
-                TimeControl::parse_clock(c)
-                    .map_err(|e| CliError::input_msg(format!("--clock: {e}")))?,
-            ),
-            (None, None) => None,
-        };
-        let cli = ConfigFile {
-            id: self.id.clone(),
-            schedule: None,
-            games: self.games,
-            rules: None,
-            tc,
-            time_margin: self.time_margin.clone(),
-            opening_plies: self.opening_plies,
-            openings: self.openings.clone(),
-            opening_list: None,
-            seed: self.seed,
-            shard: self.shard.clone(),
-            restart: self.restart,
-            adjudicate: self.adjudicate,
-            startup_timeout: self.startup_timeout.clone(),
-            line_limit: self.line_limit,
-            depth: self.depth,
-            nodes: self.nodes,
-            each,
-            engines,
-        };
-        let mut file = match &self.config {
-            Some(path) => cli.or(ConfigFile::load(path).map_err(CliError::input)?),
-            None => cli,
-        };
-        file.rules = self.rules.over(file.rules)?;
-        Ok(file)
-    }
-
-    fn concurrency(&self) -> usize {
-        self.concurrency.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-    }
-}
-
-/// Runs a resolved tournament with the live display and `extra` reporters (after the
-/// results files and before the display), and maps the outcome to an exit code: 0 when
-/// every game was played, 130 when interrupted (after printing how to resume).
-pub fn execute(
-    config: TournamentConfig,
-    out: PathBuf,
-    resume: bool,
-    is_match: bool,
-    common: &CommonArgs,
-    extra: &mut [&mut dyn Reporter],
-) -> CliResult {
-    // `cargo run` execs this program: the CPU time of cargo and of the compilers it waited
-    // for is already on the counters, so only what is used from here on is reported.
-    let cpu_at_start = (cpu_time(libc::RUSAGE_SELF), cpu_time(libc::RUSAGE_CHILDREN));
-    let options = RunOptions {
-        out: out.clone(),
-        resume,
-        concurrency: common.concurrency(),
-        debug: common.debug,
-    };
-    let mode = DisplayMode::detect(common.quiet);
-    if mode != DisplayMode::Quiet {
-        let kind = match config.schedule.kind {
-            _ if is_match => "match",
-            ScheduleKind::RoundRobin => "round robin",
-            ScheduleKind::Gauntlet => "gauntlet",
-        };
-        let mut o = std::io::stdout().lock();
-        writeln!(
-            o,
-            "{} {}: {} engines, {} games per pairing, {}, time {} (+{} margin), {} at once; results in {}",
-            if resume { "resuming" } else { "starting" },
-            kind,
-            config.engines.len(),
-            2 * config.schedule.pairs_per_pairing,
-            config.rules(),
-            config.tc,
-            crate::referee::format_duration(config.margin),
-            options.concurrency,
-            out.display()
-        )?;
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let elo = LiveElo::default();
-    let mut leaderboard =
-        LeaderboardReporter::new(&out, common.report_every).publish_to(elo.clone());
-    let mut display = LiveDisplay::new(mode, Standings::default()).with_elo(elo);
-    let outcome = runtime.block_on(async {
-        let mut extra = crate::tournament::Many(extra);
-        let mut reporters: [&mut dyn Reporter; 3] = [&mut extra, &mut leaderboard, &mut display];
-        crate::tournament::run_tournament(config, &options, &mut reporters).await
-    });
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(TournamentError::Input(m)) => return Err(CliError::input_msg(m)),
-        Err(e) => return Err(e.into()),
-    };
-    // Engine processes are all stopped by now; do not wait for stray runtime tasks.
-    runtime.shutdown_timeout(Duration::from_millis(100));
-    let s = &outcome.summary;
-    if s.stopped_by_interrupt || s.aborted {
-        eprintln!(
-            "interrupted: {} games played, {} stopped and not recorded. Resume with:\n  kalaha tournament --resume {}",
-            s.played,
-            s.interrupted,
-            shell_word(&out.display().to_string())
-        );
-        return Ok(130);
-    }
-    if mode != DisplayMode::Quiet {
-        let mut o = std::io::stdout().lock();
-        let own = cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu_at_start.0);
-        let engines = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu_at_start.1);
-        if s.moves > 0 {
-            writeln!(
-                o,
-                "referee CPU {:.0} ms for {} moves ({:.1} us per move); engines {:.0} ms",
-                own.as_secs_f64() * 1e3,
-                s.moves,
-                own.as_secs_f64() * 1e6 / s.moves as f64,
-                engines.as_secs_f64() * 1e3
-            )?;
-        }
-        writeln!(o, "results in {}", out.display())?;
-    }
-    Ok(0)
-}
-
-/// User plus system CPU time of this process (`RUSAGE_SELF`) or of its reaped children.
-fn cpu_time(who: i32) -> Duration {
-    // SAFETY: getrusage only writes into the struct we pass.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(who, &mut u) } != 0 {
-        return Duration::ZERO;
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(u.ru_utime) + tv(u.ru_stime)
-}
-
-/// Quotes a word for a POSIX shell when needed.
-fn shell_word(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+:=".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rules_flags_override_the_file_one_by_one() {
-        let file = Rules::new(4, 3, true, Sweep::None).unwrap();
-        let args = TournamentRulesArgs {
-            seeds: Some(5),
-            ..TournamentRulesArgs::default()
-        };
-        let r = args.over(Some(file)).unwrap().unwrap();
-        assert_eq!((r.pits(), r.seeds(), r.empty_capture()), (4, 5, true));
-        assert_eq!(r.sweep(), Sweep::None);
-        let none = TournamentRulesArgs::default();
-        assert_eq!(none.over(Some(file)).unwrap(), Some(file));
-        assert_eq!(none.over(None).unwrap(), None);
-        let pits = TournamentRulesArgs {
-            pits: Some(6),
-            ..TournamentRulesArgs::default()
-        };
-        assert_eq!(pits.over(Some(file)).unwrap().unwrap().pits(), 6);
-    }
+    Ok(execute(
+        config,
+        dir.to_path_buf(),
+        true,
+        RunKind::Tournament,
+        common,
+        &mut [],
+    )?
+    .code)
 }

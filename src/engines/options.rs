@@ -1,6 +1,6 @@
 //! Helpers shared by the built-in engines to declare and parse their options.
 
-use super::{EngineOption, OptionKind};
+use crate::protocol::{EngineOption, OptionKind};
 use serde_json::Value;
 
 /// An integer option with its default and range.

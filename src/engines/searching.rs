@@ -2,9 +2,11 @@
 //! (iterative deepening within the time given, with a positional evaluation) and
 //! `perfect` (the exact solver when it finishes in time, `hard` otherwise).
 
+use super::Player;
 use super::options::{int_option, parse_int, unknown_option};
 use super::search::{Evaluation, Iteration, SCALE, Searcher};
-use super::{EngineOption, Limits, Player, SearchInfo};
+use crate::protocol::EngineOption;
+use crate::record::{SearchInfo, TimeLimit};
 use crate::rules::{Move, Position, Rules, Side};
 use crate::solver::{Budget, Solver, seeds_in_pits};
 use std::time::{Duration, Instant};
@@ -73,11 +75,11 @@ impl Player for MediumPlayer {
         &mut self,
         pos: &Position,
         _history: &[Move],
-        limits: &Limits,
+        time: Option<TimeLimit>,
         info: &mut dyn FnMut(SearchInfo),
     ) -> u8 {
         // The depth is the limit; the time is only a safety net for huge boards.
-        let deadline = Instant::now() + limits.budget().unwrap_or(DEFAULT_MOVE_TIME);
+        let deadline = Instant::now() + time.map_or(DEFAULT_MOVE_TIME, |t| t.budget());
         let it = self
             .searcher
             .iterate(pos, self.depth, Some(deadline), &mut |_| {});
@@ -87,7 +89,7 @@ impl Player for MediumPlayer {
 }
 
 /// Iterative-deepening alpha-beta with a transposition table, within the time given
-/// (`Limits::budget`, or [`DEFAULT_MOVE_TIME`]). Options: `depth` (a maximum depth, 0 for
+/// (`TimeLimit::budget`, or [`DEFAULT_MOVE_TIME`]). Options: `depth` (a maximum depth, 0 for
 /// none) and `hash_mb` (table size).
 pub struct HardPlayer {
     max_depth: u32,
@@ -184,11 +186,11 @@ impl Player for HardPlayer {
         &mut self,
         pos: &Position,
         _history: &[Move],
-        limits: &Limits,
+        time: Option<TimeLimit>,
         info: &mut dyn FnMut(SearchInfo),
     ) -> u8 {
         let started = Instant::now();
-        let budget = limits.budget().unwrap_or(DEFAULT_MOVE_TIME);
+        let budget = time.map_or(DEFAULT_MOVE_TIME, |t| t.budget());
         self.think(pos, started + budget, info)
     }
 }
@@ -268,11 +270,11 @@ impl Player for PerfectPlayer {
         &mut self,
         pos: &Position,
         _history: &[Move],
-        limits: &Limits,
+        time: Option<TimeLimit>,
         info: &mut dyn FnMut(SearchInfo),
     ) -> u8 {
         let started = Instant::now();
-        let budget = limits.budget().unwrap_or(DEFAULT_MOVE_TIME);
+        let budget = time.map_or(DEFAULT_MOVE_TIME, |t| t.budget());
         // Half the time once the solver is getting through (the rest of the game is then
         // mostly in its table), a fifth while it is not.
         let share = if self.solved_last { 0.5 } else { 0.2 };
@@ -315,11 +317,8 @@ mod tests {
     use super::*;
     use crate::rules::Sweep;
 
-    fn limits_ms(ms: u64) -> Limits {
-        Limits {
-            move_time: Some(Duration::from_millis(ms)),
-            ..Limits::default()
-        }
+    fn limits_ms(ms: u64) -> Option<TimeLimit> {
+        Some(TimeLimit::MoveTime(std::time::Duration::from_millis(ms)))
     }
 
     #[test]
@@ -328,7 +327,7 @@ mod tests {
         hard.set_option("depth", &serde_json::json!(4)).unwrap();
         let pos = Position::start(Rules::default());
         let mut infos = Vec::new();
-        let pit = hard.choose_move(&pos, &[], &limits_ms(2000), &mut |i| infos.push(i));
+        let pit = hard.choose_move(&pos, &[], limits_ms(2000), &mut |i| infos.push(i));
         assert!(pos.play(pit as i64).is_ok());
         let depths: Vec<u32> = infos.iter().filter_map(|i| i.depth).collect();
         assert_eq!(depths, vec![1, 2, 3, 4]);
@@ -345,7 +344,7 @@ mod tests {
         let pos = Position::start(Rules::new(6, 6, false, Sweep::Owner).unwrap());
         hard.new_game("g", *pos.rules(), Side::South);
         let t = Instant::now();
-        hard.choose_move(&pos, &[], &limits_ms(100), &mut |_| {});
+        hard.choose_move(&pos, &[], limits_ms(100), &mut |_| {});
         assert!(
             cfg!(debug_assertions) || t.elapsed() < Duration::from_millis(150),
             "{:?}",
@@ -362,7 +361,7 @@ mod tests {
                 let mut p = crate::engines::builtin(name).unwrap();
                 p.new_game("g", rules, Side::South);
                 let t = Instant::now();
-                let pit = p.choose_move(&pos, &[], &limits_ms(50), &mut |_| {});
+                let pit = p.choose_move(&pos, &[], limits_ms(50), &mut |_| {});
                 assert!(pos.play(pit as i64).is_ok(), "{name} {rules}");
                 assert!(
                     cfg!(debug_assertions) || t.elapsed() < Duration::from_millis(300),
@@ -380,7 +379,7 @@ mod tests {
         let sol = Solver::new(4).solve(&pos);
         let mut perfect = PerfectPlayer::new(4);
         let mut infos = Vec::new();
-        let pit = perfect.choose_move(&pos, &[], &limits_ms(5000), &mut |i| infos.push(i));
+        let pit = perfect.choose_move(&pos, &[], limits_ms(5000), &mut |i| infos.push(i));
         // Any move achieving the value is perfect; check by solving the child.
         let child = pos.play(pit as i64).unwrap();
         let child_value = Solver::new(4).solve(&child).value;
@@ -400,7 +399,7 @@ mod tests {
         perfect.new_game("g", *pos.rules(), Side::South);
         let t = Instant::now();
         let mut infos = Vec::new();
-        let pit = perfect.choose_move(&pos, &[], &limits_ms(100), &mut |i| infos.push(i));
+        let pit = perfect.choose_move(&pos, &[], limits_ms(100), &mut |i| infos.push(i));
         assert!(pos.play(pit as i64).is_ok());
         assert!(cfg!(debug_assertions) || t.elapsed() < Duration::from_millis(200));
         assert!(!infos.is_empty());

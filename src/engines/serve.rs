@@ -2,8 +2,9 @@
 //! the referee's lines, answers them with the help of a [`Player`], and returns on `quit`
 //! or at the end of the input.
 
-use super::{Limits, Player, SearchInfo};
-use crate::protocol::{FromEngine, HelloReply, PROTOCOL_VERSION, ParseError, TimeLimit, ToEngine};
+use super::Player;
+use crate::protocol::{FromEngine, HelloReply, PROTOCOL_VERSION, ParseError, ToEngine};
+use crate::record::{SearchInfo, TimeLimit};
 use crate::rules::{BoardView, Move, Position, Rules};
 use serde::Deserialize;
 use std::io::{self, BufRead, Write};
@@ -88,14 +89,13 @@ pub fn serve(
                 if let Some(note) = note {
                     log(&mut output, "warn", note)?;
                 }
-                let limits = Limits::default();
                 go_answer(
                     player,
                     rules,
                     &go.position,
                     &go.legal,
                     &go.moves,
-                    &limits,
+                    None,
                     &mut output,
                 )?;
                 output.flush()?;
@@ -143,7 +143,7 @@ pub fn serve(
                 &position,
                 &legal,
                 &moves,
-                &time.limits(),
+                Some(time),
                 &mut output,
             )?,
             ToEngine::GameOver { .. } => {}
@@ -165,7 +165,7 @@ fn go_answer(
     position: &BoardView,
     legal: &[u8],
     moves: &[Move],
-    limits: &Limits,
+    time: Option<TimeLimit>,
     output: &mut impl Write,
 ) -> io::Result<()> {
     let pit = match Position::from_view(rules, position) {
@@ -178,7 +178,7 @@ fn go_answer(
                     io_error = Some(e);
                 }
             };
-            let pit = player.choose_move(&pos, moves, limits, &mut report);
+            let pit = player.choose_move(&pos, moves, time, &mut report);
             if let Some(e) = io_error {
                 return Err(e);
             }
@@ -199,7 +199,7 @@ fn go_answer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engines::{EngineOption, Limits, OptionKind};
+    use crate::protocol::{EngineOption, OptionKind};
     use crate::rules::{Move, Side};
 
     /// Plays the lowest legal pit and reports one info line per move.
@@ -239,7 +239,7 @@ mod tests {
             &mut self,
             pos: &Position,
             history: &[Move],
-            _limits: &Limits,
+            _time: Option<TimeLimit>,
             info: &mut dyn FnMut(SearchInfo),
         ) -> u8 {
             info(SearchInfo {

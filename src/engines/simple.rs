@@ -1,8 +1,10 @@
 //! The simple engines: `random`, `first`, `greedy` and `easy` (a greedy player that
 //! sometimes overlooks captures).
 
+use super::Player;
 use super::options::{int_option, parse_int, unknown_option};
-use super::{EngineOption, Limits, Player, SearchInfo};
+use crate::protocol::EngineOption;
+use crate::record::{SearchInfo, TimeLimit};
 use crate::rules::{Move, Position, Rules, Side};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -121,7 +123,7 @@ impl Player for RandomPlayer {
         &mut self,
         pos: &Position,
         _history: &[Move],
-        _limits: &Limits,
+        _time: Option<TimeLimit>,
         _info: &mut dyn FnMut(SearchInfo),
     ) -> u8 {
         let moves: Vec<u8> = pos.legal_moves().collect();
@@ -157,7 +159,7 @@ impl Player for FirstPlayer {
         &mut self,
         pos: &Position,
         _history: &[Move],
-        _limits: &Limits,
+        _time: Option<TimeLimit>,
         _info: &mut dyn FnMut(SearchInfo),
     ) -> u8 {
         pos.legal_moves().next().expect("the game is not over")
@@ -186,7 +188,7 @@ impl Player for GreedyPlayer {
         &mut self,
         pos: &Position,
         _history: &[Move],
-        _limits: &Limits,
+        _time: Option<TimeLimit>,
         info: &mut dyn FnMut(SearchInfo),
     ) -> u8 {
         let (pit, gain, _) = move_gains(pos)
@@ -259,7 +261,7 @@ impl Player for EasyPlayer {
         &mut self,
         pos: &Position,
         _history: &[Move],
-        _limits: &Limits,
+        _time: Option<TimeLimit>,
         _info: &mut dyn FnMut(SearchInfo),
     ) -> u8 {
         let mut scored: Vec<(u8, i32)> = move_gains(pos)
@@ -285,7 +287,7 @@ mod tests {
     }
 
     fn choose(p: &mut dyn Player, pos: &Position) -> u8 {
-        p.choose_move(pos, &[], &Limits::default(), &mut |_| {})
+        p.choose_move(pos, &[], None, &mut |_| {})
     }
 
     #[test]

@@ -4,10 +4,13 @@
 //! is told apart from a malformed line by [`FromEngine::parse`], so that it can be logged
 //! and ignored.
 
-use crate::engines::{EngineOption, Limits, SearchInfo};
+mod options;
+
+pub use options::{EngineOption, OptionKind, find_option};
+
+use crate::record::{SearchInfo, SideResult, Termination, TimeLimit};
 use crate::rules::{BoardView, Move, Rules, Side};
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 
 /// The protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -46,10 +49,10 @@ pub enum ToEngine {
     /// The game has ended; no answer.
     GameOver {
         game: String,
-        result: GameResult,
+        result: SideResult,
         south: u16,
         north: u16,
-        termination: String,
+        termination: Termination,
     },
     /// The engine is to exit.
     Quit,
@@ -90,122 +93,6 @@ pub struct HelloReply {
     pub author: String,
     #[serde(default)]
     pub options: Vec<EngineOption>,
-}
-
-/// The result of a game from the engine's point of view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GameResult {
-    Win,
-    Loss,
-    Draw,
-}
-
-impl GameResult {
-    /// The result for `side` from the winner (`None`: a draw).
-    pub fn for_side(winner: Option<Side>, side: Side) -> GameResult {
-        match winner {
-            None => GameResult::Draw,
-            Some(w) if w == side => GameResult::Win,
-            Some(_) => GameResult::Loss,
-        }
-    }
-}
-
-/// The `time` of a `go` message: a fixed time for this move, or a game clock.
-///
-/// On the wire `{"move_ms":N}` or `{"remaining_ms":R,"increment_ms":I,"opponent_remaining_ms":O}`
-/// (`increment_ms` and `opponent_remaining_ms` may be left out and then count as 0 and
-/// unknown).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "TimeRepr", into = "TimeRepr")]
-pub enum TimeLimit {
-    /// A fixed time for this move.
-    MoveTime { move_ms: u64 },
-    /// The mover's game clock.
-    Clock {
-        remaining_ms: u64,
-        increment_ms: u64,
-        opponent_remaining_ms: Option<u64>,
-    },
-}
-
-impl TimeLimit {
-    /// The time an engine may plan with, as the player interface's [`Limits`].
-    pub fn limits(&self) -> Limits {
-        match *self {
-            TimeLimit::MoveTime { move_ms } => Limits {
-                move_time: Some(Duration::from_millis(move_ms)),
-                ..Limits::default()
-            },
-            TimeLimit::Clock {
-                remaining_ms,
-                increment_ms,
-                opponent_remaining_ms,
-            } => Limits {
-                move_time: None,
-                remaining: Some(Duration::from_millis(remaining_ms)),
-                increment: Some(Duration::from_millis(increment_ms)),
-                opponent_remaining: opponent_remaining_ms.map(Duration::from_millis),
-            },
-        }
-    }
-}
-
-#[derive(Serialize, Deserialize)]
-struct TimeRepr {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    move_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    remaining_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    increment_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    opponent_remaining_ms: Option<u64>,
-}
-
-impl TryFrom<TimeRepr> for TimeLimit {
-    type Error = String;
-    fn try_from(t: TimeRepr) -> Result<Self, String> {
-        match (t.move_ms, t.remaining_ms) {
-            (Some(move_ms), None) => Ok(TimeLimit::MoveTime { move_ms }),
-            (None, Some(remaining_ms)) => Ok(TimeLimit::Clock {
-                remaining_ms,
-                increment_ms: t.increment_ms.unwrap_or(0),
-                opponent_remaining_ms: t.opponent_remaining_ms,
-            }),
-            (Some(_), Some(_)) => {
-                Err("time has both move_ms and remaining_ms: give exactly one".to_string())
-            }
-            (None, None) => Err(
-                "time needs either move_ms (a fixed time for this move) or remaining_ms (a game clock)"
-                    .to_string(),
-            ),
-        }
-    }
-}
-
-impl From<TimeLimit> for TimeRepr {
-    fn from(t: TimeLimit) -> Self {
-        match t {
-            TimeLimit::MoveTime { move_ms } => TimeRepr {
-                move_ms: Some(move_ms),
-                remaining_ms: None,
-                increment_ms: None,
-                opponent_remaining_ms: None,
-            },
-            TimeLimit::Clock {
-                remaining_ms,
-                increment_ms,
-                opponent_remaining_ms,
-            } => TimeRepr {
-                move_ms: None,
-                remaining_ms: Some(remaining_ms),
-                increment_ms: Some(increment_ms),
-                opponent_remaining_ms,
-            },
-        }
-    }
 }
 
 /// Why a line could not be read as a message.
@@ -329,8 +216,8 @@ impl ToEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engines::OptionKind;
     use crate::rules::Position;
+    use std::time::Duration;
 
     fn round_trip_to(msg: ToEngine) {
         let line = msg.to_line();
@@ -357,16 +244,16 @@ mod tests {
             side: Side::North,
         });
         for time in [
-            TimeLimit::MoveTime { move_ms: 1000 },
+            TimeLimit::MoveTime(Duration::from_millis(1000)),
             TimeLimit::Clock {
-                remaining_ms: 60000,
-                increment_ms: 100,
-                opponent_remaining_ms: Some(59000),
+                remaining: Duration::from_millis(60000),
+                increment: Duration::from_millis(100),
+                opponent_remaining: Some(Duration::from_millis(59000)),
             },
             TimeLimit::Clock {
-                remaining_ms: 5,
-                increment_ms: 0,
-                opponent_remaining_ms: None,
+                remaining: Duration::from_millis(5),
+                increment: Duration::ZERO,
+                opponent_remaining: None,
             },
         ] {
             round_trip_to(ToEngine::Go {
@@ -381,10 +268,10 @@ mod tests {
         }
         round_trip_to(ToEngine::GameOver {
             game: "g1".into(),
-            result: GameResult::Draw,
+            result: SideResult::Draw,
             south: 24,
             north: 24,
-            termination: "normal".into(),
+            termination: Termination::Normal,
         });
         round_trip_to(ToEngine::Quit);
     }
@@ -478,25 +365,11 @@ mod tests {
     }
 
     #[test]
-    fn time_limit_errors_are_clear() {
+    fn a_go_without_a_usable_time_is_malformed() {
         let e = ToEngine::parse(r#"{"type":"go","position":{"to_move":"south","south":{"pits":[1],"store":0},"north":{"pits":[1],"store":0}},"legal":[1],"moves":[],"time":{}}"#)
             .unwrap_err()
             .to_string();
         assert!(e.contains("move_ms"), "{e}");
-        let t: TimeLimit = serde_json::from_str(r#"{"remaining_ms":10}"#).unwrap();
-        assert_eq!(
-            t,
-            TimeLimit::Clock {
-                remaining_ms: 10,
-                increment_ms: 0,
-                opponent_remaining_ms: None
-            }
-        );
-        assert!(serde_json::from_str::<TimeLimit>(r#"{"move_ms":1,"remaining_ms":2}"#).is_err());
-        assert_eq!(
-            TimeLimit::MoveTime { move_ms: 250 }.limits().move_time,
-            Some(Duration::from_millis(250))
-        );
     }
 
     #[test]
@@ -510,10 +383,6 @@ mod tests {
             }
             .to_line(),
             r#"{"type":"new_game","game":"g","rules":{"pits":6,"seeds":4,"empty_capture":false,"sweep":"owner"},"side":"south"}"#
-        );
-        assert_eq!(
-            serde_json::to_string(&TimeLimit::MoveTime { move_ms: 5 }).unwrap(),
-            r#"{"move_ms":5}"#
         );
     }
 }

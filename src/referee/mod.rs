@@ -1,224 +1,23 @@
 //! Playing one game between two engines: the referee holds the only true position, checks
-//! every move with [`crate::rules`], keeps the clocks, and turns every way a game can end
-//! into a [`Termination`] and a [`GamePlay`].
+//! every move with [`crate::rules`] (the one place where legality is decided), keeps the
+//! clocks, and turns every way a game can end into a [`GameRecord`].
 //!
-//! The referee talks to engines through the small [`Contestant`] trait, implemented for the
-//! supervised engine processes in [`crate::tournament`] and, in tests, by in-process fakes.
+//! The referee talks to engines through the small [`Contestant`] trait, implemented by the
+//! supervised engine processes ([`crate::supervisor`]) and by in-process engines
+//! ([`crate::engines::InProcess`]).
 
-mod time;
+mod clock;
 
-pub use time::{ParseTimeError, TimeControl, TimeLimit, format_duration, parse_duration};
+pub use clock::Clocks;
 
-use crate::engines::SearchInfo;
+use crate::record::{
+    Fault, FaultKind, GameRecord, GameResult, MoveRecord, SearchInfo, SideResult, Termination,
+    TimeControl, TimeLimit,
+};
 use crate::rules::{Move, Position, Rules, Side};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::future::Future;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
-
-/// How a game ended. The CSV and the protocol's `game_over` carry [`Termination::as_str`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Termination {
-    /// The game was played to its end under the rules.
-    Normal,
-    /// An engine used more than its time plus the margin.
-    Timeout,
-    /// An engine chose a pit the rules do not allow.
-    IllegalMove,
-    /// An engine sent a line that is not JSON, too long, or the wrong message.
-    ProtocolError,
-    /// An engine exited, closed its pipe, or could not be started.
-    Crash,
-    /// An engine did not answer the handshake or a ping.
-    Stall,
-    /// The game was ended early because its winner could no longer change.
-    Adjudicated,
-    /// The run was stopped while the game was in progress.
-    Interrupted,
-}
-
-impl Termination {
-    pub const ALL: [Termination; 8] = [
-        Termination::Normal,
-        Termination::Timeout,
-        Termination::IllegalMove,
-        Termination::ProtocolError,
-        Termination::Crash,
-        Termination::Stall,
-        Termination::Adjudicated,
-        Termination::Interrupted,
-    ];
-
-    /// The stable name written in `games.csv` and sent in `game_over`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Termination::Normal => "normal",
-            Termination::Timeout => "timeout",
-            Termination::IllegalMove => "illegal_move",
-            Termination::ProtocolError => "protocol_error",
-            Termination::Crash => "crash",
-            Termination::Stall => "stall",
-            Termination::Adjudicated => "adjudicated",
-            Termination::Interrupted => "interrupted",
-        }
-    }
-
-    /// Whether this termination is an engine's fault (the engine loses and is restarted).
-    pub fn is_fault(self) -> bool {
-        match self {
-            Termination::Timeout
-            | Termination::IllegalMove
-            | Termination::ProtocolError
-            | Termination::Crash
-            | Termination::Stall => true,
-            Termination::Normal | Termination::Adjudicated | Termination::Interrupted => false,
-        }
-    }
-}
-
-impl fmt::Display for Termination {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Termination {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Termination::ALL
-            .into_iter()
-            .find(|t| t.as_str() == s)
-            .ok_or_else(|| format!("unknown termination {s:?}"))
-    }
-}
-
-impl Serialize for Termination {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for Termination {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// The result of a game from south's point of view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum GameResult {
-    SouthWins,
-    NorthWins,
-    Draw,
-    /// The game was interrupted before it had a result.
-    Unfinished,
-}
-
-impl GameResult {
-    /// `1-0`, `0-1`, `1/2-1/2`, or `*` for an unfinished game.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GameResult::SouthWins => "1-0",
-            GameResult::NorthWins => "0-1",
-            GameResult::Draw => "1/2-1/2",
-            GameResult::Unfinished => "*",
-        }
-    }
-
-    /// The result when `winner` wins.
-    pub fn win_for(winner: Side) -> GameResult {
-        match winner {
-            Side::South => GameResult::SouthWins,
-            Side::North => GameResult::NorthWins,
-        }
-    }
-
-    /// Points for `side`: 1, 0.5 or 0 (0 for an unfinished game).
-    pub fn points(self, side: Side) -> f64 {
-        match (self, side) {
-            (GameResult::SouthWins, Side::South) | (GameResult::NorthWins, Side::North) => 1.0,
-            (GameResult::Draw, _) => 0.5,
-            (GameResult::SouthWins, Side::North)
-            | (GameResult::NorthWins, Side::South)
-            | (GameResult::Unfinished, _) => 0.0,
-        }
-    }
-
-    /// The word the protocol's `game_over` sends to the engine playing `side`.
-    pub fn for_side(self, side: Side) -> &'static str {
-        let p = self.points(side);
-        if p >= 1.0 {
-            "win"
-        } else if p > 0.0 {
-            "draw"
-        } else {
-            "loss"
-        }
-    }
-}
-
-impl fmt::Display for GameResult {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for GameResult {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "1-0" => Ok(GameResult::SouthWins),
-            "0-1" => Ok(GameResult::NorthWins),
-            "1/2-1/2" => Ok(GameResult::Draw),
-            "*" => Ok(GameResult::Unfinished),
-            other => Err(format!("unknown result {other:?}")),
-        }
-    }
-}
-
-impl Serialize for GameResult {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for GameResult {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// An engine's failure, as the referee records it: the termination it causes, a
-/// human-readable detail, and the offending line when there is one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fault {
-    pub termination: Termination,
-    pub detail: String,
-    pub line: Option<String>,
-}
-
-impl Fault {
-    pub fn new(termination: Termination, detail: impl Into<String>) -> Fault {
-        Fault {
-            termination,
-            detail: detail.into(),
-            line: None,
-        }
-    }
-}
-
-impl fmt::Display for Fault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.termination, self.detail)?;
-        if let Some(line) = &self.line {
-            write!(f, " (line: {})", truncate(line, 200))?;
-        }
-        Ok(())
-    }
-}
 
 /// An engine's answer to `go`.
 #[derive(Clone, Debug, Default)]
@@ -227,7 +26,9 @@ pub struct Reply {
     pub pit: i64,
     /// The `move` line as read.
     pub line: String,
+    /// The latest `info` reports, and how many more were received but not kept.
     pub infos: Vec<SearchInfo>,
+    pub infos_dropped: u64,
     /// From writing `go` to reading the move, on the referee's monotonic clock.
     pub elapsed: Duration,
 }
@@ -243,8 +44,8 @@ pub trait Contestant: Send {
         side: Side,
     ) -> impl Future<Output = Result<(), Fault>> + Send;
 
-    /// `go`: asks for a move in `pos` (whose `to_move` is this engine's side) and waits at
-    /// most `deadline` for it.
+    /// `go`: asks for a move in `pos` (whose `to_move` is this engine's side) after `moves`
+    /// (the whole game) and waits at most `deadline` for it.
     fn go(
         &mut self,
         pos: &Position,
@@ -257,11 +58,22 @@ pub trait Contestant: Send {
     fn game_over(
         &mut self,
         game: &str,
-        result: &'static str,
+        result: SideResult,
         south: u16,
         north: u16,
         termination: Termination,
     ) -> impl Future<Output = Result<(), Fault>> + Send;
+}
+
+/// When the referee ends a game before the rules do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Adjudication {
+    /// Play every game to its end.
+    #[default]
+    Off,
+    /// End a game once a store holds more than half of all seeds (its winner is settled).
+    Decided,
 }
 
 /// Everything the referee needs to know about one game.
@@ -269,57 +81,58 @@ pub trait Contestant: Send {
 pub struct GameSetup {
     /// The game id sent in `new_game` and written to the results.
     pub id: String,
+    pub number: u64,
+    pub round: u64,
+    pub pair: u64,
+    /// The engines' names, south first.
+    pub names: [String; 2],
     pub rules: Rules,
     /// Pits sown from the start before the engines take over (already checked legal).
     pub opening: Vec<u8>,
     /// Time control of the engine playing south, then north.
     pub time: [TimeControl; 2],
-    /// The tolerance on top of each time limit.
+    /// The tolerance on every deadline (on a clock: once, when it reaches zero).
     pub margin: Duration,
-    /// End the game as soon as a store holds more than half of all seeds.
-    pub adjudicate: bool,
+    pub adjudication: Adjudication,
 }
 
-/// One move played by an engine.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MoveRecord {
-    pub side: Side,
-    pub pit: u8,
-    /// Time used, in milliseconds (referee's clock).
-    pub time_ms: u64,
-    /// The engine's `info` reports before the move.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub info: Vec<SearchInfo>,
+impl GameSetup {
+    /// The position after the opening, and the opening's sowings.
+    fn after_opening(&self) -> (Position, Vec<MoveRecord>) {
+        let mut pos = Position::start(self.rules);
+        let mut moves = Vec::with_capacity(self.opening.len() + 64);
+        for &pit in &self.opening {
+            moves.push(MoveRecord::opening(pos.to_move(), pit));
+            pos = pos
+                .play(pit as i64)
+                .expect("openings are checked before the game");
+        }
+        (pos, moves)
+    }
 }
 
-/// A finished (or interrupted) game as the referee saw it.
+/// A game as played: its record, and which engines failed at any point (including after
+/// the result was settled, e.g. on `game_over`), which must be restarted before their next
+/// game.
 #[derive(Clone, Debug)]
-pub struct GamePlay {
-    pub rules: Rules,
-    pub opening: Vec<u8>,
-    pub moves: Vec<MoveRecord>,
-    pub final_position: Position,
-    pub result: GameResult,
-    pub south_score: u16,
-    pub north_score: u16,
-    pub termination: Termination,
-    /// The side whose engine faulted, if any.
-    pub loser: Option<Side>,
-    pub detail: String,
-    /// The offending line, if the fault had one.
-    pub line: Option<String>,
-    pub duration: Duration,
-    /// Engines that failed at any point (including after the result was settled, e.g. on
-    /// `game_over`): they must be restarted before their next game. South, then north.
+pub struct Played {
+    pub record: GameRecord,
+    /// South, then north.
     pub faulted: [bool; 2],
 }
 
-impl GamePlay {
-    /// Number of sowings in the game, the opening included.
-    pub fn plies(&self) -> usize {
-        self.opening.len() + self.moves.len()
-    }
+/// How the game loop ended.
+enum End {
+    /// The rules ended it.
+    Over,
+    /// Adjudicated: the reason.
+    Adjudicated(String),
+    /// An engine's fault.
+    Fault(Side, Fault),
 }
+
+/// The longest offending line kept in a record, in bytes.
+pub const MAX_RECORDED_LINE: usize = 1000;
 
 /// Shortens a line for a record or a message, marking the cut.
 pub fn truncate(line: &str, max: usize) -> String {
@@ -333,230 +146,188 @@ pub fn truncate(line: &str, max: usize) -> String {
     format!("{}... ({} bytes)", &line[..end], line.len())
 }
 
-/// The longest offending line kept in a record.
-pub const MAX_RECORDED_LINE: usize = 1000;
-
-/// A clock per side, counting down under a game clock; unused under a fixed move time.
-#[derive(Clone, Copy, Debug)]
-struct Clock {
-    remaining: Duration,
-}
-
-/// Plays one game between `south` and `north` and returns its record. It never fails: every
-/// engine failure becomes the result of the game. Dropping the future (on interruption) is
-/// safe; the caller records such a game itself (see [`interrupted`]).
+/// Plays one game between `south` and `north`. It never fails: every engine failure
+/// becomes the result of the game. Dropping the future (on interruption) is safe.
 pub async fn play_game<S: Contestant, N: Contestant>(
     setup: &GameSetup,
     south: &mut S,
     north: &mut N,
-) -> GamePlay {
+) -> Played {
     let started = Instant::now();
-    let mut pos = Position::start(setup.rules);
-    let mut history: Vec<Move> = Vec::new();
-    for &pit in &setup.opening {
-        let side = pos.to_move();
-        pos = pos
-            .play(pit as i64)
-            .expect("openings are checked before the game");
-        history.push(Move { side, pit });
-    }
-    let mut moves = Vec::new();
-    let mut faulted = [false; 2];
-
-    let end = 'game: {
-        // Both engines are told about the game first, south first.
-        if let Err(f) = south.new_game(&setup.id, setup.rules, Side::South).await {
-            break 'game Some((Side::South, f));
-        }
-        if let Err(f) = north.new_game(&setup.id, setup.rules, Side::North).await {
-            break 'game Some((Side::North, f));
-        }
-        let mut clocks = setup.time.map(|tc| Clock {
-            remaining: tc.base(),
-        });
-        while !pos.is_over() {
-            let side = pos.to_move();
-            if setup.adjudicate && decided(&pos) {
-                break 'game None;
-            }
-            let i = side.index();
-            let tc = setup.time[i];
-            let (limit, allowed) = match tc {
-                TimeControl::MoveTime(t) => (TimeLimit::MoveTime(t), t),
-                TimeControl::Clock { increment, .. } => (
-                    TimeLimit::Clock {
-                        remaining: clocks[i].remaining,
-                        increment,
-                        opponent_remaining: clocks[1 - i].remaining,
-                    },
-                    clocks[i].remaining,
-                ),
-            };
-            let deadline = allowed + setup.margin;
-            let reply = match side {
-                Side::South => south.go(&pos, &history, limit, deadline).await,
-                Side::North => north.go(&pos, &history, limit, deadline).await,
-            };
-            let reply = match reply {
-                Ok(r) => r,
-                Err(f) => break 'game Some((side, f)),
-            };
-            if reply.elapsed > deadline {
-                break 'game Some((
-                    side,
-                    Fault {
-                        termination: Termination::Timeout,
-                        detail: format!(
-                            "moved after {} ms, {} ms allowed with the margin",
-                            reply.elapsed.as_millis(),
-                            deadline.as_millis()
-                        ),
-                        line: Some(truncate(&reply.line, MAX_RECORDED_LINE)),
-                    },
-                ));
-            }
-            if let TimeControl::Clock { increment, .. } = tc {
-                clocks[i].remaining = clocks[i].remaining.saturating_sub(reply.elapsed) + increment;
-            }
-            match pos.play(reply.pit) {
-                Ok(next) => {
-                    let pit = reply.pit as u8;
-                    history.push(Move { side, pit });
-                    moves.push(MoveRecord {
-                        side,
-                        pit,
-                        time_ms: reply.elapsed.as_millis() as u64,
-                        info: reply.infos,
-                    });
-                    pos = next;
-                }
-                Err(illegal) => {
-                    break 'game Some((
-                        side,
-                        Fault {
-                            termination: Termination::IllegalMove,
-                            detail: illegal.to_string(),
-                            line: Some(truncate(&reply.line, MAX_RECORDED_LINE)),
-                        },
-                    ));
-                }
-            }
-        }
-        None
+    let (mut pos, mut moves) = setup.after_opening();
+    let end = play_moves(setup, south, north, &mut pos, &mut moves).await;
+    let (record, mut faulted) = finish(setup, pos, moves, end, started);
+    // Tell both engines (a faulted engine is about to be stopped: spare it the message).
+    let tell = |side: Side| {
+        (
+            setup.id.as_str(),
+            record.result.for_side(side),
+            record.south_score,
+            record.north_score,
+            record.termination,
+        )
     };
+    if !faulted[0] {
+        let (id, r, s, n, t) = tell(Side::South);
+        faulted[0] = south.game_over(id, r, s, n, t).await.is_err();
+    }
+    if !faulted[1] {
+        let (id, r, s, n, t) = tell(Side::North);
+        faulted[1] = north.game_over(id, r, s, n, t).await.is_err();
+    }
+    Played { record, faulted }
+}
 
-    let south_score = pos.store(Side::South);
-    let north_score = pos.store(Side::North);
+/// The moves of the engines until the game ends, by the rules or otherwise.
+async fn play_moves<S: Contestant, N: Contestant>(
+    setup: &GameSetup,
+    south: &mut S,
+    north: &mut N,
+    pos: &mut Position,
+    moves: &mut Vec<MoveRecord>,
+) -> End {
+    // Both engines are told about the game first, south first.
+    if let Err(f) = south.new_game(&setup.id, setup.rules, Side::South).await {
+        return End::Fault(Side::South, f);
+    }
+    if let Err(f) = north.new_game(&setup.id, setup.rules, Side::North).await {
+        return End::Fault(Side::North, f);
+    }
+    let mut clocks = Clocks::new(setup.time, setup.margin);
+    let mut history: Vec<Move> = moves
+        .iter()
+        .map(|m| Move {
+            side: m.side,
+            pit: m.pit,
+        })
+        .collect();
+    while !pos.is_over() {
+        if setup.adjudication == Adjudication::Decided && decided(pos) {
+            let winner = winner_by_stores(pos);
+            return End::Adjudicated(format!(
+                "{winner} holds more than half of the {} seeds",
+                setup.rules.total_seeds()
+            ));
+        }
+        let side = pos.to_move();
+        let (limit, deadline) = clocks.limit(side);
+        let reply = match side {
+            Side::South => south.go(pos, &history, limit, deadline).await,
+            Side::North => north.go(pos, &history, limit, deadline).await,
+        };
+        let reply = match reply {
+            Ok(r) => r,
+            Err(f) => return End::Fault(side, f),
+        };
+        let line = || truncate(&reply.line, MAX_RECORDED_LINE);
+        if let Err(detail) = clocks.charge(side, reply.elapsed) {
+            return End::Fault(
+                side,
+                Fault::new(FaultKind::Timeout, detail).with_line(line()),
+            );
+        }
+        match pos.play(reply.pit) {
+            Ok(next) => {
+                let pit = reply.pit as u8;
+                history.push(Move { side, pit });
+                moves.push(MoveRecord {
+                    side,
+                    pit,
+                    opening: false,
+                    time_ms: reply.elapsed.as_millis() as u64,
+                    info: reply.infos,
+                    info_dropped: reply.infos_dropped,
+                });
+                *pos = next;
+            }
+            Err(illegal) => {
+                let f = Fault::new(FaultKind::IllegalMove, illegal.to_string()).with_line(line());
+                return End::Fault(side, f);
+            }
+        }
+    }
+    End::Over
+}
+
+/// The side with more seeds in its store (south on equal stores, which a decided position
+/// never has).
+fn winner_by_stores(pos: &Position) -> Side {
+    if pos.store(Side::North) > pos.store(Side::South) {
+        Side::North
+    } else {
+        Side::South
+    }
+}
+
+/// The record of a game that ended with `end` in `pos`.
+fn finish(
+    setup: &GameSetup,
+    pos: Position,
+    moves: Vec<MoveRecord>,
+    end: End,
+    started: Instant,
+) -> (GameRecord, [bool; 2]) {
+    let mut faulted = [false; 2];
     let (result, termination, loser, detail, line) = match end {
-        Some((side, fault)) => {
+        End::Fault(side, fault) => {
             faulted[side.index()] = true;
             (
-                GameResult::win_for(side.opponent()),
-                fault.termination,
+                GameResult::from_winner(Some(side.opponent())),
+                Termination::Fault(fault.kind),
                 Some(side),
                 fault.detail,
                 fault.line,
             )
         }
-        None if pos.is_over() => {
+        End::Over => {
             let outcome = pos.outcome().expect("the game is over");
-            let result = match outcome.winner {
-                Some(w) => GameResult::win_for(w),
-                None => GameResult::Draw,
-            };
+            let result = GameResult::from_winner(outcome.winner);
             (result, Termination::Normal, None, String::new(), None)
         }
-        None => {
-            let winner = if south_score > north_score {
-                Side::South
-            } else {
-                Side::North
-            };
-            (
-                GameResult::win_for(winner),
-                Termination::Adjudicated,
-                None,
-                format!(
-                    "{winner} holds more than half of the {} seeds",
-                    setup.rules.total_seeds()
-                ),
-                None,
-            )
+        End::Adjudicated(reason) => {
+            let result = GameResult::from_winner(Some(winner_by_stores(&pos)));
+            (result, Termination::Adjudicated, None, reason, None)
         }
     };
-
-    // Tell both engines (a faulted engine is about to be killed: spare it the message).
-    if !faulted[0]
-        && let Err(_f) = south
-            .game_over(
-                &setup.id,
-                result.for_side(Side::South),
-                south_score,
-                north_score,
-                termination,
-            )
-            .await
-    {
-        faulted[0] = true;
-    }
-    if !faulted[1]
-        && let Err(_f) = north
-            .game_over(
-                &setup.id,
-                result.for_side(Side::North),
-                south_score,
-                north_score,
-                termination,
-            )
-            .await
-    {
-        faulted[1] = true;
-    }
-
-    GamePlay {
+    let record = GameRecord {
+        game: setup.id.clone(),
+        number: setup.number,
+        round: setup.round,
+        pair: setup.pair,
+        south: setup.names[0].clone(),
+        north: setup.names[1].clone(),
         rules: setup.rules,
         opening: setup.opening.clone(),
         moves,
         final_position: pos,
         result,
-        south_score,
-        north_score,
+        south_score: pos.store(Side::South),
+        north_score: pos.store(Side::North),
         termination,
         loser,
         detail,
         line,
-        duration: started.elapsed(),
-        faulted,
-    }
+        duration_ms: started.elapsed().as_millis() as u64,
+    };
+    (record, faulted)
+}
+
+/// The record of a game lost before its first move because `side`'s engine could not be
+/// started or readied.
+pub fn forfeit(setup: &GameSetup, side: Side, fault: Fault) -> Played {
+    let (pos, moves) = setup.after_opening();
+    let fault = Fault {
+        detail: format!("failed to start: {}", fault.detail),
+        ..fault
+    };
+    let (record, faulted) = finish(setup, pos, moves, End::Fault(side, fault), Instant::now());
+    Played { record, faulted }
 }
 
 /// Whether one store holds more than half of all seeds, so the winner can no longer change.
 pub fn decided(pos: &Position) -> bool {
     let half = pos.rules().total_seeds() / 2;
     pos.store(Side::South) as u32 > half || pos.store(Side::North) as u32 > half
-}
-
-/// The record of a game stopped by an interruption before it ended.
-pub fn interrupted(setup: &GameSetup, duration: Duration) -> GamePlay {
-    let mut pos = Position::start(setup.rules);
-    for &pit in &setup.opening {
-        pos = pos.play(pit as i64).expect("openings are checked");
-    }
-    GamePlay {
-        rules: setup.rules,
-        opening: setup.opening.clone(),
-        moves: Vec::new(),
-        final_position: pos,
-        result: GameResult::Unfinished,
-        south_score: pos.store(Side::South),
-        north_score: pos.store(Side::North),
-        termination: Termination::Interrupted,
-        loser: None,
-        detail: "the run was interrupted".into(),
-        line: None,
-        duration,
-        faulted: [true, true],
-    }
 }
 
 #[cfg(test)]

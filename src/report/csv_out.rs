@@ -1,14 +1,12 @@
 //! `standings.csv` and `h2h.csv`.
 
 use super::num;
+use crate::record::FaultKind;
 use crate::stats::Standings;
 
 /// A text cell that a spreadsheet would not run as a formula.
-pub(crate) fn text_cell(s: &str) -> String {
-    match s.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{s}"),
-        _ => s.to_string(),
-    }
+fn text_cell(s: &str) -> String {
+    crate::results::text_cell(s).into_owned()
 }
 
 fn to_string(rows: Vec<Vec<String>>) -> String {
@@ -40,9 +38,10 @@ pub(crate) fn standings_csv(s: &Standings) -> String {
         "mean_margin",
         "margin_error",
         "timeouts",
-        "crashes",
         "illegal_moves",
-        "other_faults",
+        "protocol_errors",
+        "crashes",
+        "stalls",
         "group",
     ])];
     for r in &s.rows {
@@ -60,10 +59,11 @@ pub(crate) fn standings_csv(s: &Standings) -> String {
             num(r.nelo.error, 2),
             num(r.margin.value, 3),
             num(r.margin.error, 3),
-            r.faults.timeouts.to_string(),
-            r.faults.crashes.to_string(),
-            r.faults.illegal_moves.to_string(),
-            r.faults.other.to_string(),
+            r.faults.count(FaultKind::Timeout).to_string(),
+            r.faults.count(FaultKind::IllegalMove).to_string(),
+            r.faults.count(FaultKind::ProtocolError).to_string(),
+            r.faults.count(FaultKind::Crash).to_string(),
+            r.faults.count(FaultKind::Stall).to_string(),
             (r.group + 1).to_string(),
         ]);
     }

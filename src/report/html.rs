@@ -2,6 +2,7 @@
 //! images from anywhere), safe to publish as it is.
 
 use super::{NELO_UNDEFINED_NOTE, ReportContext, num, pm};
+use crate::record::FaultKind;
 use crate::stats::Standings;
 use std::fmt::Write;
 
@@ -168,22 +169,20 @@ pub(crate) fn leaderboard_html(s: &Standings, ctx: &ReportContext) -> String {
     let _ = writeln!(o, "</tbody>\n</table>\n</section>");
 
     // Faults.
-    let _ = writeln!(
+    let _ = write!(
         o,
-        "<section id=\"faults\">\n<h2>Faults</h2>\n<table id=\"faults-table\">\n<thead><tr><th class=\"name\">Engine</th>\
-         <th>Timeouts</th><th>Crashes</th><th>Illegal moves</th><th>Other</th></tr></thead>\n<tbody>"
+        "<section id=\"faults\">\n<h2>Faults</h2>\n<table id=\"faults-table\">\n<thead><tr><th class=\"name\">Engine</th>"
     );
+    for kind in FaultKind::ALL {
+        let _ = write!(o, "<th>{}</th>", super::fault_label(kind));
+    }
+    let _ = writeln!(o, "</tr></thead>\n<tbody>");
     for r in &s.rows {
-        let f = r.faults;
-        let _ = writeln!(
-            o,
-            "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&r.engine),
-            f.timeouts,
-            f.crashes,
-            f.illegal_moves,
-            f.other
-        );
+        let _ = write!(o, "<tr><td class=\"name\">{}</td>", esc(&r.engine));
+        for kind in FaultKind::ALL {
+            let _ = write!(o, "<td>{}</td>", r.faults.count(kind));
+        }
+        let _ = writeln!(o, "</tr>");
     }
     let _ = writeln!(o, "</tbody>\n</table>\n</section>");
 

@@ -1,6 +1,7 @@
 //! `leaderboard.md`.
 
 use super::{NELO_UNDEFINED_NOTE, ReportContext, num, pm};
+use crate::record::FaultKind;
 use crate::stats::Standings;
 use std::fmt::Write;
 
@@ -114,19 +115,17 @@ pub(crate) fn leaderboard_md(s: &Standings, ctx: &ReportContext) -> String {
     }
 
     let _ = writeln!(o, "\n## Faults\n");
-    let _ = writeln!(o, "| Engine | Timeouts | Crashes | Illegal moves | Other |");
-    let _ = writeln!(o, "|:--|--:|--:|--:|--:|");
+    let _ = write!(o, "| Engine |");
+    for kind in FaultKind::ALL {
+        let _ = write!(o, " {} |", super::fault_label(kind));
+    }
+    let _ = writeln!(o, "\n|:--|{}", "--:|".repeat(FaultKind::ALL.len()));
     for r in &s.rows {
-        let f = r.faults;
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} |",
-            md(&r.engine),
-            f.timeouts,
-            f.crashes,
-            f.illegal_moves,
-            f.other
-        );
+        let _ = write!(o, "| {} |", md(&r.engine));
+        for kind in FaultKind::ALL {
+            let _ = write!(o, " {} |", r.faults.count(kind));
+        }
+        o.push('\n');
     }
 
     if !ctx.settings.is_empty() {

@@ -12,17 +12,16 @@
 //! reader never sees half a file.
 
 mod csv_out;
-pub mod games_csv;
 mod html;
 mod markdown;
-mod reporter;
 pub mod settings;
+mod terminal;
 
-pub(crate) use csv_out::text_cell;
-pub use games_csv::{ReadError, ReadSummary, games_csv_path, read_games_csv};
-pub use reporter::LeaderboardReporter;
 pub use settings::{SettingsSection, read_tournament_toml, settings_from_toml};
+pub use terminal::{standings_line, standings_table};
 
+use crate::record::FaultKind;
+use crate::results::{ReadError, read_games_csv};
 use crate::stats::{Estimate, Standings, Tally, UnknownEngine};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -96,13 +95,25 @@ pub fn write_reports(
     Ok(())
 }
 
+/// The heading of a fault kind's column.
+pub(crate) fn fault_label(kind: FaultKind) -> &'static str {
+    match kind {
+        FaultKind::Timeout => "Timeouts",
+        FaultKind::IllegalMove => "Illegal moves",
+        FaultKind::ProtocolError => "Protocol errors",
+        FaultKind::Crash => "Crashes",
+        FaultKind::Stall => "Stalls",
+    }
+}
+
 /// Reads a tournament folder's `games.csv` (and `tournament.toml`) and writes the reports
-/// into the same folder: what a tournament calls at its end and every `--report-every`
-/// games. Returns the standings for the live display.
+/// into the same folder. Returns the standings.
 pub fn refresh_tournament_reports(dir: &Path) -> Result<Standings, ReportError> {
-    let csv = dir.join("games.csv");
+    let csv = dir.join(crate::results::GAMES_CSV);
     let mut tally = Tally::new();
-    read_games_csv(&csv, &mut tally)?;
+    read_games_csv(&csv, |row| {
+        tally.add(row);
+    })?;
     let standings = tally.standings(None)?;
     let context = ReportContext {
         settings: read_tournament_toml(&csv).into_iter().collect(),
@@ -152,47 +163,11 @@ pub(crate) fn pm(e: Estimate, decimals: usize) -> String {
     }
 }
 
-/// The live standings: one line per engine, best first, with Elo ± error, games and score.
-pub fn live_standings(standings: &Standings) -> String {
-    // Names are shown whole (without control characters), however long.
-    let shown = |name: &str| -> String { name.chars().filter(|c| !c.is_control()).collect() };
-    let width = standings
-        .rows
-        .iter()
-        .map(|r| shown(&r.engine).chars().count())
-        .max()
-        .unwrap_or(0);
-    let mut out = String::new();
-    for r in &standings.rows {
-        let name = shown(&r.engine);
-        out.push_str(&format!(
-            "{:>3}. {name:<width$} {:>16}  {:>6} games  {:>5.1}%\n",
-            r.rank,
-            pm(r.elo, 1),
-            r.wdl.games(),
-            100.0 * r.wdl.score(),
-        ));
-    }
-    out
-}
-
-/// The live standings on one line: `name elo±error` per engine, best first.
-pub fn live_standings_line(standings: &Standings) -> String {
-    standings
-        .rows
-        .iter()
-        .map(|r| {
-            let name: String = r.engine.chars().filter(|c| !c.is_control()).collect();
-            format!("{name} {}", pm(r.elo, 0).replace(" ± ", "±"))
-        })
-        .collect::<Vec<_>>()
-        .join("  ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{GameRow, Outcome};
+    use crate::record::{FaultKind, GameResult, GameRow, Termination};
+    use crate::rules::Side;
 
     /// A small tournament with hostile names.
     pub(crate) fn sample() -> Standings {
@@ -206,22 +181,25 @@ mod tests {
                         id += 1;
                         // The earlier-named engine is stronger.
                         let result = if south == a || pair == 0 {
-                            Outcome::SouthWin
+                            GameResult::SouthWins
                         } else {
-                            Outcome::Draw
+                            GameResult::Draw
                         };
                         let game = format!("t-{id}");
-                        let pair = format!("{}", i * 100 + pair);
                         t.add(&GameRow {
                             game: &game,
-                            pair: &pair,
+                            pair: Some((i * 100 + pair) as u64),
                             south,
                             north,
                             result,
                             south_score: Some(36),
                             north_score: Some(36),
-                            termination: if id == 5 { "crash" } else { "normal" },
-                            loser: if id == 5 { north } else { "" },
+                            termination: if id == 5 {
+                                Termination::Fault(FaultKind::Crash)
+                            } else {
+                                Termination::Normal
+                            },
+                            loser: (id == 5).then_some(Side::North),
                         });
                     }
                 }
@@ -242,9 +220,6 @@ mod tests {
                 assert!(!text.contains("<b>evil"), "{name} has an unescaped name");
             }
         }
-        let live = live_standings(&s);
-        assert_eq!(live.lines().count(), 4);
-        assert!(live_standings_line(&s).contains("plain"));
     }
 
     #[test]
@@ -273,35 +248,35 @@ mod tests {
     fn one_sided(name: &str) -> Standings {
         let mut t = Tally::new();
         for (id, (south, north, result)) in [
-            (name, "loser", Outcome::SouthWin),
-            ("loser", name, Outcome::NorthWin),
+            (name, "loser", GameResult::SouthWins),
+            ("loser", name, GameResult::NorthWins),
         ]
         .into_iter()
         .enumerate()
         {
             t.add(&GameRow {
                 game: &format!("t-{}", id + 1),
-                pair: "1",
+                pair: Some(1),
                 south,
                 north,
                 result,
                 south_score: Some(30),
                 north_score: Some(18),
-                termination: "normal",
-                loser: "",
+                termination: Termination::Normal,
+                loser: None,
             });
         }
         t.standings(None).unwrap()
     }
 
     #[test]
-    fn live_standings_show_long_names_whole() {
+    fn terminal_tables_show_names_up_to_the_width_aligned() {
         let long = "an-engine-with-a-really-long-name-v1.2.3";
-        let live = live_standings(&one_sided(long));
+        let live = standings_table(&one_sided(long), 120, 10);
         assert!(live.contains(long), "{live}");
         // The columns stay aligned.
-        let cols: Vec<usize> = live.lines().map(|l| l.find(" games").unwrap()).collect();
-        assert_eq!(cols[0], cols[1], "{live}");
+        let cols: Vec<Option<usize>> = live.lines().map(|l| l.find('%')).collect();
+        assert!(cols[1].is_some() && cols[1] == cols[2], "{live}");
     }
 
     #[test]

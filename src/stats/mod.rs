@@ -10,8 +10,8 @@ pub mod tally;
 
 pub use elo::{Estimate, MeanAcc, Pentanomial, Wdl};
 pub use ratings::{Rating, Ratings};
-pub use sprt::{Sprt, SprtDecision, SprtModel, SprtProgress, SprtStatus};
+pub use sprt::{Sprt, SprtDecision, SprtModel, SprtStatus};
 pub use tally::{
-    Added, EngineTally, Faults, GameRow, GroupInfo, H2hRow, Outcome, PairingTally, StandingRow,
-    Standings, Tally, UnknownEngine,
+    Added, EngineTally, Faults, GroupInfo, H2hRow, PairingTally, StandingRow, Standings, Tally,
+    UnknownEngine,
 };

@@ -15,7 +15,7 @@
 //! Empty outcome classes get a count of 0.001 so that every distribution has full support.
 //! The stopping bounds are Wald's `ln(β/(1-α))` and `ln((1-β)/α)`.
 
-use super::elo::{Estimate, NELO_PER_T, Pentanomial, Wdl, elo_to_score};
+use super::elo::{Estimate, NELO_PER_T, Pentanomial, elo_to_score};
 
 /// How `elo0` and `elo1` are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -88,15 +88,6 @@ impl Sprt {
     }
 }
 
-/// A test in progress: the new engine's results in game pairs (pentanomial, what the LLR
-/// uses) and in single games.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SprtProgress {
-    pub sprt: Sprt,
-    pub penta: Pentanomial,
-    pub wdl: Wdl,
-}
-
 /// Where a test stands after a pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SprtStatus {
@@ -112,40 +103,21 @@ pub struct SprtStatus {
     pub nelo: Estimate,
 }
 
-impl SprtProgress {
-    pub fn new(sprt: Sprt) -> SprtProgress {
-        SprtProgress {
-            sprt,
-            penta: Pentanomial::default(),
-            wdl: Wdl::default(),
-        }
-    }
-
-    /// Adds a finished pair: the new engine's half points (0, 1 or 2) in each game.
-    pub fn add_pair(&mut self, half_points: [u8; 2]) -> SprtStatus {
-        self.wdl.add_half_points(half_points[0]);
-        self.wdl.add_half_points(half_points[1]);
-        self.penta.add_pair(half_points[0] + half_points[1]);
-        self.status()
-    }
-
-    /// Adds a game whose partner is missing (counted in the games, not in the LLR).
-    pub fn add_single(&mut self, half_points: u8) {
-        self.wdl.add_half_points(half_points);
-    }
-
-    pub fn status(&self) -> SprtStatus {
-        let llr = self.sprt.llr(&self.penta.0);
-        let (lower, upper) = self.sprt.bounds();
+impl Sprt {
+    /// Where the test stands with the new engine's results `penta` (game pairs, what the
+    /// LLR uses) out of `games` games.
+    pub fn status(&self, penta: Pentanomial, games: u64) -> SprtStatus {
+        let llr = self.llr(&penta.0);
+        let (lower, upper) = self.bounds();
         SprtStatus {
-            pairs: self.penta.pairs(),
-            games: self.wdl.games(),
+            pairs: penta.pairs(),
+            games,
             llr,
             lower,
             upper,
-            decision: self.sprt.decide(llr),
-            elo: self.penta.elo(),
-            nelo: self.penta.nelo(),
+            decision: self.decide(llr),
+            elo: penta.elo(),
+            nelo: penta.nelo(),
         }
     }
 }
@@ -328,20 +300,20 @@ mod tests {
     }
 
     #[test]
-    fn progress_counts_pairs() {
-        let mut p = SprtProgress::new(Sprt {
+    fn status_counts_pairs_until_a_decision() {
+        let sprt = Sprt {
             elo0: 0.0,
             elo1: 5.0,
             alpha: 0.05,
             beta: 0.05,
             model: SprtModel::Normalized,
-        });
-        p.add_single(2);
-        let mut status = p.add_pair([2, 1]);
+        };
+        let mut penta = Pentanomial([0, 0, 0, 1, 0]);
+        let mut status = sprt.status(penta, 3);
         assert_eq!((status.pairs, status.games), (1, 3));
-        assert_eq!(p.penta.0, [0, 0, 0, 1, 0]);
         for _ in 0..2000 {
-            status = p.add_pair([2, 2]);
+            penta.add_pair(4);
+            status = sprt.status(penta, 2 * penta.pairs());
             if status.decision != SprtDecision::Continue {
                 break;
             }

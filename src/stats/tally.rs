@@ -19,75 +19,37 @@
 
 use super::elo::{Estimate, MeanAcc, Pentanomial, Wdl};
 use super::ratings::{self, PairingScore};
+use crate::record::{FaultKind, GameRow, Termination};
+use crate::rules::Side;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-
-/// A game's result from south's point of view (`1-0`, `1/2-1/2`, `0-1`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    SouthWin,
-    Draw,
-    NorthWin,
-}
-
-impl Outcome {
-    /// Parses the `result` column.
-    pub fn parse(s: &str) -> Option<Outcome> {
-        match s.trim() {
-            "1-0" => Some(Outcome::SouthWin),
-            "1/2-1/2" => Some(Outcome::Draw),
-            "0-1" => Some(Outcome::NorthWin),
-            _ => None,
-        }
-    }
-
-    /// South's points doubled (0, 1 or 2).
-    pub fn south_half_points(self) -> u8 {
-        match self {
-            Outcome::SouthWin => 2,
-            Outcome::Draw => 1,
-            Outcome::NorthWin => 0,
-        }
-    }
-}
-
-/// The fields of one `games.csv` row that the statistics use.
-#[derive(Clone, Copy, Debug)]
-pub struct GameRow<'a> {
-    pub game: &'a str,
-    pub pair: &'a str,
-    pub south: &'a str,
-    pub north: &'a str,
-    pub result: Outcome,
-    pub south_score: Option<i64>,
-    pub north_score: Option<i64>,
-    pub termination: &'a str,
-    pub loser: &'a str,
-}
 
 /// What [`Tally::add`] did with a game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Added {
-    Counted,
+    /// Counted; `completed_pair` when it was the second game of its game pair.
+    Counted { completed_pair: bool },
     /// The game id was seen before.
     Duplicate,
     /// Interrupted, or an engine against itself.
     Ignored,
 }
 
-/// Faults charged to an engine (it was the `loser` of a game that did not end normally).
+/// Faults charged to an engine, by kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Faults {
-    pub timeouts: u64,
-    pub crashes: u64,
-    pub illegal_moves: u64,
-    /// Protocol errors, stalls and any other termination kind.
-    pub other: u64,
-}
+pub struct Faults([u64; FaultKind::ALL.len()]);
 
 impl Faults {
+    pub fn count(&self, kind: FaultKind) -> u64 {
+        self.0[kind.index()]
+    }
+
+    pub fn add(&mut self, kind: FaultKind) {
+        self.0[kind.index()] += 1;
+    }
+
     pub fn total(&self) -> u64 {
-        self.timeouts + self.crashes + self.illegal_moves + self.other
+        self.0.iter().sum()
     }
 }
 
@@ -209,8 +171,8 @@ impl Tally {
     }
 
     /// Adds one finished game.
-    pub fn add(&mut self, row: &GameRow) -> Added {
-        if row.termination.trim() == "interrupted" || row.south == row.north {
+    pub fn add(&mut self, row: &GameRow<'_>) -> Added {
+        if row.termination == Termination::Interrupted || row.south == row.north {
             self.ignored += 1;
             return Added::Ignored;
         }
@@ -226,9 +188,9 @@ impl Tally {
         self.games += 1;
         let south = self.engine(row.south);
         let north = self.engine(row.north);
-        let south_hp = row.result.south_half_points();
+        let south_hp = row.result.half_points(Side::South);
         let margin = match (row.south_score, row.north_score) {
-            (Some(s), Some(n)) => Some((s - n) as f64),
+            (Some(s), Some(n)) => Some(f64::from(s) - f64::from(n)),
             _ => None,
         };
 
@@ -247,24 +209,13 @@ impl Tally {
             p.margin.push(if lo == south { m } else { -m });
         }
 
-        match row.termination.trim() {
-            "" | "normal" | "adjudicated" => {}
-            kind if row.loser == row.south || row.loser == row.north => {
-                let loser = if row.loser == row.south { south } else { north };
-                let f = &mut self.engines[loser as usize].faults;
-                match kind {
-                    "timeout" => f.timeouts += 1,
-                    "crash" => f.crashes += 1,
-                    "illegal_move" => f.illegal_moves += 1,
-                    _ => f.other += 1,
-                }
-            }
-            _ => {}
+        if let (Some(kind), Some(side)) = (row.termination.fault(), row.loser) {
+            let loser = if side == Side::South { south } else { north };
+            self.engines[loser as usize].faults.add(kind);
         }
 
-        let pair = row.pair.trim();
-        if !pair.is_empty() {
-            let pair = pair.parse::<u64>().unwrap_or_else(|_| hash128(pair) as u64);
+        let mut completed_pair = false;
+        if let Some(pair) = row.pair {
             let key = PairKey {
                 tournament,
                 pair,
@@ -280,11 +231,12 @@ impl Tally {
                     .add_pair(total);
                 self.engines[lo as usize].penta.add_pair(total);
                 self.engines[hi as usize].penta.add_pair(4 - total);
+                completed_pair = true;
             } else {
                 self.open_pairs.insert(key, lo_hp);
             }
         }
-        Added::Counted
+        Added::Counted { completed_pair }
     }
 
     /// Counted games.
@@ -524,14 +476,14 @@ mod tests {
     ) -> GameRow<'a> {
         GameRow {
             game,
-            pair,
+            pair: pair.parse().ok(),
             south,
             north,
-            result: Outcome::parse(result).unwrap(),
+            result: result.parse().unwrap(),
             south_score: Some(if result == "1-0" { 40 } else { 30 }),
             north_score: Some(if result == "0-1" { 40 } else { 30 }),
-            termination: "normal",
-            loser: "",
+            termination: Termination::Normal,
+            loser: None,
         }
     }
 
@@ -604,25 +556,23 @@ mod tests {
     #[test]
     fn pairs_duplicates_and_faults() {
         let mut t = Tally::new();
-        assert_eq!(t.add(&row("t1-1", "1", "a", "b", "1-0")), Added::Counted);
-        assert_eq!(
-            t.add(&row("t1-2", "1", "b", "a", "1/2-1/2")),
-            Added::Counted
-        );
+        let counted = |completed_pair| Added::Counted { completed_pair };
+        assert_eq!(t.add(&row("t1-1", "1", "a", "b", "1-0")), counted(false));
+        assert_eq!(t.add(&row("t1-2", "1", "b", "a", "1/2-1/2")), counted(true));
         assert_eq!(
             t.add(&row("t1-2", "1", "b", "a", "1/2-1/2")),
             Added::Duplicate
         );
         // Same pair number in another tournament: a separate pair.
-        assert_eq!(t.add(&row("t2-1", "1", "a", "b", "0-1")), Added::Counted);
+        assert_eq!(t.add(&row("t2-1", "1", "a", "b", "0-1")), counted(false));
         let mut fault = row("t1-3", "2", "b", "a", "1-0");
-        fault.termination = "timeout";
-        fault.loser = "a";
+        fault.termination = Termination::Fault(FaultKind::Timeout);
+        fault.loser = Some(Side::North);
         t.add(&fault);
         let mut interrupted = row("t1-4", "2", "a", "b", "1-0");
-        interrupted.termination = "interrupted";
+        interrupted.termination = Termination::Interrupted;
         assert_eq!(t.add(&interrupted), Added::Ignored);
-        assert_eq!(t.add(&row("odd id", "", "a", "b", "1-0")), Added::Counted);
+        assert_eq!(t.add(&row("odd id", "", "a", "b", "1-0")), counted(false));
         assert_eq!(t.add(&row("odd id", "", "a", "b", "1-0")), Added::Duplicate);
 
         assert_eq!(t.games(), 5);
@@ -634,7 +584,7 @@ mod tests {
         assert_eq!(ab.wdl, Wdl::new(2, 1, 2));
         assert_eq!(ab.penta, Pentanomial([0, 0, 0, 1, 0]));
         assert_eq!(t.pairing(b, a).unwrap().penta, Pentanomial([0, 1, 0, 0, 0]));
-        assert_eq!(t.engines()[a].faults.timeouts, 1);
+        assert_eq!(t.engines()[a].faults.count(FaultKind::Timeout), 1);
         assert_eq!(t.engines()[b].faults.total(), 0);
         // margins: +10, 0, -10, -10, +10 from a's view
         assert_eq!(ab.margin.estimate().value, 0.0);

@@ -3,7 +3,8 @@
 //! [`TournamentConfig`], the validated configuration the runner uses. `tournament.toml` in a
 //! results folder is a fully filled [`ConfigFile`], so `--resume` reads it back the same way.
 
-use crate::referee::TimeControl;
+use crate::record::{TimeControl, format_duration, parse_duration};
+use crate::referee::Adjudication;
 use crate::rules::Rules;
 use crate::tournament::schedule::{Openings, Schedule, ScheduleKind, Shard, parse_openings};
 use crate::tournament::spec::{EngineSpec, ResolvedEngine, SpecError};
@@ -22,17 +23,6 @@ pub enum Restart {
     OnFault,
     /// Before every game.
     Always,
-}
-
-/// Early ends of games.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Adjudicate {
-    /// Play every game to its end.
-    #[default]
-    Off,
-    /// End a game once a store holds more than half of all seeds.
-    Decided,
 }
 
 /// A configuration as written by a user (every field optional) or as saved in
@@ -73,7 +63,7 @@ pub struct ConfigFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart: Option<Restart>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adjudicate: Option<Adjudicate>,
+    pub adjudicate: Option<Adjudication>,
     /// Time an engine has to answer the first `hello`, e.g. `10s`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout: Option<String>,
@@ -107,8 +97,20 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
     #[error(transparent)]
     Spec(#[from] SpecError),
-    #[error("{0}")]
-    Invalid(String),
+    /// A setting's value is refused: `setting` is its key in a configuration file (the
+    /// command line calls it `--setting`, with `-` for `_`).
+    #[error("{setting}: {message}")]
+    Setting {
+        setting: &'static str,
+        message: String,
+    },
+}
+
+fn refuse(setting: &'static str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Setting {
+        setting,
+        message: message.into(),
+    }
 }
 
 impl ConfigFile {
@@ -153,46 +155,47 @@ impl ConfigFile {
         }
     }
 
-    /// Validates and resolves the configuration. `default_tc` applies when no time control
-    /// is given.
+    /// Validates and resolves the configuration.
     pub fn resolve(&self) -> Result<TournamentConfig, ConfigError> {
-        let invalid = ConfigError::Invalid;
         let rules = self.rules.unwrap_or_default();
         let games = self.games.unwrap_or(DEFAULT_GAMES);
         if games == 0 {
-            return Err(invalid("--games must be at least 1".into()));
+            return Err(refuse("games", "must be at least 1"));
         }
         let pairs_per_pairing = games.div_ceil(2);
         let tc = self
             .tc
             .unwrap_or(TimeControl::MoveTime(Duration::from_millis(100)));
         let margin = match &self.time_margin {
-            Some(m) => crate::referee::parse_duration(m)
-                .map_err(|e| invalid(format!("time margin: {e}")))?,
+            Some(m) => parse_duration(m).map_err(|e| refuse("time_margin", e.to_string()))?,
             None => Duration::from_millis(50),
         };
         let startup_timeout = match &self.startup_timeout {
-            Some(m) => crate::referee::parse_duration(m)
-                .map_err(|e| invalid(format!("startup timeout: {e}")))?,
+            Some(m) => parse_duration(m).map_err(|e| refuse("startup_timeout", e.to_string()))?,
             None => Duration::from_secs(10),
         };
         let line_limit = match self.line_limit {
-            Some(0) => return Err(invalid("line limit 0: it must be at least 1 byte".into())),
+            Some(0) => return Err(refuse("line_limit", "0: it must be at least 1 byte")),
             Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
             None => crate::supervisor::Settings::default().line_limit,
         };
         let seed = self.seed.unwrap_or(0);
-        let opening_plies = self.opening_plies.unwrap_or(0);
+        let opening_plies = match (&self.openings, &self.opening_list) {
+            (None, None) => self.opening_plies.unwrap_or(DEFAULT_OPENING_PLIES),
+            _ => self.opening_plies.unwrap_or(0),
+        };
         let openings = match (&self.openings, &self.opening_list) {
             (Some(_), Some(_)) => {
-                return Err(invalid(
-                    "give either an openings file or an inline opening list".into(),
+                return Err(refuse(
+                    "openings",
+                    "give either an openings file or an inline opening_list",
                 ));
             }
             (Some(path), None) => {
-                if opening_plies > 0 {
-                    return Err(invalid(
-                        "--openings and --opening-plies cannot be used together".into(),
+                if self.opening_plies.is_some_and(|p| p > 0) {
+                    return Err(refuse(
+                        "openings",
+                        "an openings file and opening_plies cannot be used together",
                     ));
                 }
                 let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
@@ -200,12 +203,12 @@ impl ConfigFile {
                     error,
                 })?;
                 let list = parse_openings(&text, rules)
-                    .map_err(|e| invalid(format!("{}: {e}", path.display())))?;
+                    .map_err(|e| refuse("openings", format!("{}: {e}", path.display())))?;
                 Openings::List(Arc::new(list))
             }
             (None, Some(lines)) => {
                 let list = parse_openings(&lines.join("\n"), rules)
-                    .map_err(|e| invalid(format!("opening_list: {e}")))?;
+                    .map_err(|e| refuse("opening_list", e.to_string()))?;
                 Openings::List(Arc::new(list))
             }
             (None, None) => Openings::Random {
@@ -214,14 +217,15 @@ impl ConfigFile {
             },
         };
         let shard = match &self.shard {
-            Some(s) => Some(s.parse::<Shard>().map_err(invalid)?),
+            Some(s) => Some(s.parse::<Shard>().map_err(|e| refuse("shard", e))?),
             None => None,
         };
         let kind = self.schedule.unwrap_or_default();
         let each = self.each.clone().unwrap_or_default();
         if each.cmd.is_some() || each.builtin.is_some() || each.name.is_some() {
-            return Err(invalid(
-                "--each cannot set cmd, builtin or name (they differ per engine)".into(),
+            return Err(refuse(
+                "each",
+                "cannot set cmd, builtin or name (they differ per engine)",
             ));
         }
         let mut engines = Vec::new();
@@ -235,10 +239,32 @@ impl ConfigFile {
             });
         }
         if engines.len() < 2 {
-            return Err(invalid(format!(
-                "a tournament needs at least two engines, {} given",
-                engines.len()
-            )));
+            return Err(refuse(
+                "engine",
+                format!(
+                    "a tournament needs at least two engines, {} given",
+                    engines.len()
+                ),
+            ));
+        }
+        let schedule = Schedule {
+            kind,
+            engines: self.engines.len(),
+            pairs_per_pairing,
+            rules,
+            openings,
+            shard,
+        };
+        if schedule.checked_total_games().is_none() {
+            return Err(refuse(
+                "games",
+                format!(
+                    "{games} games per pairing among {} engines is more than the {} games a \
+                     tournament may have",
+                    self.engines.len(),
+                    crate::tournament::schedule::MAX_GAMES
+                ),
+            ));
         }
         let id = match &self.id {
             Some(id) => {
@@ -247,17 +273,18 @@ impl ConfigFile {
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
                 {
-                    return Err(invalid(format!(
-                        "tournament id {id:?}: use letters, digits, '_', '.' and '-'"
-                    )));
+                    return Err(refuse(
+                        "id",
+                        format!("{id:?}: use letters, digits, '_', '.' and '-'"),
+                    ));
                 }
                 id.clone()
             }
-            None if shard.is_some() => {
-                return Err(invalid(
-                    "--shard needs --id (or id in the config file): every shard of one \
-                     tournament must use the same id, or merged results count games twice"
-                        .into(),
+            None if schedule.shard.is_some() => {
+                return Err(refuse(
+                    "shard",
+                    "needs an id: every shard of one tournament must use the same id, or \
+                     merged results count games twice",
                 ));
             }
             None => new_tournament_id(),
@@ -265,20 +292,13 @@ impl ConfigFile {
         Ok(TournamentConfig {
             id,
             engines,
-            schedule: Schedule {
-                kind,
-                engines: self.engines.len(),
-                pairs_per_pairing,
-                rules,
-                openings,
-                shard,
-            },
+            schedule,
             tc,
             margin,
             seed,
             opening_plies,
             restart: self.restart.unwrap_or_default(),
-            adjudicate: self.adjudicate.unwrap_or_default() == Adjudicate::Decided,
+            adjudication: self.adjudicate.unwrap_or_default(),
             startup_timeout,
             line_limit,
             depth: self.depth,
@@ -289,6 +309,10 @@ impl ConfigFile {
 
 /// Games per pairing when `--games` is not given.
 pub const DEFAULT_GAMES: u64 = 2;
+
+/// Random sowings of each opening when neither a number nor an openings file is given: so
+/// that deterministic engines play different games.
+pub const DEFAULT_OPENING_PLIES: u32 = 4;
 
 /// A fresh tournament id: 12 random hexadecimal digits.
 pub fn new_tournament_id() -> String {
@@ -317,7 +341,7 @@ pub struct TournamentConfig {
     pub seed: u64,
     pub opening_plies: u32,
     pub restart: Restart,
-    pub adjudicate: bool,
+    pub adjudication: Adjudication,
     pub startup_timeout: Duration,
     /// The longest line an engine may send, in bytes.
     pub line_limit: usize,
@@ -367,11 +391,9 @@ impl TournamentConfig {
             })
             .collect();
         let opening_list = match &self.schedule.openings {
-            Openings::List(list) => Some(
-                list.iter()
-                    .map(|o| crate::tournament::schedule::format_opening(o))
-                    .collect(),
-            ),
+            Openings::List(list) => {
+                Some(list.iter().map(|o| crate::record::format_pits(o)).collect())
+            }
             Openings::Random { .. } => None,
         };
         ConfigFile {
@@ -380,19 +402,15 @@ impl TournamentConfig {
             games: Some(2 * self.schedule.pairs_per_pairing),
             rules: Some(self.schedule.rules),
             tc: Some(self.tc),
-            time_margin: Some(crate::referee::format_duration(self.margin)),
+            time_margin: Some(format_duration(self.margin)),
             opening_plies: Some(self.opening_plies),
             openings: None,
             opening_list,
             seed: Some(self.seed),
             shard: self.schedule.shard.map(|s| s.to_string()),
             restart: Some(self.restart),
-            adjudicate: Some(if self.adjudicate {
-                Adjudicate::Decided
-            } else {
-                Adjudicate::Off
-            }),
-            startup_timeout: Some(crate::referee::format_duration(self.startup_timeout)),
+            adjudicate: Some(self.adjudication),
+            startup_timeout: Some(format_duration(self.startup_timeout)),
             line_limit: Some(self.line_limit as u64),
             depth: self.depth,
             nodes: self.nodes,
@@ -434,7 +452,7 @@ mod tests {
         assert_eq!(f.resolve().unwrap().game_id(3), "nightly-2026-01-02-3");
         let mut f = two_builtins();
         f.shard = Some("1/2".into());
-        assert!(f.resolve().unwrap_err().to_string().contains("--id"));
+        assert!(f.resolve().unwrap_err().to_string().contains("needs an id"));
         f.id = Some("x".into());
         assert!(f.resolve().is_ok());
         // An unreadable file is named once, its error not repeated as a source.

@@ -1,32 +1,30 @@
-//! Tournaments: configuration, schedules, running games, results and resume.
+//! Tournaments: configuration, schedules, running games, recording results, resuming.
 //!
 //! The pieces, in the order a run uses them:
 //! - [`spec`] and [`config`]: engines and settings as given, then resolved and validated;
 //! - [`schedule`]: the lazy, deterministic list of games (pairs with seats swapped,
 //!   openings, shards);
-//! - [`process`]: engine processes and the start-up checks;
-//! - [`run`]: concurrent games, engine pools, events, interruption;
-//! - [`results`] and [`display`]: the reporters (files, standings, live display).
+//! - [`launcher`]: engine processes and the start-up checks;
+//! - [`run`]: the game loop (concurrent games, engine pools, interruption);
+//! - [`recorder`]: finished games written, counted in the scoreboard and shown to the
+//!   [`events::View`]s, on a thread of its own.
 //!
-//! [`run_tournament`] ties them together for `kalaha tournament` and `kalaha match`; a
-//! program that wants game pairs one at a time (SPRT) passes its own [`run::Reporter`] and
-//! stops the run from it with [`run::Control::Stop`]: running games still finish and are
-//! recorded. `PairFinished` comes for pairs whose two games both ended in this run (on
-//! resume, read the earlier ones from `games.csv`).
+//! [`run_tournament`] ties them together. Views (the live display, leaderboards, an SPRT)
+//! live outside this module and see only [`events`].
 //!
 //! ```no_run
+//! use kalaha::stats::Tally;
 //! use kalaha::tournament::config::ConfigFile;
-//! use kalaha::tournament::run::{Control, Event, Reporter};
+//! use kalaha::tournament::events::{Control, Event, View};
 //! use kalaha::tournament::spec::EngineSpec;
 //! use kalaha::tournament::{RunOptions, run_tournament};
 //!
 //! /// Stops after 100 game pairs.
 //! struct Pairs(u64);
-//! impl Reporter for Pairs {
-//!     fn event(&mut self, e: &Event<'_>) -> std::io::Result<Control> {
-//!         if let Event::PairFinished([first, second]) = e {
+//! impl View for Pairs {
+//!     fn event(&mut self, e: &Event<'_>, _tally: &Tally) -> std::io::Result<Control> {
+//!         if let Event::GameFinished { pair_completed: true, .. } = e {
 //!             self.0 += 1;
-//!             let _ = (first.play.result, second.play.result); // south's view each
 //!         }
 //!         Ok(if self.0 >= 100 { Control::Stop } else { Control::Continue })
 //!     }
@@ -36,37 +34,33 @@
 //! let config = ConfigFile {
 //!     engines: vec![EngineSpec::builtin("hard"), EngineSpec::builtin("medium")],
 //!     games: Some(1_000_000),
-//!     opening_plies: Some(4),
 //!     ..ConfigFile::default()
 //! }
 //! .resolve()?;
-//! let options = RunOptions {
-//!     out: "results/sprt".into(),
-//!     resume: false,
-//!     concurrency: 2,
-//!     debug: false,
-//! };
-//! let runtime = tokio::runtime::Runtime::new()?;
-//! let mut pairs = Pairs(0);
-//! let outcome = runtime.block_on(run_tournament(config, &options, &mut [&mut pairs]))?;
-//! assert!(outcome.summary.stopped_by_reporter);
+//! let options = RunOptions::new("results/pairs");
+//! let outcome = run_tournament(config, &options, &mut [&mut Pairs(0)])?;
+//! assert!(outcome.summary.stopped_by_view);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub mod config;
-pub mod display;
-pub mod process;
-pub mod results;
+pub mod events;
+pub mod launcher;
+mod recorder;
 pub mod run;
 pub mod schedule;
 pub mod spec;
 
+pub use recorder::Recorder;
+
+use crate::results::{self, FolderLock, ResultsWriter};
+use crate::stats::Tally;
 use config::TournamentConfig;
-use display::{ResultsReporter, Standings};
-use results::ResultsWriter;
-use run::{Reporter, RunSummary, StartInfo};
+use events::{RunSummary, StartInfo, View};
+use run::{RunInput, run_games};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Why a tournament could not run.
 #[derive(Debug, thiserror::Error)]
@@ -92,11 +86,24 @@ pub struct RunOptions {
     pub debug: bool,
 }
 
+impl RunOptions {
+    /// A new tournament in `out`, as many games at once as there are cores.
+    pub fn new(out: impl Into<PathBuf>) -> RunOptions {
+        RunOptions {
+            out: out.into(),
+            resume: false,
+            concurrency: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            debug: false,
+        }
+    }
+}
+
 /// What a finished run reports.
 #[derive(Debug)]
 pub struct TournamentOutcome {
     pub summary: RunSummary,
-    pub standings: Standings,
+    /// The scoreboard of the whole tournament (earlier runs included).
+    pub tally: Tally,
     /// The configuration as run (engine names settled).
     pub config: TournamentConfig,
 }
@@ -109,9 +116,15 @@ pub fn default_out_dir() -> PathBuf {
 
 /// Creates and returns a fresh default results folder: `results/<UTC date-time>`, or with a
 /// `-2`, `-3`... suffix when a run started in the same second took that name (the folder
-/// is created exclusively, so two runs never share one).
-pub fn claim_default_out_dir() -> io::Result<PathBuf> {
+/// is created exclusively, so two runs never share one). `prefix` starts the folder name.
+pub fn claim_default_out_dir(prefix: &str) -> io::Result<PathBuf> {
     let base = default_out_dir();
+    let base = base.with_file_name(format!(
+        "{prefix}{}",
+        base.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default()
+    ));
     if let Some(parent) = base.parent() {
         std::fs::create_dir_all(parent)?;
     }
@@ -128,16 +141,6 @@ pub fn claim_default_out_dir() -> io::Result<PathBuf> {
             Err(e) => return Err(e),
         }
     }
-}
-
-/// Runs `f` on a results folder claimed by [`claim_default_out_dir`], removing the folder
-/// again when `f` fails before any game was recorded.
-pub fn with_claimed_dir<T, E>(dir: &Path, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-    let r = f();
-    if r.is_err() && !dir.join("games.csv").exists() {
-        let _ = std::fs::remove_dir_all(dir);
-    }
-    r
 }
 
 /// Reads the configuration saved in a results folder.
@@ -166,132 +169,130 @@ fn save_config(dir: &Path, config: &TournamentConfig) -> io::Result<()> {
     Ok(())
 }
 
+/// Creates (if needed) and locks the results folder, refusing one that holds another
+/// tournament when not resuming.
+fn claim_folder(options: &RunOptions) -> Result<FolderLock, TournamentError> {
+    let out = &options.out;
+    let input = |what: String| TournamentError::Input(what);
+    if out.exists() && !out.is_dir() {
+        return Err(input(format!(
+            "{} is a file, not a folder: give another --out",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out.join("logs")).map_err(|e| {
+        input(format!(
+            "cannot create the results folder {}: {e}",
+            out.display()
+        ))
+    })?;
+    let lock = FolderLock::acquire(out).map_err(|e| input(e.to_string()))?;
+    let holds_games = [results::GAMES_CSV, results::GAMES_JSONL]
+        .iter()
+        .any(|f| out.join(f).exists());
+    if !options.resume && holds_games {
+        return Err(input(format!(
+            "{} already holds a tournament: continue it with --resume {0}, or choose another --out",
+            out.display()
+        )));
+    }
+    Ok(lock)
+}
+
+/// What a results folder already holds, counted in a fresh scoreboard: its repaired
+/// games of tournament `id`, and what the repair said.
+fn existing(out: &Path, id: &str) -> Result<(results::Repaired, Tally, Vec<String>), io::Error> {
+    let repaired = results::repair(out, id)?;
+    let mut notes = repaired.notes();
+    let mut tally = Tally::new();
+    let csv = out.join(results::GAMES_CSV);
+    if csv.exists() {
+        let summary = results::read_games_csv(&csv, |row| {
+            if repaired.done.contains(row.game) {
+                tally.add(row);
+            }
+        })
+        .map_err(io::Error::other)?;
+        notes.extend(summary.warning());
+    }
+    Ok((repaired, tally, notes))
+}
+
 /// Runs (or resumes) a tournament: checks every engine before any game, writes
 /// `tournament.toml`, `games.csv`, `games.jsonl` and `logs/` into `options.out`, skips the
-/// games already there, and feeds every event to the results writer and to `reporters`
-/// (after the writer, so a reporter sees only games already on disk). Ctrl-C interrupts
-/// (see [`run::run_games`]).
-pub async fn run_tournament(
+/// games already there, and shows every recorded game to `views`. Ctrl-C and SIGTERM
+/// interrupt (see [`run::run_games`]). The folder is locked for the whole run.
+pub fn run_tournament(
     mut config: TournamentConfig,
     options: &RunOptions,
-    reporters: &mut [&mut dyn Reporter],
+    views: &mut [&mut dyn View],
 ) -> Result<TournamentOutcome, TournamentError> {
     let out = &options.out;
     let io_err = |error: io::Error| TournamentError::Io {
         path: out.clone(),
         error,
     };
-    let created = !out.exists();
-    if !options.resume && out.join("games.csv").exists() {
-        return Err(TournamentError::Input(format!(
-            "{} already holds a tournament: continue it with --resume {0}, or choose another --out",
-            out.display()
-        )));
-    }
-    let logs = out.join("logs");
-    std::fs::create_dir_all(&logs).map_err(io_err)?;
-
-    let prepared = process::ProcessLauncher::prepare(&mut config, Some(logs), options.debug).await;
-    let (launcher, ready) = match prepared {
-        Ok(p) => p,
-        Err(e) => {
-            if created {
-                let _ = std::fs::remove_dir_all(out);
-            }
-            return Err(TournamentError::Input(e.to_string()));
-        }
-    };
+    let _lock = claim_folder(options)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(io_err)?;
+    let prepared = runtime.block_on(launcher::ProcessLauncher::prepare(
+        &mut config,
+        Some(out.join("logs")),
+        options.debug,
+    ));
+    // On a failure the folder stays, with the engines' logs the error points to.
+    let (launcher, ready) = prepared.map_err(|e| TournamentError::Input(e.to_string()))?;
     if !options.resume {
         save_config(out, &config).map_err(io_err)?;
     }
-    let existing = results::repair(out).map_err(io_err)?;
+    let (repaired, tally, notes) = existing(out, &config.id).map_err(|e| match e.kind() {
+        io::ErrorKind::InvalidData => TournamentError::Input(e.to_string()),
+        _ => io_err(e),
+    })?;
     let writer = ResultsWriter::open(out).map_err(io_err)?;
-    let mut results_reporter = ResultsReporter(writer);
-    let mut standings = Standings::new(&config.names());
-    for row in &existing.rows {
-        standings.add_row(row);
-    }
-
     let schedule = config.schedule.clone();
+    let done = repaired.done;
     let done_in_shard = schedule
         .games()
-        .filter(|g| existing.done.contains(&config.game_id(g.number)))
+        .filter(|g| done.contains(&config.game_id(g.number)))
         .count() as u64;
-    let info = StartInfo {
-        id: config.id.clone(),
-        names: config.names(),
-        total: schedule.games_in_shard(),
-        done: done_in_shard,
-        earlier: standings.clone(),
+    let recorder = Recorder {
+        writer: Some(writer),
+        tally,
+        info: StartInfo {
+            id: config.id.clone(),
+            names: config.names(),
+            total: schedule.games_in_shard(),
+            done: done_in_shard,
+            notes,
+        },
     };
-    let mut tally = Tally(standings);
-    let mut extra = Many(reporters);
-    let summary = {
-        let mut all: [&mut dyn Reporter; 3] = [&mut results_reporter, &mut tally, &mut extra];
-        for r in all.iter_mut() {
-            r.start(&info).map_err(io_err)?;
-        }
-        let done = existing.done;
-        let id_of = {
-            let c = config.clone();
-            move |n: u64| c.game_id(n)
-        };
-        let games = schedule
-            .games()
-            .filter(move |g| !done.contains(&id_of(g.number)));
-        let interrupts = run::ctrl_c_interrupts();
-        let summary = run::run_games(
-            launcher,
-            &config,
-            ready,
-            games,
-            options.concurrency,
-            &mut all,
-            interrupts,
-        )
-        .await
-        .map_err(io_err)?;
-        for r in all.iter_mut() {
-            r.finish(&summary).map_err(io_err)?;
-        }
-        summary
+    let id_of = {
+        let c = config.clone();
+        move |n: u64| c.game_id(n)
     };
+    let games = schedule
+        .games()
+        .filter(move |g| !done.contains(&id_of(g.number)));
+    let interrupts = {
+        let _inside = runtime.enter();
+        run::ctrl_c_interrupts()
+    };
+    let input = RunInput {
+        games,
+        concurrency: options.concurrency,
+        interrupts,
+    };
+    let (summary, tally) =
+        run_games(&runtime, launcher, &config, ready, input, recorder, views).map_err(io_err)?;
+    // Every engine is stopped by now; do not wait for stray tasks.
+    runtime.shutdown_timeout(Duration::from_millis(100));
     Ok(TournamentOutcome {
         summary,
-        standings: tally.0,
+        tally,
         config,
     })
-}
-
-/// Several reporters as one (each sees every event in order; any may stop the run).
-pub struct Many<'s, 'r>(pub &'s mut [&'r mut dyn Reporter]);
-
-impl Reporter for Many<'_, '_> {
-    fn start(&mut self, info: &StartInfo) -> io::Result<()> {
-        self.0.iter_mut().try_for_each(|r| r.start(info))
-    }
-    fn event(&mut self, event: &run::Event<'_>) -> io::Result<run::Control> {
-        let mut control = run::Control::Continue;
-        for r in self.0.iter_mut() {
-            if r.event(event)? == run::Control::Stop {
-                control = run::Control::Stop;
-            }
-        }
-        Ok(control)
-    }
-    fn finish(&mut self, summary: &RunSummary) -> io::Result<()> {
-        self.0.iter_mut().try_for_each(|r| r.finish(summary))
-    }
-}
-
-/// Keeps the standings of the whole tournament (earlier runs included).
-struct Tally(Standings);
-
-impl Reporter for Tally {
-    fn event(&mut self, event: &run::Event<'_>) -> io::Result<run::Control> {
-        if let run::Event::GameFinished(g) = event {
-            self.0.add(g);
-        }
-        Ok(run::Control::Continue)
-    }
 }

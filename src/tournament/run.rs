@@ -1,19 +1,24 @@
 //! Running a schedule: up to `concurrency` games at once on tokio, engine instances taken
 //! from per-engine pools (each instance plays one game at a time; a healthy one is reused,
-//! a faulted one is stopped and replaced by a fresh one when next needed), typed events out
-//! to reporters, and interruption (first: finish nothing new and end running games as
-//! interrupted; second: stop at once).
+//! a faulted one is stopped and replaced by a fresh one when next needed), every finished
+//! game handed to the [`Recorder`] on its own thread, and interruption (first: start
+//! nothing new and stop running games, which are not recorded; second: stop at once).
+//!
+//! The game loop never waits for the results to be written or shown: a slot freed by a
+//! finished game starts the next one at once.
 
-use crate::referee::{self, Contestant, Fault, GamePlay, GameResult, GameSetup, Termination};
-use crate::rules::{Position, Side};
-use crate::tournament::config::{Restart, TournamentConfig};
-use crate::tournament::results::GameRecord;
-use crate::tournament::schedule::ScheduledGame;
-use std::collections::HashMap;
+use super::config::{Restart, TournamentConfig};
+use super::events::{RunSummary, View};
+use super::recorder::{LoopControl, LoopEnd, Recorder, ToRecorder};
+use super::schedule::ScheduledGame;
+use crate::record::Fault;
+use crate::referee::{self, Contestant, GameSetup, Played};
+use crate::rules::Side;
+use crate::stats::Tally;
 use std::future::Future;
 use std::io;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, mpsc as std_mpsc};
+use std::time::Instant;
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -28,76 +33,7 @@ pub trait Launcher: Send + Sync + 'static {
     fn stop(&self, engine: Self::Engine) -> impl Future<Output = ()> + Send;
 }
 
-/// What the runner reports as it goes.
-#[derive(Debug)]
-pub enum Event<'a> {
-    /// A game ended with a result (not interrupted).
-    GameFinished(&'a GameRecord),
-    /// Both games of a game pair ended in this run (after their `GameFinished`).
-    PairFinished([&'a GameRecord; 2]),
-    /// A game was stopped by an interruption; it is not recorded and will be played again
-    /// on resume.
-    GameInterrupted(&'a GameRecord),
-}
-
-/// A reporter's answer to an event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Control {
-    Continue,
-    /// Start no more games; let the running ones finish (and be reported).
-    Stop,
-}
-
-/// What the run is about, for reporters.
-#[derive(Clone, Debug)]
-pub struct StartInfo {
-    pub id: String,
-    pub names: Vec<String>,
-    /// Games in this shard.
-    pub total: u64,
-    /// Games of this shard already done (on resume).
-    pub done: u64,
-    /// The standings of the games already done.
-    pub earlier: crate::tournament::display::Standings,
-}
-
-/// A consumer of events: results files, the live display, leaderboards.
-pub trait Reporter: Send {
-    fn start(&mut self, _info: &StartInfo) -> io::Result<()> {
-        Ok(())
-    }
-    fn event(&mut self, event: &Event<'_>) -> io::Result<Control>;
-    fn finish(&mut self, _summary: &RunSummary) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// How a run ended.
-#[derive(Clone, Debug, Default)]
-pub struct RunSummary {
-    /// Games finished in this run.
-    pub played: u64,
-    /// Games interrupted (to be played again on resume).
-    pub interrupted: u64,
-    /// Moves played by engines in the finished games.
-    pub moves: u64,
-    /// An interruption stopped the run.
-    pub stopped_by_interrupt: bool,
-    /// A second interruption stopped it at once.
-    pub aborted: bool,
-    /// A reporter asked to stop.
-    pub stopped_by_reporter: bool,
-    pub elapsed: Duration,
-}
-
-impl RunSummary {
-    /// Whether the whole (shard of the) schedule was played.
-    pub fn complete(&self) -> bool {
-        !self.stopped_by_interrupt && !self.aborted && !self.stopped_by_reporter
-    }
-}
-
-/// The settings of a game that come from the configuration.
+/// The engine pools and what every game needs from the configuration.
 struct Shared<L: Launcher> {
     launcher: L,
     config: TournamentConfig,
@@ -113,9 +49,7 @@ impl<L: Launcher> Shared<L> {
             None => self.launcher.start(index).await,
         }
     }
-}
 
-impl<L: Launcher> Shared<L> {
     /// Returns an instance to its pool, or stops it (in the background) after a fault, an
     /// interruption, or with `--restart always`.
     fn release(self: &Arc<Self>, index: usize, engine: L::Engine, healthy: bool) {
@@ -150,7 +84,7 @@ impl<L: Launcher> Shared<L> {
         }
     }
 
-    /// Drops every idle instance (the supervisor kills their process groups on drop).
+    /// Drops every idle instance (an engine is killed when its handle is dropped).
     fn kill_all(&self) {
         for pool in &self.pools {
             pool.lock().expect("pool lock").clear();
@@ -161,19 +95,32 @@ impl<L: Launcher> Shared<L> {
     }
 }
 
-/// Runs `games` with `launcher`'s engines. `ready` holds already started instances per
-/// engine (from the start-up checks). Interruptions arrive on `interrupts` (see
-/// [`ctrl_c_interrupts`]).
-pub async fn run_games<L: Launcher>(
+/// Everything a run needs besides the engines.
+pub struct RunInput<G> {
+    /// The games to play, in order.
+    pub games: G,
+    /// Games at once.
+    pub concurrency: usize,
+    /// Interruptions (see [`ctrl_c_interrupts`]).
+    pub interrupts: mpsc::UnboundedReceiver<()>,
+}
+
+/// Runs `input.games` with `launcher`'s engines on `runtime`, recording every finished game
+/// with `recorder` (on the calling thread) and showing it to `views`. `ready` holds already
+/// started instances per engine (from the start-up checks). Returns the summary and the
+/// scoreboard of the whole tournament.
+pub fn run_games<L: Launcher, G>(
+    runtime: &tokio::runtime::Runtime,
     launcher: L,
     config: &TournamentConfig,
     ready: Vec<Vec<L::Engine>>,
-    games: impl Iterator<Item = ScheduledGame>,
-    concurrency: usize,
-    reporters: &mut [&mut dyn Reporter],
-    mut interrupts: mpsc::UnboundedReceiver<()>,
-) -> io::Result<RunSummary> {
-    let started = Instant::now();
+    input: RunInput<G>,
+    recorder: Recorder,
+    views: &mut [&mut dyn View],
+) -> io::Result<(RunSummary, Tally)>
+where
+    G: Iterator<Item = ScheduledGame> + Send + 'static,
+{
     let mut pools: Vec<Mutex<Vec<L::Engine>>> = ready.into_iter().map(Mutex::new).collect();
     pools.resize_with(config.engines.len(), || Mutex::new(Vec::new()));
     let shared = Arc::new(Shared {
@@ -182,85 +129,82 @@ pub async fn run_games<L: Launcher>(
         pools,
         stopping: Mutex::new(Vec::new()),
     });
-    let (cancel_tx, cancel_rx) = watch::channel(false);
-    let mut set: JoinSet<GameRecord> = JoinSet::new();
-    let mut games = games;
-    let mut summary = RunSummary::default();
-    let mut stop_starting = false;
-    let mut first_pair_game: HashMap<u64, GameRecord> = HashMap::new();
-    let mut failure: Option<io::Error> = None;
-    let concurrency = concurrency.max(1);
+    let (to_recorder, from_loop) = std_mpsc::channel();
+    let (control_tx, control_rx) = mpsc::unbounded_channel();
+    let game_loop = runtime.spawn(game_loop(shared, input, to_recorder.clone(), control_rx));
+    let recorded = recorder.run(from_loop, control_tx, views);
+    // The loop ends once it has sent its end; if the recorder failed first, stop it.
+    if recorded.is_err() {
+        game_loop.abort();
+    }
+    let _ = runtime.block_on(game_loop);
+    drop(to_recorder);
+    recorded
+}
 
+/// Plays the games, hands every end to the recorder, and ends by sending
+/// [`ToRecorder::End`].
+async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
+    shared: Arc<Shared<L>>,
+    mut input: RunInput<G>,
+    recorder: std_mpsc::Sender<ToRecorder>,
+    mut control: mpsc::UnboundedReceiver<LoopControl>,
+) {
+    let started = Instant::now();
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let mut set: JoinSet<Option<Played>> = JoinSet::new();
+    let mut ids = std::collections::HashMap::new();
+    let mut end = LoopEnd::default();
+    let mut stop_starting = false;
+    let concurrency = input.concurrency.max(1);
+    let send = |msg| {
+        let _ = recorder.send(msg);
+    };
     loop {
         while !stop_starting && set.len() < concurrency {
-            match games.next() {
-                Some(g) => {
-                    set.spawn(play_scheduled(shared.clone(), g, cancel_rx.clone()));
-                }
-                None => break,
-            }
+            let Some(g) = input.games.next() else { break };
+            let id = shared.config.game_id(g.number);
+            let task = set.spawn(play_scheduled(shared.clone(), g, cancel_rx.clone()));
+            ids.insert(task.id(), id);
         }
         if set.is_empty() {
             break;
         }
         tokio::select! {
-            joined = set.join_next() => {
-                let record = match joined.expect("the set is not empty") {
-                    Ok(r) => r,
-                    Err(e) => return Err(io::Error::other(format!("a game task failed: {e}"))),
-                };
-                let mut control = Control::Continue;
-                let mut report = |ev: &Event<'_>| -> io::Result<()> {
-                    for r in reporters.iter_mut() {
-                        if r.event(ev)? == Control::Stop {
-                            control = Control::Stop;
-                        }
+            joined = set.join_next_with_id() => {
+                match joined.expect("the set is not empty") {
+                    Ok((task, Some(played))) => {
+                        ids.remove(&task);
+                        send(ToRecorder::Finished(Box::new(played.record)));
                     }
-                    Ok(())
-                };
-                let res = if record.play.termination == Termination::Interrupted {
-                    summary.interrupted += 1;
-                    report(&Event::GameInterrupted(&record))
-                } else {
-                    summary.played += 1;
-                    summary.moves += record.play.moves.len() as u64;
-                    report(&Event::GameFinished(&record)).and_then(|()| {
-                        match first_pair_game.remove(&record.pair) {
-                            Some(first) => {
-                                let pair = if first.number < record.number {
-                                    [&first, &record]
-                                } else {
-                                    [&record, &first]
-                                };
-                                report(&Event::PairFinished(pair))
-                            }
-                            None => {
-                                first_pair_game.insert(record.pair, record);
-                                Ok(())
-                            }
-                        }
-                    })
-                };
-                if let Err(e) = res {
-                    // Results cannot be written: stop now, as for an interruption.
-                    failure.get_or_insert(e);
-                    stop_starting = true;
-                    let _ = cancel_tx.send(true);
-                }
-                if control == Control::Stop && !stop_starting {
-                    stop_starting = true;
-                    summary.stopped_by_reporter = true;
+                    Ok((task, None)) => {
+                        let id = ids.remove(&task).unwrap_or_default();
+                        send(ToRecorder::Interrupted(id));
+                    }
+                    Err(e) => {
+                        // A game task panicked: a bug; the game is not recorded.
+                        let id = ids.remove(&e.id()).unwrap_or_default();
+                        tracing::error!("game {id} failed: {e}");
+                        send(ToRecorder::Interrupted(id));
+                    }
                 }
             }
-            Some(()) = interrupts.recv() => {
-                if summary.stopped_by_interrupt {
-                    summary.aborted = true;
+            Some(()) = input.interrupts.recv() => {
+                if end.stopped_by_interrupt {
+                    end.aborted = true;
                     set.shutdown().await;
                     shared.kill_all();
-                    summary.elapsed = started.elapsed();
-                    return Ok(summary);
+                    end.elapsed = started.elapsed();
+                    send(ToRecorder::End(end));
+                    return;
                 }
-                summary.stopped_by_interrupt = true;
+                end.stopped_by_interrupt = true;
+                stop_starting = true;
+                let _ = cancel_tx.send(true);
+            }
+            Some(_) = control.recv() => {
+                // A view has decided (or the results cannot be written): running games
+                // cannot change anything any more.
                 stop_starting = true;
                 let _ = cancel_tx.send(true);
             }
@@ -269,21 +213,18 @@ pub async fn run_games<L: Launcher>(
     // Stop the engines; a second interruption cuts this short too.
     tokio::select! {
         () = shared.stop_all() => {}
-        Some(()) = interrupts.recv() => {
-            summary.aborted = true;
+        Some(()) = input.interrupts.recv() => {
+            end.aborted = true;
             shared.kill_all();
         }
     }
-    summary.elapsed = started.elapsed();
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(summary),
-    }
+    end.elapsed = started.elapsed();
+    send(ToRecorder::End(end));
 }
 
 /// Forwards every Ctrl-C (SIGINT) and SIGTERM to a channel for [`run_games`]. SIGTERM is
 /// how cluster schedulers (Slurm, Kubernetes) stop a job: it ends the run as cleanly as a
-/// Ctrl-C, so the shard resumes later.
+/// Ctrl-C, so the shard resumes later. Must be called inside the runtime.
 pub fn ctrl_c_interrupts() -> mpsc::UnboundedReceiver<()> {
     let (tx, rx) = mpsc::unbounded_channel();
     let term_tx = tx.clone();
@@ -308,33 +249,16 @@ pub fn ctrl_c_interrupts() -> mpsc::UnboundedReceiver<()> {
     rx
 }
 
-/// Plays one scheduled game, from taking its engines to giving them back.
+/// Plays one scheduled game, from taking its engines to giving them back; `None` when it
+/// was stopped before its end.
 async fn play_scheduled<L: Launcher>(
     shared: Arc<Shared<L>>,
     g: ScheduledGame,
     mut cancel: watch::Receiver<bool>,
-) -> GameRecord {
-    let config = &shared.config;
-    let setup = GameSetup {
-        id: config.game_id(g.number),
-        rules: config.rules(),
-        opening: g.opening.clone(),
-        time: [config.tc_of(g.south), config.tc_of(g.north)],
-        margin: config.margin,
-        adjudicate: config.adjudicate,
-    };
-    let record = |play: GamePlay| GameRecord {
-        id: setup.id.clone(),
-        number: g.number,
-        round: g.round,
-        pair: g.pair,
-        south: config.engines[g.south].resolved.name.clone(),
-        north: config.engines[g.north].resolved.name.clone(),
-        play,
-    };
-    let started = Instant::now();
+) -> Option<Played> {
+    let setup = shared.config.setup(&g);
     if *cancel.borrow() {
-        return record(referee::interrupted(&setup, started.elapsed()));
+        return None;
     }
     let south = shared.acquire(g.south).await;
     let north = match &south {
@@ -343,55 +267,44 @@ async fn play_scheduled<L: Launcher>(
     };
     let (mut south, mut north) = match (south, north) {
         (Ok(s), Some(Ok(n))) => (s, n),
-        (Err(f), _) => return record(forfeit(&setup, Side::South, f, started)),
+        (Err(f), _) => return Some(referee::forfeit(&setup, Side::South, f)),
         (Ok(s), Some(Err(f))) => {
             shared.release(g.south, s, true);
-            return record(forfeit(&setup, Side::North, f, started));
+            return Some(referee::forfeit(&setup, Side::North, f));
         }
         (Ok(_), None) => unreachable!("north is acquired after south"),
     };
-    let play = tokio::select! {
+    let played = tokio::select! {
         biased;
         _ = cancel.wait_for(|c| *c) => None,
         p = referee::play_game(&setup, &mut south, &mut north) => Some(p),
     };
-    match play {
-        Some(play) => {
-            shared.release(g.south, south, !play.faulted[0]);
-            shared.release(g.north, north, !play.faulted[1]);
-            record(play)
-        }
-        None => {
-            shared.release(g.south, south, false);
-            shared.release(g.north, north, false);
-            record(referee::interrupted(&setup, started.elapsed()))
-        }
-    }
+    let healthy = played
+        .as_ref()
+        .map_or([false; 2], |p| p.faulted.map(|f| !f));
+    shared.release(g.south, south, healthy[0]);
+    shared.release(g.north, north, healthy[1]);
+    played
 }
 
-/// The record of a game lost before its first move because `side`'s engine could not be
-/// started or readied.
-fn forfeit(setup: &GameSetup, side: Side, fault: Fault, started: Instant) -> GamePlay {
-    let mut pos = Position::start(setup.rules);
-    for &pit in &setup.opening {
-        pos = pos.play(pit as i64).expect("openings are checked");
-    }
-    let mut faulted = [false; 2];
-    faulted[side.index()] = true;
-    GamePlay {
-        rules: setup.rules,
-        opening: setup.opening.clone(),
-        moves: Vec::new(),
-        final_position: pos,
-        result: GameResult::win_for(side.opponent()),
-        south_score: pos.store(Side::South),
-        north_score: pos.store(Side::North),
-        termination: fault.termination,
-        loser: Some(side),
-        detail: format!("failed to start: {}", fault.detail),
-        line: fault.line,
-        duration: started.elapsed(),
-        faulted,
+impl TournamentConfig {
+    /// What the referee needs to play scheduled game `g`.
+    pub fn setup(&self, g: &ScheduledGame) -> GameSetup {
+        GameSetup {
+            id: self.game_id(g.number),
+            number: g.number,
+            round: g.round,
+            pair: g.pair,
+            names: [
+                self.engines[g.south].resolved.name.clone(),
+                self.engines[g.north].resolved.name.clone(),
+            ],
+            rules: self.rules(),
+            opening: g.opening.clone(),
+            time: [self.tc_of(g.south), self.tc_of(g.north)],
+            margin: self.margin,
+            adjudication: self.adjudication,
+        }
     }
 }
 

@@ -131,11 +131,9 @@ pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Vec<u8>>, Openings
     Ok(out)
 }
 
-/// Formats an opening as in the files and the CSV: `3 1 6`.
-pub fn format_opening(opening: &[u8]) -> String {
-    let words: Vec<String> = opening.iter().map(|p| p.to_string()).collect();
-    words.join(" ")
-}
+/// The most games a tournament may have (far beyond any real one; game numbers stay exact
+/// in every JSON reader).
+pub const MAX_GAMES: u64 = 1 << 50;
 
 /// One scheduled game.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -205,6 +203,21 @@ impl Schedule {
     /// Game pairs in the whole tournament (every shard).
     pub fn total_pairs(&self) -> u64 {
         self.pairings().len() as u64 * self.pairs_per_pairing
+    }
+
+    /// Games in the whole tournament, `None` when there would be more than
+    /// [`MAX_GAMES`].
+    pub fn checked_total_games(&self) -> Option<u64> {
+        let pairings = match self.kind {
+            ScheduleKind::RoundRobin => {
+                (self.engines as u64).checked_mul(self.engines.saturating_sub(1) as u64)? / 2
+            }
+            ScheduleKind::Gauntlet => self.engines.saturating_sub(1) as u64,
+        };
+        pairings
+            .checked_mul(self.pairs_per_pairing)?
+            .checked_mul(2)
+            .filter(|&g| g <= MAX_GAMES)
     }
 
     /// Whether pair `p` (0-based) belongs to this shard.
@@ -400,6 +413,6 @@ mod tests {
             parse_openings("# nothing\n", rules),
             Err(OpeningsError::Empty)
         );
-        assert_eq!(format_opening(&[3, 1]), "3 1");
+        assert_eq!(crate::record::format_pits(&[3, 1]), "3 1");
     }
 }

@@ -1,7 +1,8 @@
 //! Engine specifications: `--engine cmd=PROG name=.. arg=.. dir=.. option.X=V` on the
 //! command line, `[[engine]]` tables in a config file, and their resolution to a command.
 
-use crate::referee::TimeControl;
+use crate::record::{TimeControl, check_name, clean_text, fit_width};
+use crate::supervisor::ResourceLimits;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,10 +36,100 @@ pub struct EngineSpec {
     /// This engine's own time control (odds matches): `100ms` or `10s+100ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tc: Option<TimeControl>,
+    /// Resource limits: `memory` (`512M`, `2G`), `processes` (a number), `cpu` (`10m`).
+    #[serde(default, skip_serializing_if = "LimitSpec::is_empty")]
+    pub limit: LimitSpec,
     /// The full command line as run: written to `tournament.toml` for people to read,
     /// ignored when read back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+}
+
+/// Resource limits as written by the user (`limit.memory=2G` or `limit = { memory = "2G" }`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitSpec {
+    /// Address space of each of the engine's processes: bytes, or with K, M, G or T.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// Processes and threads the engine may have at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u64>,
+    /// CPU time of each of the engine's processes, e.g. `10m`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+}
+
+impl LimitSpec {
+    pub fn is_empty(&self) -> bool {
+        *self == LimitSpec::default()
+    }
+
+    /// The limits, checked.
+    pub fn resolve(&self) -> Result<ResourceLimits, SpecError> {
+        let bad = |key: &str, value: &str, reason: String| SpecError::BadValue {
+            key: format!("limit.{key}"),
+            value: value.to_string(),
+            reason,
+        };
+        let memory = match &self.memory {
+            Some(m) => Some(parse_size(m).map_err(|r| bad("memory", m, r))?),
+            None => None,
+        };
+        if self.processes == Some(0) {
+            return Err(bad("processes", "0", "at least 1 is needed".into()));
+        }
+        let cpu = match &self.cpu {
+            Some(c) => Some(
+                crate::record::parse_duration(c)
+                    .map_err(|e| bad("cpu", c, e.to_string()))
+                    .and_then(|d| {
+                        if d.as_secs() == 0 {
+                            Err(bad("cpu", c, "at least 1s is needed".into()))
+                        } else {
+                            Ok(d)
+                        }
+                    })?,
+            ),
+            None => None,
+        };
+        Ok(ResourceLimits {
+            memory,
+            processes: self.processes,
+            cpu,
+        })
+    }
+}
+
+/// A size in bytes: `1048576`, `512K`, `64M`, `2G`, `1T` (powers of 1024).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| "expected a number of bytes, or one with K, M, G or T".to_string())?;
+    let shift = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches(['B', 'I'])
+    {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("unknown unit {unit:?}: use K, M, G or T")),
+    };
+    let bytes = n
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| "too large".to_string())?;
+    if bytes < 1 << 20 {
+        return Err("below 1M, no engine can start".to_string());
+    }
+    Ok(bytes)
 }
 
 /// An option value as written by the user: a TOML scalar or a command-line string.
@@ -67,7 +158,7 @@ pub enum SpecError {
     #[error("engine spec {0:?}: expected KEY=VALUE")]
     NotKeyValue(String),
     #[error(
-        "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, env.NAME, option.NAME, tc, move_time, clock)"
+        "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, limit.cpu)"
     )]
     UnknownKey(String),
     #[error("engine spec: {key}={value:?}: {reason}")]
@@ -78,8 +169,8 @@ pub enum SpecError {
     },
     #[error("engine spec: unknown built-in engine {0:?} (built-ins: {list})", list = crate::engines::BUILTIN_NAMES.join(", "))]
     UnknownBuiltin(String),
-    #[error("engine name {0:?} contains a control character (such as a newline)")]
-    BadName(String),
+    #[error("engine name {name:?}: {reason}")]
+    BadName { name: String, reason: String },
     #[error("engine spec: give either cmd=PROGRAM or builtin=NAME")]
     NoCommand,
     #[error("engine spec: both cmd={0:?} and builtin={1:?} given")]
@@ -141,6 +232,15 @@ impl EngineSpec {
                     self.tc =
                         Some(TimeControl::parse_clock(value).map_err(|e| bad(format!("{e}")))?)
                 }
+                "limit.memory" => self.limit.memory = Some(value.to_string()),
+                "limit.cpu" => self.limit.cpu = Some(value.to_string()),
+                "limit.processes" => {
+                    self.limit.processes = Some(
+                        value
+                            .parse()
+                            .map_err(|_| bad("expected a number".to_string()))?,
+                    )
+                }
                 _ => {
                     if let Some(opt) = key.strip_prefix("option.").filter(|o| !o.is_empty()) {
                         self.options
@@ -163,6 +263,15 @@ impl EngineSpec {
         out.name = self.name.clone().or_else(|| each.name.clone());
         out.dir = self.dir.clone().or_else(|| each.dir.clone());
         out.tc = self.tc.or(each.tc);
+        out.limit = LimitSpec {
+            memory: self
+                .limit
+                .memory
+                .clone()
+                .or_else(|| each.limit.memory.clone()),
+            processes: self.limit.processes.or(each.limit.processes),
+            cpu: self.limit.cpu.clone().or_else(|| each.limit.cpu.clone()),
+        };
         out.args.extend(each.args.iter().cloned());
         for (k, v) in &each.env {
             out.env.entry(k.clone()).or_insert_with(|| v.clone());
@@ -193,8 +302,11 @@ impl EngineSpec {
     /// program is looked up (in `PATH` when it has no `/`) and must be executable.
     pub fn resolve(&self) -> Result<ResolvedEngine, SpecError> {
         let name = self.default_name();
-        if name.chars().any(char::is_control) {
-            return Err(SpecError::BadName(name));
+        if let Err(e) = check_name(&name) {
+            return Err(SpecError::BadName {
+                name: fit_width(&clean_text(&name), 80).into_owned(),
+                reason: e.to_string(),
+            });
         }
         if let Some(dir) = &self.dir
             && !dir.is_dir()
@@ -230,6 +342,7 @@ impl EngineSpec {
                 .map(|(k, v)| (k.clone(), v.text()))
                 .collect(),
             tc: self.tc,
+            limits: self.limit.resolve()?,
         })
     }
 }
@@ -245,6 +358,7 @@ pub struct ResolvedEngine {
     /// Options as text, converted to the declared type after the handshake.
     pub options: Vec<(String, String)>,
     pub tc: Option<TimeControl>,
+    pub limits: ResourceLimits,
 }
 
 /// Finds `cmd` as the operating system would run it and checks that it is executable.

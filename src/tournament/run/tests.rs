@@ -1,94 +1,70 @@
 use super::*;
-use crate::referee::{Reply, TimeLimit};
-use crate::rules::{Move, Rules};
+use crate::engines::{InProcess, Misbehaviour};
+use crate::record::{FaultKind, GameRecord, Termination};
 use crate::tournament::config::ConfigFile;
+use crate::tournament::events::{Control, Event, StartInfo};
 use crate::tournament::spec::EngineSpec;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
-/// An in-process engine: plays the lowest legal pit; `illegal` engines answer pit 99.
-struct Fake {
-    illegal: bool,
-    slow: bool,
-}
-
-impl Contestant for Fake {
-    async fn new_game(&mut self, _: &str, _: Rules, _: Side) -> Result<(), Fault> {
-        Ok(())
-    }
-    async fn go(
-        &mut self,
-        pos: &Position,
-        _: &[Move],
-        _: TimeLimit,
-        _: Duration,
-    ) -> Result<Reply, Fault> {
-        if self.slow {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let pit = if self.illegal {
-            99
-        } else {
-            pos.legal_moves().next().unwrap() as i64
-        };
-        Ok(Reply {
-            pit,
-            line: format!("{{\"type\":\"move\",\"pit\":{pit}}}"),
-            infos: vec![],
-            elapsed: Duration::from_millis(1),
-        })
-    }
-    async fn game_over(
-        &mut self,
-        _: &str,
-        _: &'static str,
-        _: u16,
-        _: u16,
-        _: Termination,
-    ) -> Result<(), Fault> {
-        Ok(())
-    }
-}
-
-/// Engine 0 plays well, engine 1 plays illegal moves, engine 2 cannot start.
+/// Engine 0 plays well, engine 1 plays illegal moves, engine 2 cannot start; with `slow`,
+/// every move takes 20 ms.
 #[derive(Default)]
 struct FakeLauncher {
-    started: AtomicUsize,
+    started: Arc<AtomicUsize>,
     stopped: Arc<AtomicUsize>,
     slow: bool,
 }
 
 impl Launcher for FakeLauncher {
-    type Engine = Fake;
-    async fn start(&self, index: usize) -> Result<Fake, Fault> {
+    type Engine = InProcess;
+    async fn start(&self, index: usize) -> Result<InProcess, Fault> {
         self.started.fetch_add(1, Ordering::SeqCst);
+        let mut e = InProcess::builtin("first").unwrap();
+        if self.slow {
+            e = e.misbehave_always(Misbehaviour::Delay(Duration::from_millis(20)));
+        }
         match index {
-            2 => Err(Fault::new(Termination::Crash, "exited with status 3")),
-            i => Ok(Fake {
-                illegal: i == 1,
-                slow: self.slow,
-            }),
+            2 => Err(Fault::new(FaultKind::Crash, "exited with status 3")),
+            1 => Ok(e.misbehave_always(Misbehaviour::Illegal(99))),
+            _ => Ok(e),
         }
     }
-    async fn stop(&self, _engine: Fake) {
+    async fn stop(&self, _engine: InProcess) {
         self.stopped.fetch_add(1, Ordering::SeqCst);
     }
 }
 
-struct Collect(Vec<GameRecord>, usize, Option<usize>);
+/// Keeps every recorded game and counts completed pairs; stops after `stop_after` games.
+#[derive(Default)]
+struct Collect {
+    games: Vec<GameRecord>,
+    pairs: usize,
+    interrupted: usize,
+    stop_after: Option<usize>,
+    stop_at_pair: bool,
+}
 
-impl Reporter for Collect {
-    fn event(&mut self, e: &Event<'_>) -> io::Result<Control> {
+impl View for Collect {
+    fn event(&mut self, e: &Event<'_>, tally: &Tally) -> io::Result<Control> {
         match e {
-            Event::GameFinished(r) => self.0.push((*r).clone()),
-            Event::PairFinished([a, b]) => {
-                assert_eq!(a.pair, b.pair);
-                assert_eq!(b.number, a.number + 1);
-                self.1 += 1;
+            Event::GameFinished {
+                record,
+                pair_completed,
+            } => {
+                self.games.push((*record).clone());
+                assert_eq!(tally.games(), self.games.len() as u64);
+                if *pair_completed {
+                    self.pairs += 1;
+                    if self.stop_at_pair {
+                        return Ok(Control::Stop);
+                    }
+                }
             }
-            Event::GameInterrupted(_) => {}
+            Event::GameInterrupted { .. } => self.interrupted += 1,
         }
-        Ok(match self.2 {
-            Some(n) if self.0.len() >= n => Control::Stop,
+        Ok(match self.stop_after {
+            Some(n) if self.games.len() >= n => Control::Stop,
             _ => Control::Continue,
         })
     }
@@ -97,6 +73,7 @@ impl Reporter for Collect {
 fn config(engines: usize, games: u64) -> TournamentConfig {
     ConfigFile {
         games: Some(games),
+        opening_plies: Some(2),
         engines: (0..engines)
             .map(|i| EngineSpec {
                 name: Some(format!("e{i}")),
@@ -112,65 +89,66 @@ fn config(engines: usize, games: u64) -> TournamentConfig {
 fn run(
     launcher: FakeLauncher,
     config: &TournamentConfig,
-    stop_after: Option<usize>,
-    interrupt: bool,
-) -> (Collect, RunSummary) {
-    let rt = tokio::runtime::Builder::new_current_thread()
+    view: &mut Collect,
+    concurrency: usize,
+    interrupt_after: Option<Duration>,
+    dir: Option<&std::path::Path>,
+) -> RunSummary {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(async {
-        let (tx, rx) = mpsc::unbounded_channel();
-        if interrupt {
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(30)).await;
-                let _ = tx.send(());
-            });
-        } else {
-            std::mem::forget(tx);
-        }
-        let mut c = Collect(Vec::new(), 0, stop_after);
-        let s = run_games(
-            launcher,
-            config,
-            vec![],
-            config.schedule.games(),
-            2,
-            &mut [&mut c],
-            rx,
-        )
-        .await
-        .unwrap();
-        (c, s)
-    })
+    let (tx, rx) = mpsc::unbounded_channel();
+    if let Some(after) = interrupt_after {
+        rt.spawn(async move {
+            tokio::time::sleep(after).await;
+            let _ = tx.send(());
+        });
+    } else {
+        std::mem::forget(tx);
+    }
+    let recorder = Recorder {
+        writer: dir.map(|d| crate::results::ResultsWriter::open(d).unwrap()),
+        tally: Tally::new(),
+        info: StartInfo {
+            id: config.id.clone(),
+            names: config.names(),
+            total: config.schedule.games_in_shard(),
+            done: 0,
+            notes: Vec::new(),
+        },
+    };
+    let input = RunInput {
+        games: config.schedule.games(),
+        concurrency,
+        interrupts: rx,
+    };
+    let (summary, tally) =
+        run_games(&rt, launcher, config, vec![], input, recorder, &mut [view]).unwrap();
+    assert_eq!(tally.games(), summary.played);
+    summary
 }
 
 #[test]
 fn faults_lose_for_the_right_engine_and_the_tournament_goes_on() {
     let config = config(3, 2);
-    let stopped = Arc::new(AtomicUsize::new(0));
-    let launcher = FakeLauncher {
-        stopped: stopped.clone(),
-        ..Default::default()
-    };
-    let (c, s) = run(launcher, &config, None, false);
+    let launcher = FakeLauncher::default();
+    let stopped = launcher.stopped.clone();
+    let mut c = Collect::default();
+    let s = run(launcher, &config, &mut c, 2, None, None);
     assert!(s.complete());
-    assert_eq!(c.0.len(), 6);
-    assert_eq!(c.1, 3);
-    for r in &c.0 {
+    assert_eq!(c.games.len(), 6);
+    assert_eq!(c.pairs, 3);
+    for r in &c.games {
         let names = [r.south.as_str(), r.north.as_str()];
         let expect = if names.contains(&"e2") {
-            (Termination::Crash, "e2")
+            (Termination::Fault(FaultKind::Crash), "e2")
         } else {
-            (Termination::IllegalMove, "e1")
+            (Termination::Fault(FaultKind::IllegalMove), "e1")
         };
-        assert_eq!(
-            (r.play.termination, r.loser_name().unwrap()),
-            expect,
-            "{r:?}"
-        );
+        assert_eq!((r.termination, r.loser_name().unwrap()), expect, "{r:?}");
     }
-    // Every instance started is stopped at the end.
     assert!(stopped.load(Ordering::SeqCst) > 0);
 }
 
@@ -178,53 +156,106 @@ fn faults_lose_for_the_right_engine_and_the_tournament_goes_on() {
 fn healthy_engines_are_reused_and_every_instance_is_stopped() {
     let config = config(2, 8);
     let launcher = FakeLauncher::default();
-    let stopped = launcher.stopped.clone();
-    let (c, _) = {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let (_tx, rx) = mpsc::unbounded_channel();
-            let mut c = Collect(Vec::new(), 0, None);
-            let l = launcher;
-            let s = run_games(
-                l,
-                &config,
-                vec![],
-                config.schedule.games(),
-                1,
-                &mut [&mut c],
-                rx,
-            )
-            .await
-            .unwrap();
-            (c, s)
-        })
-    };
-    assert_eq!(c.0.len(), 8);
+    let (started, stopped) = (launcher.started.clone(), launcher.stopped.clone());
+    let mut c = Collect::default();
+    run(launcher, &config, &mut c, 1, None, None);
+    assert_eq!(c.games.len(), 8);
     // Engine 1 faults every game and is restarted each time; engine 0 is reused: one
     // instance of it, plus eight of engine 1, all stopped in the end.
+    assert_eq!(started.load(Ordering::SeqCst), 9);
     assert_eq!(stopped.load(Ordering::SeqCst), 9);
 }
 
 #[test]
-fn a_reporter_can_stop_the_run() {
+fn a_view_stops_the_run_and_running_games_are_not_recorded() {
     let config = config(2, 20);
-    let (c, s) = run(FakeLauncher::default(), &config, Some(4), false);
-    assert!(s.stopped_by_reporter);
-    assert!(c.0.len() >= 4 && c.0.len() < 20);
+    let launcher = FakeLauncher {
+        slow: true,
+        ..Default::default()
+    };
+    let mut c = Collect {
+        stop_at_pair: true,
+        ..Collect::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let s = run(launcher, &config, &mut c, 2, None, Some(dir.path()));
+    assert!(s.stopped_by_view);
+    // The first pair decides; the games started meanwhile are stopped, not recorded.
+    assert_eq!(c.games.len(), 2, "{s:?}");
+    assert!(c.interrupted >= 1, "{s:?}");
+    let rows = std::fs::read_to_string(dir.path().join("games.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 3, "{rows}");
 }
 
 #[test]
-fn an_interruption_ends_running_games_as_interrupted() {
+fn an_interruption_stops_running_games_without_recording_them() {
     let config = config(2, 200);
     let launcher = FakeLauncher {
         slow: true,
         ..Default::default()
     };
-    let (c, s) = run(launcher, &config, None, true);
+    let mut c = Collect::default();
+    let s = run(
+        launcher,
+        &config,
+        &mut c,
+        2,
+        Some(Duration::from_millis(30)),
+        None,
+    );
     assert!(s.stopped_by_interrupt);
     assert!(s.interrupted >= 1, "{s:?}");
-    assert!(c.0.len() < 200);
+    assert_eq!(c.interrupted as u64, s.interrupted);
+    assert!(c.games.len() < 200);
+}
+
+#[test]
+fn every_recorded_game_is_in_the_files_before_a_view_sees_it() {
+    struct OnDisk(std::path::PathBuf, usize);
+    impl View for OnDisk {
+        fn event(&mut self, e: &Event<'_>, _: &Tally) -> io::Result<Control> {
+            if let Event::GameFinished { record, .. } = e {
+                let jsonl = std::fs::read_to_string(self.0.join("games.jsonl"))?;
+                assert!(jsonl.contains(&format!("\"game\":\"{}\"", record.game)));
+                self.1 += 1;
+            }
+            Ok(Control::Continue)
+        }
+    }
+    let config = config(2, 10);
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_tx, rx) = mpsc::unbounded_channel();
+    let recorder = Recorder {
+        writer: Some(crate::results::ResultsWriter::open(dir.path()).unwrap()),
+        tally: Tally::new(),
+        info: StartInfo {
+            id: config.id.clone(),
+            names: config.names(),
+            total: 10,
+            done: 0,
+            notes: Vec::new(),
+        },
+    };
+    let input = RunInput {
+        games: config.schedule.games(),
+        concurrency: 2,
+        interrupts: rx,
+    };
+    let mut v = OnDisk(dir.path().to_path_buf(), 0);
+    let (s, _) = run_games(
+        &rt,
+        FakeLauncher::default(),
+        &config,
+        vec![],
+        input,
+        recorder,
+        &mut [&mut v],
+    )
+    .unwrap();
+    assert_eq!((s.played, v.1), (10, 10));
 }

@@ -1,0 +1,349 @@
+//! The flags shared by `kalaha tournament`, `kalaha match` and `kalaha sprt`, and their
+//! conversion to a configuration file (merged over `--config`).
+
+use super::CliError;
+use super::rules_args::SweepArg;
+use crate::record::TimeControl;
+use crate::referee::Adjudication;
+use crate::rules::{Rules, Sweep};
+use crate::tournament::config::{ConfigError, ConfigFile, Restart, TournamentConfig};
+use crate::tournament::spec::EngineSpec;
+use std::path::PathBuf;
+
+/// The `--engine KEY=VALUE...` groups, one per engine (clap's derive cannot collect
+/// groups of values, so this one argument is declared by hand).
+#[derive(Debug, Clone, Default)]
+pub struct EngineArgs(pub Vec<Vec<String>>);
+
+impl clap::FromArgMatches for EngineArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let groups = m
+            .get_occurrences::<String>("engine")
+            .map(|occ| occ.map(|words| words.cloned().collect()).collect())
+            .unwrap_or_default();
+        Ok(EngineArgs(groups))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = EngineArgs::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for EngineArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.arg(
+            clap::Arg::new("engine")
+                .long("engine")
+                .value_name("KEY=VALUE")
+                .num_args(1..)
+                .action(clap::ArgAction::Append)
+                .help(
+                    "An engine, as KEY=VALUE words: cmd=PROGRAM or builtin=NAME, then any of \
+                     name=NAME, arg=ARG (repeatable), dir=DIR, env.VAR=VALUE, \
+                     option.NAME=VALUE, tc=100ms or tc=10s+100ms (its own time control)",
+                ),
+        )
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        EngineArgs::augment_args(cmd)
+    }
+}
+
+/// Flags shared by `kalaha tournament` and `kalaha match`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CommonArgs {
+    #[command(flatten)]
+    pub engines: EngineArgs,
+    /// Settings for every engine (same keys as --engine; an engine's own keys win).
+    #[arg(long, value_name = "KEY=VALUE", num_args = 1..)]
+    pub each: Vec<String>,
+    /// A TOML configuration file (command-line flags win over it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Games per pairing, rounded up to whole game pairs (default 2; 20 for the demo).
+    #[arg(long, value_name = "N")]
+    pub games: Option<u64>,
+    /// A fixed time per move, e.g. 100ms (default 100ms; 20ms for the demo).
+    #[arg(long, value_name = "TIME", conflicts_with = "clock")]
+    pub move_time: Option<String>,
+    /// A game clock: base plus increment per move, e.g. 10s+100ms.
+    #[arg(long, value_name = "BASE+INC")]
+    pub clock: Option<String>,
+    /// Tolerance on top of every time limit [default: 50ms].
+    #[arg(long, value_name = "TIME")]
+    pub time_margin: Option<String>,
+    /// Random legal sowings from the start for each round's opening; an opening stops
+    /// early rather than end the game [default: 0, so deterministic engines repeat their
+    /// games: use e.g. 4; the demo tournament uses 4].
+    #[arg(long, value_name = "K")]
+    pub opening_plies: Option<u32>,
+    /// A file of openings: one per line, pit numbers separated by spaces, # comments.
+    #[arg(long, value_name = "FILE", conflicts_with = "opening_plies")]
+    pub openings: Option<PathBuf>,
+    /// Seed of the random openings [default: 0].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Play only the K-th of N disjoint slices of the schedule (whole game pairs).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Games at once [default: the number of cores].
+    #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
+    pub concurrency: Option<usize>,
+    /// When to restart engines [default: on-fault].
+    #[arg(long, value_enum)]
+    pub restart: Option<Restart>,
+    /// End games early: `decided` once a store holds more than half of all seeds.
+    #[arg(long, value_enum)]
+    pub adjudicate: Option<Adjudication>,
+    /// Time an engine has to answer the first hello [default: 10s].
+    #[arg(long, value_name = "TIME")]
+    pub startup_timeout: Option<String>,
+    /// The longest line an engine may send, in bytes; a longer one is a protocol error
+    /// [default: 1048576].
+    #[arg(long, value_name = "BYTES")]
+    pub line_limit: Option<u64>,
+    /// Search depth, passed to engines that declare a `depth` option.
+    #[arg(long, value_name = "N")]
+    pub depth: Option<i64>,
+    /// Node limit, passed to engines that declare a `nodes` option.
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<i64>,
+    /// The results folder [default: results/<UTC date-time>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The tournament id, prefix of every game id (shards of one tournament share it)
+    /// [default: random].
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// No live display.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Keep every engine's protocol transcript in DIR/logs/.
+    #[arg(long)]
+    pub debug: bool,
+    /// Also rewrite standings.csv, h2h.csv and the leaderboards every N games (they are
+    /// always written at the end).
+    #[arg(long, value_name = "N")]
+    pub report_every: Option<u64>,
+    #[command(flatten)]
+    pub rules: TournamentRulesArgs,
+}
+
+/// The rules flags of a tournament: each one given overrides the same rule of `--config`'s
+/// file (or of the defaults), one by one.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TournamentRulesArgs {
+    /// Pits per side (1 to 16) [default: 6].
+    #[arg(long, value_name = "N")]
+    pub pits: Option<u32>,
+    /// Seeds per pit at the start (1 to 100) [default: 4].
+    #[arg(long, value_name = "N")]
+    pub seeds: Option<u32>,
+    /// A last seed in an empty own pit goes to the store even when the opposite pit is empty.
+    #[arg(long)]
+    pub empty_capture: bool,
+    /// Where seeds left in the pits go at the end of the game [default: owner].
+    #[arg(long, value_enum, value_name = "SWEEP")]
+    pub sweep: Option<SweepArg>,
+}
+
+impl TournamentRulesArgs {
+    /// Whether any rules flag was given.
+    pub fn any(&self) -> bool {
+        self.pits.is_some() || self.seeds.is_some() || self.empty_capture || self.sweep.is_some()
+    }
+
+    /// The rules given on the command line over `under` (the file's, or the defaults);
+    /// `None` when no rules flag was given.
+    pub fn over(&self, under: Option<Rules>) -> Result<Option<Rules>, CliError> {
+        if !self.any() {
+            return Ok(under);
+        }
+        let base = under.unwrap_or_default();
+        let rules = Rules::new(
+            self.pits.unwrap_or(base.pits() as u32),
+            self.seeds.unwrap_or(base.seeds() as u32),
+            self.empty_capture || base.empty_capture(),
+            self.sweep.map(Sweep::from).unwrap_or(base.sweep()),
+        )
+        .map_err(CliError::input)?;
+        Ok(Some(rules))
+    }
+}
+
+/// A count of at least 1.
+pub(crate) fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A flag `--resume` cannot take.
+pub(crate) fn resume_flag(flag: &str) -> CliError {
+    CliError::input_msg(format!(
+        "{flag} cannot be given with --resume: the tournament keeps the settings in \
+         DIR/tournament.toml; only --concurrency, --quiet, --debug and --report-every may \
+         be given with it"
+    ))
+}
+
+impl CommonArgs {
+    /// The first flag given that changes the tournament (everything but --concurrency,
+    /// --quiet, --debug, --report-every, --out, --config and the engines).
+    pub fn settings_given(&self) -> Option<&'static str> {
+        let r = &self.rules;
+        [
+            ("--each", !self.each.is_empty()),
+            ("--games", self.games.is_some()),
+            ("--move-time", self.move_time.is_some()),
+            ("--clock", self.clock.is_some()),
+            ("--time-margin", self.time_margin.is_some()),
+            ("--opening-plies", self.opening_plies.is_some()),
+            ("--openings", self.openings.is_some()),
+            ("--seed", self.seed.is_some()),
+            ("--shard", self.shard.is_some()),
+            ("--restart", self.restart.is_some()),
+            ("--adjudicate", self.adjudicate.is_some()),
+            ("--startup-timeout", self.startup_timeout.is_some()),
+            ("--line-limit", self.line_limit.is_some()),
+            ("--depth", self.depth.is_some()),
+            ("--nodes", self.nodes.is_some()),
+            ("--id", self.id.is_some()),
+            ("--pits", r.pits.is_some()),
+            ("--seeds", r.seeds.is_some()),
+            ("--empty-capture", r.empty_capture),
+            ("--sweep", r.sweep.is_some()),
+        ]
+        .into_iter()
+        .find(|(_, given)| *given)
+        .map(|(flag, _)| flag)
+    }
+
+    /// The command line as a configuration, merged over `--config`'s file.
+    pub fn to_config_file(&self) -> Result<ConfigFile, CliError> {
+        let mut engines = Vec::new();
+        for words in &self.engines.0 {
+            engines.push(EngineSpec::parse(words).map_err(CliError::input)?);
+        }
+        let each = if self.each.is_empty() {
+            None
+        } else {
+            Some(EngineSpec::parse(&self.each).map_err(CliError::input)?)
+        };
+        let tc = match (&self.move_time, &self.clock) {
+            (Some(m), _) => Some(
+                TimeControl::parse_move_time(m)
+                    .map_err(|e| CliError::input_msg(format!("--move-time: {e}")))?,
+            ),
+            (None, Some(c)) => Some(
+                TimeControl::parse_clock(c)
+                    .map_err(|e| CliError::input_msg(format!("--clock: {e}")))?,
+            ),
+            (None, None) => None,
+        };
+        let cli = ConfigFile {
+            id: self.id.clone(),
+            schedule: None,
+            games: self.games,
+            rules: None,
+            tc,
+            time_margin: self.time_margin.clone(),
+            opening_plies: self.opening_plies,
+            openings: self.openings.clone(),
+            opening_list: None,
+            seed: self.seed,
+            shard: self.shard.clone(),
+            restart: self.restart,
+            adjudicate: self.adjudicate,
+            startup_timeout: self.startup_timeout.clone(),
+            line_limit: self.line_limit,
+            depth: self.depth,
+            nodes: self.nodes,
+            each,
+            engines,
+        };
+        let mut file = match &self.config {
+            Some(path) => cli.or(ConfigFile::load(path).map_err(CliError::input)?),
+            None => cli,
+        };
+        file.rules = self.rules.over(file.rules)?;
+        Ok(file)
+    }
+
+    /// Resolves a configuration built from these flags; a refused setting is named as
+    /// the user gave it: `--flag` when it came from the command line, the key and the
+    /// file when it came from `--config`.
+    pub fn resolve(&self, file: &ConfigFile) -> Result<TournamentConfig, CliError> {
+        file.resolve().map_err(|e| self.config_error(e))
+    }
+
+    /// A configuration error in the words of the command line.
+    pub fn config_error(&self, e: ConfigError) -> CliError {
+        match e {
+            ConfigError::Setting { setting, message } => {
+                let flag = format!("--{}", setting.replace('_', "-"));
+                match &self.config {
+                    Some(path) if !self.flag_given(setting) => {
+                        CliError::input_msg(format!("{setting} (in {}): {message}", path.display()))
+                    }
+                    _ => CliError::input_msg(format!("{flag}: {message}")),
+                }
+            }
+            e => CliError::input(e),
+        }
+    }
+
+    /// Whether the command line gave the flag of configuration key `setting`.
+    fn flag_given(&self, setting: &str) -> bool {
+        match setting {
+            "games" => self.games.is_some(),
+            "time_margin" => self.time_margin.is_some(),
+            "startup_timeout" => self.startup_timeout.is_some(),
+            "line_limit" => self.line_limit.is_some(),
+            "openings" => self.openings.is_some(),
+            "opening_plies" => self.opening_plies.is_some(),
+            "shard" => self.shard.is_some(),
+            "id" => self.id.is_some(),
+            "each" => !self.each.is_empty(),
+            "engine" => !self.engines.0.is_empty(),
+            _ => false,
+        }
+    }
+
+    pub(crate) fn concurrency(&self) -> usize {
+        self.concurrency.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_flags_override_the_file_one_by_one() {
+        let file = Rules::new(4, 3, true, Sweep::None).unwrap();
+        let args = TournamentRulesArgs {
+            seeds: Some(5),
+            ..TournamentRulesArgs::default()
+        };
+        let r = args.over(Some(file)).unwrap().unwrap();
+        assert_eq!((r.pits(), r.seeds(), r.empty_capture()), (4, 5, true));
+        assert_eq!(r.sweep(), Sweep::None);
+        let none = TournamentRulesArgs::default();
+        assert_eq!(none.over(Some(file)).unwrap(), Some(file));
+        assert_eq!(none.over(None).unwrap(), None);
+        let pits = TournamentRulesArgs {
+            pits: Some(6),
+            ..TournamentRulesArgs::default()
+        };
+        assert_eq!(pits.over(Some(file)).unwrap().unwrap().pits(), 6);
+    }
+}

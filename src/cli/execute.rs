@@ -1,0 +1,164 @@
+//! Running a resolved tournament from the command line: the header line, the live
+//! display and the leaderboard views, interruption and its exit code, the CPU figures.
+
+use super::CliError;
+use super::common::CommonArgs;
+use crate::record::format_duration;
+use crate::tournament::config::TournamentConfig;
+use crate::tournament::events::View;
+use crate::tournament::schedule::ScheduleKind;
+use crate::tournament::{RunOptions, TournamentError, TournamentOutcome};
+use crate::views::{DisplayMode, LeaderboardView, LiveDisplay};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What kind of run this is, for the header line and the resume hint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunKind {
+    Tournament,
+    Match,
+    Sprt,
+}
+
+impl RunKind {
+    fn command(self) -> &'static str {
+        match self {
+            RunKind::Tournament | RunKind::Match => "tournament",
+            RunKind::Sprt => "sprt",
+        }
+    }
+}
+
+/// A run that ended: its outcome and the exit code so far (0, or 130 when interrupted,
+/// after printing how to resume).
+pub struct Executed {
+    pub outcome: TournamentOutcome,
+    pub code: u8,
+}
+
+/// The time control as the header shows it: the common one, or each engine's.
+fn time_controls(config: &TournamentConfig) -> String {
+    let tcs: Vec<String> = (0..config.engines.len())
+        .map(|i| config.tc_of(i).to_string())
+        .collect();
+    if tcs.iter().all(|t| *t == tcs[0]) {
+        tcs[0].clone()
+    } else {
+        let each: Vec<String> = config
+            .engines
+            .iter()
+            .zip(&tcs)
+            .map(|(e, t)| format!("{} {t}", e.resolved.name))
+            .collect();
+        each.join(", ")
+    }
+}
+
+/// Runs a resolved tournament with the live display, the leaderboard and `extra` views
+/// (first), and says how it ended.
+pub fn execute(
+    config: TournamentConfig,
+    out: PathBuf,
+    resume: bool,
+    kind: RunKind,
+    common: &CommonArgs,
+    extra: &mut [&mut dyn View],
+) -> Result<Executed, CliError> {
+    // `cargo run` execs this program: the CPU time of cargo and of the compilers it waited
+    // for is already on the counters, so only what is used from here on is reported.
+    let cpu_at_start = (cpu_time(libc::RUSAGE_SELF), cpu_time(libc::RUSAGE_CHILDREN));
+    let options = RunOptions {
+        out: out.clone(),
+        resume,
+        concurrency: common.concurrency(),
+        debug: common.debug,
+    };
+    let mode = DisplayMode::detect(common.quiet);
+    if mode != DisplayMode::Quiet {
+        let what = match (kind, config.schedule.kind) {
+            (RunKind::Match, _) => "match",
+            (RunKind::Sprt, _) => "SPRT games",
+            (RunKind::Tournament, ScheduleKind::RoundRobin) => "round robin",
+            (RunKind::Tournament, ScheduleKind::Gauntlet) => "gauntlet",
+        };
+        writeln!(
+            std::io::stdout().lock(),
+            "{} {what}: {} engines, {} games per pairing, {}, time {} (+{} margin), {} at once; results in {}",
+            if resume { "resuming" } else { "starting" },
+            config.engines.len(),
+            2 * config.schedule.pairs_per_pairing,
+            config.rules(),
+            time_controls(&config),
+            format_duration(config.margin),
+            options.concurrency,
+            out.display()
+        )?;
+    }
+    let mut leaderboard = LeaderboardView::new(&out, common.report_every);
+    let mut display = LiveDisplay::new(mode);
+    let mut views: Vec<&mut dyn View> = Vec::with_capacity(extra.len() + 2);
+    for v in extra.iter_mut() {
+        views.push(&mut **v);
+    }
+    views.push(&mut leaderboard);
+    views.push(&mut display);
+    let outcome = match crate::tournament::run_tournament(config, &options, &mut views) {
+        Ok(o) => o,
+        Err(TournamentError::Input(m)) => return Err(CliError::input_msg(m)),
+        Err(e) => return Err(e.into()),
+    };
+    let s = &outcome.summary;
+    if let Some(failure) = &s.failed {
+        return Err(CliError::from(anyhow::anyhow!("{failure}")));
+    }
+    if s.stopped_by_interrupt || s.aborted {
+        eprintln!(
+            "interrupted: {} games played, {} stopped and not recorded. Resume with:\n  kalaha {} --resume {}",
+            s.played,
+            s.interrupted,
+            kind.command(),
+            shell_word(&out.display().to_string())
+        );
+        return Ok(Executed { outcome, code: 130 });
+    }
+    if mode != DisplayMode::Quiet {
+        let mut o = std::io::stdout().lock();
+        let own = cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu_at_start.0);
+        let engines = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu_at_start.1);
+        if s.moves > 0 {
+            writeln!(
+                o,
+                "referee CPU {:.0} ms for {} moves ({:.1} us per move); engines {:.0} ms",
+                own.as_secs_f64() * 1e3,
+                s.moves,
+                own.as_secs_f64() * 1e6 / s.moves as f64,
+                engines.as_secs_f64() * 1e3
+            )?;
+        }
+        writeln!(o, "results in {}", out.display())?;
+    }
+    Ok(Executed { outcome, code: 0 })
+}
+
+/// User plus system CPU time of this process (`RUSAGE_SELF`) or of its reaped children.
+fn cpu_time(who: i32) -> Duration {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut u) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// Quotes a word for a POSIX shell when needed.
+pub(crate) fn shell_word(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:=".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

@@ -1,0 +1,175 @@
+//! The record of a finished game: one line of `games.jsonl`, and the source of its
+//! `games.csv` row.
+
+use super::{GameResult, Termination};
+use crate::rules::{Position, Rules, Side};
+use serde::{Deserialize, Serialize};
+
+/// What an engine reports about its search in an `info` line; every field is optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// The expected final store difference in seeds, from the mover's point of view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_ms: Option<u64>,
+    /// The expected line of play, as pit numbers of the successive movers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pv: Vec<u8>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One sowing of a game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveRecord {
+    pub side: Side,
+    pub pit: u8,
+    /// A sowing of the opening, played by the referee before the engines took over.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub opening: bool,
+    /// Time the engine used, in milliseconds on the referee's clock (0 in the opening).
+    #[serde(default)]
+    pub time_ms: u64,
+    /// The engine's latest `info` reports before the move.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub info: Vec<SearchInfo>,
+    /// `info` reports received for this move but not kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub info_dropped: u64,
+}
+
+impl MoveRecord {
+    /// A sowing of the opening.
+    pub fn opening(side: Side, pit: u8) -> MoveRecord {
+        MoveRecord {
+            side,
+            pit,
+            opening: true,
+            time_ms: 0,
+            info: Vec::new(),
+            info_dropped: 0,
+        }
+    }
+}
+
+/// A finished game: where it stands in its tournament, who played, every sowing, how it
+/// ended. Written as one line of `games.jsonl`; its `games.csv` row is [`GameRecord::row`]
+/// plus the columns the results writer adds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// The game id: `<tournament id>-<number>`.
+    pub game: String,
+    pub number: u64,
+    pub round: u64,
+    /// The game pair (the two games of one opening, seats swapped).
+    pub pair: u64,
+    /// Engine names; south moved first.
+    pub south: String,
+    pub north: String,
+    pub rules: Rules,
+    /// The opening's pits (also the first entries of `moves`).
+    pub opening: Vec<u8>,
+    /// Every sowing from the start position, the opening's first.
+    pub moves: Vec<MoveRecord>,
+    pub final_position: Position,
+    pub result: GameResult,
+    /// The final stores (after the sweep; for an adjudicated game, as the adjudication
+    /// says).
+    pub south_score: u16,
+    pub north_score: u16,
+    pub termination: Termination,
+    /// The side whose engine committed the fault, for a fault.
+    #[serde(default)]
+    pub loser: Option<Side>,
+    /// What happened, for anything but a normal end.
+    #[serde(default)]
+    pub detail: String,
+    /// The offending line of a fault, when a line was to blame.
+    #[serde(default)]
+    pub line: Option<String>,
+    pub duration_ms: u64,
+}
+
+impl GameRecord {
+    /// Sowings in the game, the opening included.
+    pub fn plies(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// Sowings chosen by the engines.
+    pub fn engine_moves(&self) -> impl Iterator<Item = &MoveRecord> {
+        self.moves.iter().filter(|m| !m.opening)
+    }
+
+    /// The name of the engine playing `side`.
+    pub fn name(&self, side: Side) -> &str {
+        match side {
+            Side::South => &self.south,
+            Side::North => &self.north,
+        }
+    }
+
+    /// The faulting engine's name, if any.
+    pub fn loser_name(&self) -> Option<&str> {
+        self.loser.map(|s| self.name(s))
+    }
+
+    /// What the statistics need of this game.
+    pub fn row(&self) -> GameRow<'_> {
+        GameRow {
+            game: &self.game,
+            pair: Some(self.pair),
+            south: &self.south,
+            north: &self.north,
+            result: self.result,
+            south_score: Some(self.south_score),
+            north_score: Some(self.north_score),
+            termination: self.termination,
+            loser: self.loser,
+        }
+    }
+}
+
+/// The part of a game record the statistics use, borrowed from a [`GameRecord`] or from a
+/// `games.csv` row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GameRow<'a> {
+    pub game: &'a str,
+    /// The game pair; `None` when unknown (a results file without the column).
+    pub pair: Option<u64>,
+    pub south: &'a str,
+    pub north: &'a str,
+    pub result: GameResult,
+    pub south_score: Option<u16>,
+    pub north_score: Option<u16>,
+    pub termination: Termination,
+    pub loser: Option<Side>,
+}
+
+impl GameRow<'_> {
+    /// The name of the engine playing `side`.
+    pub fn name(&self, side: Side) -> &str {
+        match side {
+            Side::South => self.south,
+            Side::North => self.north,
+        }
+    }
+}
+
+/// Pit numbers as the openings file and the `opening` column of `games.csv` write them:
+/// separated by spaces (`3 1 6`).
+pub fn format_pits(pits: &[u8]) -> String {
+    let words: Vec<String> = pits.iter().map(|p| p.to_string()).collect();
+    words.join(" ")
+}

@@ -1,0 +1,20 @@
+//! The vocabulary every layer shares: how a game ended ([`GameResult`], [`Termination`],
+//! [`FaultKind`], [`Fault`]), how much time an engine gets ([`TimeControl`], [`TimeLimit`]),
+//! what an engine reported about a move ([`SearchInfo`]) and the record of a finished game
+//! ([`GameRecord`], with its borrowed summary [`GameRow`]).
+//!
+//! The protocol, the referee, the statistics, the reports and the results files all speak
+//! these types; none of them passes a result, a termination or a time as a string. This
+//! module depends on nothing but [`crate::rules`].
+
+mod game;
+mod name;
+mod result;
+mod termination;
+mod time;
+
+pub use game::{GameRecord, GameRow, MoveRecord, SearchInfo, format_pits};
+pub use name::{MAX_NAME_CHARS, NameError, check_name, clean_text, fit_width, shown_name};
+pub use result::{GameResult, SideResult};
+pub use termination::{Fault, FaultKind, Termination};
+pub use time::{MAX_TIME, ParseTimeError, TimeControl, TimeLimit, format_duration, parse_duration};

@@ -1,0 +1,130 @@
+//! Engine names and other text that comes from engines: what a name may hold, and how any
+//! engine text is made safe to show on a terminal, in a file or on a page.
+//!
+//! A name is at most [`MAX_NAME_CHARS`] characters, none of them a control character, a
+//! bidirectional override or a line separator: such characters would rewrite a terminal
+//! line, reorder a leaderboard row or break a CSV line. Free text from engines (fault
+//! details, offending lines, log messages) is kept, but shown through [`clean_text`], which
+//! writes those characters as escapes.
+
+use std::borrow::Cow;
+
+/// The longest engine name, in characters (a longer `hello` name is cut to this length).
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// Why a name cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("the name is empty")]
+    Empty,
+    #[error("the name is {0} characters long; the maximum is {MAX_NAME_CHARS}")]
+    TooLong(usize),
+    #[error("the name holds the character {0:?}, which cannot be shown safely")]
+    Unsafe(char),
+}
+
+/// Characters that are never shown raw: control characters, bidirectional embeddings,
+/// overrides and isolates, and the Unicode line and paragraph separators.
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{feff}'
+        )
+        || ('\u{202a}'..='\u{202e}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c)
+}
+
+/// Checks that `name` can name an engine in every report.
+pub fn check_name(name: &str) -> Result<(), NameError> {
+    if name.trim().is_empty() {
+        return Err(NameError::Empty);
+    }
+    if let Some(c) = name.chars().find(|&c| is_unsafe(c)) {
+        return Err(NameError::Unsafe(c));
+    }
+    let n = name.chars().count();
+    if n > MAX_NAME_CHARS {
+        return Err(NameError::TooLong(n));
+    }
+    Ok(())
+}
+
+/// A name an engine sent about itself, made usable: unsafe characters dropped, surrounding
+/// blanks trimmed, cut to [`MAX_NAME_CHARS`]. `None` when nothing is left.
+pub fn shown_name(name: &str) -> Option<String> {
+    let kept: String = name.chars().filter(|&c| !is_unsafe(c)).collect();
+    let kept: String = kept.trim().chars().take(MAX_NAME_CHARS).collect();
+    let kept = kept.trim_end().to_string();
+    (!kept.is_empty()).then_some(kept)
+}
+
+/// Text from an engine with every unsafe character written as an escape (`\u{1b}`), so
+/// it cannot move a cursor, set a window title, reorder a line or end one.
+pub fn clean_text(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `text` in at most `width` characters: cut with `…` when longer.
+pub fn fit_width(text: &str, width: usize) -> Cow<'_, str> {
+    if text.chars().count() <= width {
+        return Cow::Borrowed(text);
+    }
+    if width == 0 {
+        return Cow::Borrowed("");
+    }
+    let mut s: String = text.chars().take(width - 1).collect();
+    s.push('…');
+    Cow::Owned(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("hard").is_ok());
+        assert!(check_name("Dvärg v2 (ö)").is_ok());
+        assert_eq!(check_name(" "), Err(NameError::Empty));
+        assert_eq!(check_name("a\nb"), Err(NameError::Unsafe('\n')));
+        assert_eq!(
+            check_name("evil\u{202e}lmth"),
+            Err(NameError::Unsafe('\u{202e}'))
+        );
+        assert_eq!(
+            check_name(&"x".repeat(70_000)),
+            Err(NameError::TooLong(70_000))
+        );
+        assert!(check_name(&"é".repeat(MAX_NAME_CHARS)).is_ok());
+    }
+
+    #[test]
+    fn engine_text_is_made_safe() {
+        assert_eq!(
+            shown_name("  x\u{1b}]0;title\u{7}y  ").unwrap(),
+            "x]0;titley"
+        );
+        assert_eq!(
+            shown_name(&"n".repeat(70_000)).unwrap().chars().count(),
+            MAX_NAME_CHARS
+        );
+        assert_eq!(shown_name("\u{202e}\n"), None);
+        assert_eq!(clean_text("plain"), "plain");
+        assert_eq!(clean_text("a\u{1b}[2Jb\0"), "a\\u{1b}[2Jb\\u{0}");
+        assert_eq!(clean_text("x\u{2028}y"), "x\\u{2028}y");
+        assert_eq!(fit_width("abcdef", 4), "abc…");
+        assert_eq!(fit_width("abc", 4), "abc");
+    }
+}

@@ -1,0 +1,113 @@
+//! Standings for a terminal: a table that fits a given width (names cut with `…`, at most
+//! a given number of rows), and a one-line summary.
+
+use super::{num, pm};
+use crate::record::{clean_text, fit_width};
+use crate::stats::Standings;
+
+/// The columns besides the name take this many characters (with their separators).
+const FIXED: usize = 3 + 2 + 2 + 13 + 2 + 6 + 2 + 6 + 2 + 7 + 2 + 6;
+
+/// A name as a terminal shows it: safe, and at most `width` characters.
+fn shown(name: &str, width: usize) -> String {
+    fit_width(&clean_text(name), width).into_owned()
+}
+
+/// The standings as a table at most `width` characters wide with at most `max_rows`
+/// engines (the rest summed up in a last line), best first (by Elo, as every report).
+pub fn standings_table(s: &Standings, width: usize, max_rows: usize) -> String {
+    let longest = s
+        .rows
+        .iter()
+        .map(|r| clean_text(&r.engine).chars().count())
+        .max()
+        .unwrap_or(0);
+    let name_width = longest
+        .max(6)
+        .min(width.saturating_sub(FIXED).max(8))
+        .min(crate::record::MAX_NAME_CHARS);
+    let mut out = format!(
+        "{:>3}  {:<name_width$}  {:>13}  {:>6}  {:>6}  {:>7}  {:>6}\n",
+        "#", "engine", "elo", "games", "score", "margin", "faults"
+    );
+    for r in s.rows.iter().take(max_rows) {
+        out.push_str(&format!(
+            "{:>3}  {:<name_width$}  {:>13}  {:>6}  {:>5}%  {:>7}  {:>6}\n",
+            r.rank,
+            shown(&r.engine, name_width),
+            pm(r.elo, 0),
+            r.wdl.games(),
+            num(100.0 * r.wdl.score(), 1),
+            num(r.margin.value, 2),
+            r.faults.total(),
+        ));
+    }
+    if s.rows.len() > max_rows {
+        out.push_str(&format!("     ... {} more\n", s.rows.len() - max_rows));
+    }
+    out
+}
+
+/// The standings on one line: `name elo±error` per engine, best first.
+pub fn standings_line(s: &Standings) -> String {
+    s.rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                shown(&r.engine, crate::record::MAX_NAME_CHARS),
+                pm(r.elo, 0).replace(" ± ", "±")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_fit_the_width_and_the_rows() {
+        let s = super::super::tests::sample();
+        let t = standings_table(&s, 80, 24);
+        assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        assert_eq!(t.lines().count(), 5);
+        let t = standings_table(&s, 50, 2);
+        assert!(t.lines().all(|l| l.chars().count() <= 8 + FIXED), "{t}");
+        assert!(t.ends_with("... 2 more\n"), "{t}");
+        assert!(standings_line(&s).contains("plain"));
+    }
+
+    #[test]
+    fn hostile_names_are_cut_and_escaped() {
+        let mut t = crate::stats::Tally::new();
+        let long = "n".repeat(70_000);
+        let evil = "x\u{1b}]0;pwned\u{7}";
+        for (i, (a, b)) in [(long.as_str(), evil), (evil, long.as_str())]
+            .iter()
+            .enumerate()
+        {
+            let id = format!("t-{}", i + 1);
+            t.add(&crate::record::GameRow {
+                game: &id,
+                pair: Some(1),
+                south: a,
+                north: b,
+                result: crate::record::GameResult::SouthWins,
+                south_score: Some(30),
+                north_score: Some(18),
+                termination: crate::record::Termination::Normal,
+                loser: None,
+            });
+        }
+        let s = t.standings(None).unwrap();
+        let table = standings_table(&s, 80, 10);
+        assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
+        assert!(
+            !table.contains('\u{1b}') && !table.contains('\u{7}'),
+            "{table:?}"
+        );
+        assert!(!standings_line(&s).contains('\u{1b}'));
+    }
+}

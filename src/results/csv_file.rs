@@ -1,0 +1,437 @@
+//! `games.csv`: the row of a game, and a streaming reader of any `games.csv`.
+//!
+//! Columns are found by the header's names (more columns are allowed, in any order), or by
+//! position in the standard order when the first row is not a header. A row that cannot be
+//! read (too few fields, an unknown result or termination, an empty name, a torn last line)
+//! is skipped and counted, with the first few reasons kept for a warning.
+
+use crate::record::{GameRecord, GameResult, GameRow, Termination, clean_text, format_pits};
+use crate::rules::Side;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+/// The columns of `games.csv`, in order.
+pub const CSV_COLUMNS: [&str; 14] = [
+    "game",
+    "round",
+    "pair",
+    "south",
+    "north",
+    "opening",
+    "result",
+    "south_score",
+    "north_score",
+    "plies",
+    "termination",
+    "loser",
+    "detail",
+    "duration_ms",
+];
+
+/// The longest offending line kept in the `detail` column, in bytes (`games.jsonl` keeps
+/// more).
+const DETAIL_LINE_BYTES: usize = 200;
+
+/// Characters that make a spreadsheet read a cell as a formula, and the guard itself.
+fn needs_guard(s: &str) -> bool {
+    matches!(
+        s.chars().next(),
+        Some('=' | '+' | '-' | '@' | '\t' | '\r' | '\'')
+    )
+}
+
+/// A text cell that a spreadsheet will not run as a formula: text starting with `=`, `+`,
+/// `-`, `@`, a tab, a carriage return or `'` gets a leading `'`.
+pub fn text_cell(s: &str) -> Cow<'_, str> {
+    if needs_guard(s) {
+        Cow::Owned(format!("'{s}"))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// The text a [`text_cell`] was written from (the inverse of [`text_cell`] on every text).
+pub fn from_text_cell(cell: &str) -> &str {
+    match cell.strip_prefix('\'') {
+        Some(rest) if needs_guard(rest) => rest,
+        _ => cell,
+    }
+}
+
+/// Cuts `s` to at most `max` bytes on a character boundary, marking the cut.
+fn shorten(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        return Cow::Borrowed(s);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}... ({} bytes)", &s[..end], s.len()))
+}
+
+/// The `games.csv` row of a game, with its newline.
+pub fn csv_row(g: &GameRecord) -> Vec<u8> {
+    let mut detail = clean_text(&g.detail).into_owned();
+    if let Some(line) = &g.line
+        && !g.detail.contains(line.as_str())
+    {
+        detail.push_str(" | line: ");
+        detail.push_str(&clean_text(&shorten(line, DETAIL_LINE_BYTES)));
+    }
+    let cells: [Cow<'_, str>; 14] = [
+        text_cell(&g.game),
+        g.round.to_string().into(),
+        g.pair.to_string().into(),
+        text_cell(&g.south),
+        text_cell(&g.north),
+        format_pits(&g.opening).into(),
+        g.result.as_str().into(),
+        g.south_score.to_string().into(),
+        g.north_score.to_string().into(),
+        g.plies().to_string().into(),
+        g.termination.as_str().into(),
+        g.loser.map_or("", Side::as_str).into(),
+        text_cell(&detail).into_owned().into(),
+        g.duration_ms.to_string().into(),
+    ];
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::with_capacity(128));
+    w.write_record(cells.iter().map(|c| c.as_bytes()))
+        .expect("writing to memory");
+    w.into_inner().expect("writing to memory")
+}
+
+/// The header line of `games.csv`, with its newline.
+pub(crate) fn header_line() -> String {
+    let mut s = CSV_COLUMNS.join(",");
+    s.push('\n');
+    s
+}
+
+/// The results file of an input: a directory means its `games.csv`.
+pub fn games_csv_path(input: &Path) -> PathBuf {
+    if input.is_dir() {
+        input.join(super::GAMES_CSV)
+    } else {
+        input.to_path_buf()
+    }
+}
+
+/// Failure to read a results file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("failed to open {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("failed to read {path}: {source}")]
+    Read { path: PathBuf, source: csv::Error },
+    #[error("failed to read {path}: its header has no column named {column:?}")]
+    MissingColumn { path: PathBuf, column: &'static str },
+}
+
+/// What reading a file found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadSummary {
+    /// Rows after the header.
+    pub rows: u64,
+    /// Rows that could not be read (skipped).
+    pub malformed: u64,
+    /// The first few reasons, with their line numbers.
+    pub problems: Vec<String>,
+}
+
+/// How many reasons a [`ReadSummary`] keeps.
+const PROBLEMS_KEPT: usize = 3;
+
+impl ReadSummary {
+    pub fn add(&mut self, other: ReadSummary) {
+        self.rows += other.rows;
+        self.malformed += other.malformed;
+        for p in other.problems {
+            if self.problems.len() < PROBLEMS_KEPT {
+                self.problems.push(p);
+            }
+        }
+    }
+
+    fn skip(&mut self, path: &Path, line: u64, reason: impl std::fmt::Display) {
+        self.malformed += 1;
+        if self.problems.len() < PROBLEMS_KEPT {
+            self.problems
+                .push(format!("{}:{line}: {reason}", path.display()));
+        }
+    }
+
+    /// A one-line warning when rows were skipped.
+    pub fn warning(&self) -> Option<String> {
+        (self.malformed > 0).then(|| {
+            format!(
+                "warning: {} unreadable row{} skipped ({})",
+                self.malformed,
+                if self.malformed == 1 { "" } else { "s" },
+                self.problems.join("; ")
+            )
+        })
+    }
+}
+
+/// The columns the reader uses, by name; the first five must be present.
+const READ_COLUMNS: [&str; 9] = [
+    "game",
+    "south",
+    "north",
+    "result",
+    "pair",
+    "south_score",
+    "north_score",
+    "termination",
+    "loser",
+];
+/// Their positions in the standard column order (for files without a header).
+const STANDARD_POSITIONS: [usize; 9] = [0, 3, 4, 6, 2, 7, 8, 10, 11];
+const REQUIRED: usize = 4;
+
+/// A pair id that is not a number (a foreign file) still pairs its two games: hash it.
+fn pair_number(cell: &str) -> Option<u64> {
+    let cell = cell.trim();
+    if cell.is_empty() {
+        return None;
+    }
+    Some(cell.parse::<u64>().unwrap_or_else(|_| {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        cell.hash(&mut h);
+        h.finish() | (1 << 63)
+    }))
+}
+
+/// Reads one `games.csv`, handing every readable row to `visit`.
+pub fn read_games_csv(
+    path: &Path,
+    mut visit: impl FnMut(&GameRow<'_>),
+) -> Result<ReadSummary, ReadError> {
+    let file = std::fs::File::open(path).map_err(|source| ReadError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .buffer_capacity(1 << 16)
+        .from_reader(file);
+    let mut record = csv::ByteRecord::new();
+    let mut cols: [Option<usize>; 9] = STANDARD_POSITIONS.map(Some);
+    let mut summary = ReadSummary::default();
+    let mut first = true;
+    loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) if matches!(e.kind(), csv::ErrorKind::Io(_)) => {
+                return Err(ReadError::Read {
+                    path: path.to_path_buf(),
+                    source: e,
+                });
+            }
+            Err(e) => {
+                summary.rows += 1;
+                let line = e.position().map_or(0, |p| p.line());
+                summary.skip(path, line, "not a CSV row");
+                continue;
+            }
+        }
+        let line = record.position().map_or(0, |p| p.line());
+        if first {
+            first = false;
+            if record.get(0).map(|f| f.trim_ascii()) == Some(b"game") {
+                for (k, name) in READ_COLUMNS.iter().enumerate() {
+                    cols[k] = record
+                        .iter()
+                        .position(|f| f.trim_ascii() == name.as_bytes());
+                    if k < REQUIRED && cols[k].is_none() {
+                        return Err(ReadError::MissingColumn {
+                            path: path.to_path_buf(),
+                            column: name,
+                        });
+                    }
+                }
+                continue;
+            }
+        }
+        summary.rows += 1;
+        match parse_row(&record, &cols) {
+            Ok(row) => visit(&row),
+            Err(reason) => summary.skip(path, line, reason),
+        }
+    }
+    Ok(summary)
+}
+
+/// One row as a [`GameRow`], or why it cannot be read.
+fn parse_row<'r>(
+    record: &'r csv::ByteRecord,
+    cols: &[Option<usize>; 9],
+) -> Result<GameRow<'r>, String> {
+    let field = |k: usize| -> Result<Option<&'r str>, String> {
+        match cols[k].and_then(|i| record.get(i)) {
+            None => Ok(None),
+            Some(b) => std::str::from_utf8(b)
+                .map(|s| Some(s.trim()))
+                .map_err(|_| format!("the {} column is not UTF-8", READ_COLUMNS[k])),
+        }
+    };
+    let required = |k: usize| -> Result<&'r str, String> {
+        match field(k)? {
+            Some(s) if !s.is_empty() => Ok(s),
+            _ => Err(format!("no {}", READ_COLUMNS[k])),
+        }
+    };
+    let game = from_text_cell(required(0)?);
+    let south = from_text_cell(required(1)?);
+    let north = from_text_cell(required(2)?);
+    let result: GameResult = required(3)?.parse()?;
+    let score = |k: usize| -> Result<Option<u16>, String> {
+        match field(k)? {
+            None | Some("") => Ok(None),
+            Some(s) => s
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("{} {s:?} is not a number", READ_COLUMNS[k])),
+        }
+    };
+    let termination = match field(7)? {
+        None | Some("") => Termination::Normal,
+        Some(t) => t.parse()?,
+    };
+    let loser = match field(8)?.map(from_text_cell) {
+        None | Some("") => None,
+        Some("south") => Some(Side::South),
+        Some("north") => Some(Side::North),
+        // Older files name the engine.
+        Some(name) if name == south => Some(Side::South),
+        Some(name) if name == north => Some(Side::North),
+        Some(other) => return Err(format!("loser {other:?} is neither side")),
+    };
+    Ok(GameRow {
+        game,
+        pair: field(4)?.and_then(pair_number),
+        south,
+        north,
+        result,
+        south_score: score(5)?,
+        north_score: score(6)?,
+        termination,
+        loser,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::FaultKind;
+
+    #[test]
+    fn formula_guards_round_trip() {
+        for name in [
+            "plain", "=x", "+1", "-minus", "@a", "'=x", "'plain", "''", "'",
+        ] {
+            let cell = text_cell(name);
+            assert!(!matches!(cell.chars().next(), Some('=' | '+' | '-' | '@')));
+            assert_eq!(from_text_cell(&cell), name, "{name:?} via {cell:?}");
+        }
+        // A cell no writer produced is read as it is.
+        assert_eq!(from_text_cell("'abc"), "'abc");
+    }
+
+    fn read_all(path: &Path) -> (Vec<String>, ReadSummary) {
+        let mut seen = Vec::new();
+        let s = read_games_csv(path, |r| {
+            seen.push(format!(
+                "{} {:?} {} {} {} {:?} {:?}",
+                r.game, r.pair, r.south, r.north, r.result, r.termination, r.loser
+            ))
+        })
+        .unwrap();
+        (seen, s)
+    }
+
+    #[test]
+    fn rows_are_read_by_header_or_position_and_damage_is_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let with = dir.path().join("games.csv");
+        std::fs::write(
+            &with,
+            "game,round,pair,south,north,opening,result,south_score,north_score,plies,termination,loser,detail,duration_ms,extra\n\
+             x-1,1,1,a,'=b,,1-0,40,32,50,normal,,,12,z\n\
+             x-2,1,1,'=b,a,,0-1,30,42,51,normal,,,12,z\n\
+             x-3,1,2,a,'=b,,1/2-1/2,36,36,40,timeout,'=b,\"slow, very\",5,z\n\
+             x-4,1,2,a,b,,2-0,36,36,40,normal,,,5,z\n\
+             x-5,1,3,a,b,,1-0,36,36,40,resigned,,,5,z\n\
+             x-6,1,2,b,a,,1-",
+        )
+        .unwrap();
+        let (rows, s) = read_all(&games_csv_path(dir.path()));
+        assert_eq!(s.rows, 6);
+        assert_eq!(s.malformed, 3, "{s:?}");
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0], "x-1 Some(1) a =b 1-0 Normal None");
+        assert_eq!(
+            rows[2],
+            format!(
+                "x-3 Some(2) a =b 1/2-1/2 {:?} Some(North)",
+                Termination::Fault(FaultKind::Timeout)
+            )
+        );
+        let w = s.warning().unwrap();
+        assert!(
+            w.contains("3 unreadable rows") && w.contains("games.csv:5"),
+            "{w}"
+        );
+
+        let without = dir.path().join("more.csv");
+        std::fs::write(&without, "x-1,1,1,a,b,,1-0,40,32,50,normal,south,,12\n").unwrap();
+        let (rows, s) = read_all(&without);
+        assert_eq!((rows.len(), s.malformed), (1, 0));
+        assert!(rows[0].ends_with("Some(South)"));
+    }
+
+    #[test]
+    fn a_header_without_a_required_column_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("g.csv");
+        std::fs::write(&p, "game,south,north\nx-1,a,b\n").unwrap();
+        let err = read_games_csv(&p, |_| {}).unwrap_err();
+        assert!(err.to_string().contains("result"), "{err}");
+    }
+
+    #[test]
+    fn a_written_row_reads_back() {
+        let mut g = crate::results::sample_record("t", 3, "-a", "b");
+        g.termination = Termination::Fault(FaultKind::IllegalMove);
+        g.loser = Some(Side::South);
+        g.detail = "illegal move, \"quoted\"".into();
+        g.line = Some("{\"type\":\"move\",\"pit\":9}\u{0}\u{1b}]0;x".into());
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("games.csv");
+        let mut bytes = header_line().into_bytes();
+        bytes.extend(csv_row(&g));
+        std::fs::write(&p, &bytes).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(
+            !text.contains('\u{0}') && !text.contains('\u{1b}'),
+            "{text:?}"
+        );
+        assert!(text.contains(",'-a,"), "{text}");
+        let mut n = 0;
+        read_games_csv(&p, |r| {
+            n += 1;
+            assert_eq!(*r, g.row());
+        })
+        .unwrap();
+        assert_eq!(n, 1);
+    }
+}

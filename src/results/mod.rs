@@ -1,0 +1,69 @@
+//! The game files of a results folder, written and read in one place: `games.jsonl` (one
+//! [`GameRecord`] per line: the whole game) and `games.csv` (one row per game, for
+//! spreadsheets and for merging many runs).
+//!
+//! A game is *recorded* when its line in `games.jsonl` is on disk: the [`ResultsWriter`]
+//! appends the lines of every game that finished in a short window and syncs them with one
+//! `fdatasync` (group commit), then appends their `games.csv` rows. After a crash,
+//! [`repair`] cuts torn lines, rebuilds `games.csv` rows from `games.jsonl`, and never drops a
+//! recorded game; [`read_games_csv`] streams rows of any `games.csv` (also of other
+//! tournaments and older versions) as [`GameRow`]s and counts the rows it cannot read.
+//!
+//! Text cells that a spreadsheet would run as a formula are written with a leading `'`
+//! ([`text_cell`]) and read back as they were ([`from_text_cell`]).
+
+mod csv_file;
+mod jsonl;
+mod lock;
+mod repair;
+mod writer;
+
+pub use csv_file::{
+    CSV_COLUMNS, ReadError, ReadSummary, csv_row, from_text_cell, games_csv_path, read_games_csv,
+    text_cell,
+};
+pub use jsonl::{JsonlSummary, find_game, read_jsonl};
+pub use lock::{FolderLock, LockError};
+pub use repair::{Repaired, repair};
+pub use writer::ResultsWriter;
+
+#[cfg(test)]
+pub(crate) use tests::sample_record;
+
+pub use crate::record::{GameRecord, GameRow};
+
+/// The file names.
+pub const GAMES_CSV: &str = "games.csv";
+pub const GAMES_JSONL: &str = "games.jsonl";
+
+#[cfg(test)]
+mod tests {
+    use crate::record::{GameRecord, GameResult, MoveRecord, Termination};
+    use crate::rules::{Position, Rules, Side};
+
+    /// A game `<tournament>-<n>` of `south` against `north`, won by south.
+    pub(crate) fn sample_record(tournament: &str, n: u64, south: &str, north: &str) -> GameRecord {
+        let rules = Rules::default();
+        let pos = Position::start(rules).play(3).unwrap();
+        GameRecord {
+            game: format!("{tournament}-{n}"),
+            number: n,
+            round: 1,
+            pair: n.div_ceil(2),
+            south: south.into(),
+            north: north.into(),
+            rules,
+            opening: vec![3],
+            moves: vec![MoveRecord::opening(Side::South, 3)],
+            final_position: pos,
+            result: GameResult::SouthWins,
+            south_score: 1,
+            north_score: 0,
+            termination: Termination::Normal,
+            loser: None,
+            detail: String::new(),
+            line: None,
+            duration_ms: 12,
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! Bringing a results folder back to a consistent state before a run continues it.
+//!
+//! `games.jsonl` is the record: a game is recorded once its line is complete there.
+//! `games.csv` follows it. After a crash (or a user's mistake) the two can disagree; repair
+//! cuts torn last lines, drops repeated lines of one game, appends the `games.csv` rows of
+//! recorded games that lack one (so an emptied or deleted `games.csv` is rebuilt), and keeps
+//! rows that have no record (their games count as played). Nothing recorded is dropped;
+//! everything unusual is counted in [`Repaired`].
+
+use super::csv_file::{csv_row, header_line};
+use super::jsonl::read_jsonl;
+use super::{GAMES_CSV, GAMES_JSONL};
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+/// What [`repair`] found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Repaired {
+    /// Ids of the games of this tournament that are done (recorded, or with a row).
+    pub done: HashSet<String>,
+    /// A torn last line was cut off `games.jsonl` / `games.csv`.
+    pub torn_jsonl: bool,
+    pub torn_csv: bool,
+    /// Repeated lines of one game dropped from `games.jsonl` / `games.csv`.
+    pub repeated_records: u64,
+    pub repeated_rows: u64,
+    /// Lines of `games.jsonl` that are not a game record (kept, not counted).
+    pub unreadable_records: u64,
+    /// `games.csv` rows written again from `games.jsonl`.
+    pub rows_rebuilt: u64,
+    /// `games.csv` rows whose game has no line in `games.jsonl` (counted as played).
+    pub rows_without_record: u64,
+    /// Games of another tournament id (kept in the files, not counted).
+    pub foreign: u64,
+}
+
+impl Repaired {
+    /// One line per thing worth telling the user.
+    pub fn notes(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.torn_jsonl || self.torn_csv {
+            v.push("cut a line left incomplete by an interrupted write".to_string());
+        }
+        if self.repeated_records + self.repeated_rows > 0 {
+            v.push(format!(
+                "dropped {} repeated line(s) of games already recorded",
+                self.repeated_records + self.repeated_rows
+            ));
+        }
+        if self.rows_rebuilt > 0 {
+            v.push(format!(
+                "rebuilt {} games.csv row(s) from games.jsonl",
+                self.rows_rebuilt
+            ));
+        }
+        if self.rows_without_record > 0 {
+            v.push(format!(
+                "{} game(s) in games.csv have no record in games.jsonl (they count, but \
+                 `kalaha show` cannot replay them)",
+                self.rows_without_record
+            ));
+        }
+        if self.unreadable_records > 0 {
+            v.push(format!(
+                "{} line(s) of games.jsonl are not game records (left in place, ignored)",
+                self.unreadable_records
+            ));
+        }
+        if self.foreign > 0 {
+            v.push(format!(
+                "{} game(s) of another tournament id are in the files (left in place, ignored)",
+                self.foreign
+            ));
+        }
+        v
+    }
+}
+
+/// Whether `game` is an id of tournament `id` (`<id>-<number>`).
+pub(crate) fn belongs_to(game: &str, id: &str) -> bool {
+    game.strip_prefix(id)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Repairs the results folder `dir` of tournament `id` (see the module documentation) and
+/// returns what it holds. Fails with `InvalidData` when `games.csv` is not a games file.
+pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
+    let mut r = Repaired::default();
+    let jsonl_path = dir.join(GAMES_JSONL);
+    let csv_path = dir.join(GAMES_CSV);
+    r.torn_jsonl = cut_torn_tail(&jsonl_path)?;
+    r.torn_csv = cut_torn_tail(&csv_path)?;
+
+    // The records, first line of each game kept.
+    let mut seen = HashSet::new();
+    let mut records = Vec::new();
+    let mut kept_lines: Vec<u8> = Vec::new();
+    let summary = read_jsonl(&jsonl_path, |rec, line| {
+        if !seen.insert(rec.game.clone()) {
+            r.repeated_records += 1;
+            return;
+        }
+        kept_lines.extend_from_slice(line);
+        if belongs_to(&rec.game, id) {
+            records.push(rec);
+        } else {
+            r.foreign += 1;
+        }
+    })?;
+    r.unreadable_records = summary.unreadable;
+    if r.repeated_records > 0 && r.unreadable_records == 0 {
+        replace_file(&jsonl_path, &kept_lines)?;
+    }
+
+    // The rows, as they are, first row of each game kept.
+    let (header, rows) = read_rows(&csv_path)?;
+    let mut row_ids = HashSet::new();
+    let mut kept_rows = Vec::new();
+    for (game, raw) in rows {
+        if !row_ids.insert(game.clone()) {
+            r.repeated_rows += 1;
+            continue;
+        }
+        if !belongs_to(&game, id) {
+            if !seen.contains(&game) {
+                r.foreign += 1;
+            }
+        } else {
+            if !seen.contains(&game) {
+                r.rows_without_record += 1;
+            }
+            r.done.insert(game);
+        }
+        kept_rows.push(raw);
+    }
+    let missing: Vec<_> = records
+        .iter()
+        .filter(|rec| !row_ids.contains(&rec.game))
+        .collect();
+    r.rows_rebuilt = missing.len() as u64;
+    r.done.extend(records.iter().map(|rec| rec.game.clone()));
+
+    if r.repeated_rows > 0 || !header {
+        let mut text = header_line().into_bytes();
+        for raw in &kept_rows {
+            text.extend_from_slice(raw);
+        }
+        for rec in &missing {
+            text.extend(csv_row(rec));
+        }
+        replace_file(&csv_path, &text)?;
+    } else if !missing.is_empty() {
+        let mut f = OpenOptions::new().append(true).open(&csv_path)?;
+        for rec in &missing {
+            f.write_all(&csv_row(rec))?;
+        }
+        f.sync_all()?;
+    }
+    Ok(r)
+}
+
+/// A row of `games.csv`: its game id, and its bytes with the newline.
+type RawRow = (String, Vec<u8>);
+
+/// The rows of `games.csv` as `(game id, the row's bytes with its newline)`, and whether
+/// the file has its header (a missing or empty file has none). A file whose first line is
+/// neither the header nor empty is refused.
+fn read_rows(path: &Path) -> io::Result<(bool, Vec<RawRow>)> {
+    let text = match std::fs::read(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((false, Vec::new())),
+        Err(e) => return Err(e),
+    };
+    if text.is_empty() {
+        return Ok((false, Vec::new()));
+    }
+    if !text.starts_with(header_line().as_bytes()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} does not start with the games.csv header: move it away and resume again \
+                 (it is rebuilt from games.jsonl)",
+                path.display()
+            ),
+        ));
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .from_reader(&text[..]);
+    let mut rows = Vec::new();
+    let mut record = csv::ByteRecord::new();
+    let mut start = header_line().len();
+    while reader
+        .read_byte_record(&mut record)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
+    {
+        let end = reader.position().byte() as usize;
+        let game = String::from_utf8_lossy(record.get(0).unwrap_or_default()).into_owned();
+        let game = super::from_text_cell(&game).to_string();
+        rows.push((game, text[start..end].to_vec()));
+        start = end;
+    }
+    Ok((true, rows))
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it into place.
+fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp_name);
+    let mut f = File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    if let Some(parent) = path.parent()
+        && let Ok(d) = File::open(parent)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Cuts a torn last line (one without its newline) off a file; returns whether it did.
+fn cut_torn_tail(path: &Path) -> io::Result<bool> {
+    let mut f = match OpenOptions::new().read(true).write(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let len = f.metadata()?.len();
+    // Look back for the last newline, a block at a time.
+    let mut end = len;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut keep = 0u64;
+    'search: while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let n = (end - start) as usize;
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(&mut buf[..n])?;
+        if let Some(i) = buf[..n].iter().rposition(|&b| b == b'\n') {
+            keep = start + i as u64 + 1;
+            break 'search;
+        }
+        end = start;
+    }
+    if keep == len {
+        return Ok(false);
+    }
+    f.set_len(keep)?;
+    f.sync_all()?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{ResultsWriter, sample_record};
+
+    fn ids(dir: &Path) -> Vec<String> {
+        let mut v = Vec::new();
+        crate::results::read_games_csv(&dir.join(GAMES_CSV), |r| v.push(r.game.to_string()))
+            .unwrap();
+        v
+    }
+
+    fn write(dir: &Path, ns: &[u64]) {
+        let mut w = ResultsWriter::open(dir).unwrap();
+        let games: Vec<_> = ns
+            .iter()
+            .map(|&n| sample_record("t", n, "a", "b"))
+            .collect();
+        w.write(&games).unwrap();
+        w.finish().unwrap();
+    }
+
+    #[test]
+    fn ids_belong_to_their_tournament() {
+        assert!(belongs_to("t-1", "t"));
+        assert!(belongs_to("a-b-12", "a-b"));
+        assert!(!belongs_to("t-x", "t"));
+        assert!(!belongs_to("tt-1", "t"));
+        assert!(!belongs_to("t-", "t"));
+    }
+
+    #[test]
+    fn torn_lines_are_cut_and_missing_rows_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &[1, 2]);
+        // A game recorded but whose row was never written, then torn lines in both files.
+        let extra = serde_json::to_string(&sample_record("t", 3, "a", "b")).unwrap();
+        let mut j = OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(GAMES_JSONL))
+            .unwrap();
+        writeln!(j, "{extra}").unwrap();
+        write!(j, "{{\"game\":\"t-4\",\"num").unwrap();
+        let mut c = OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(GAMES_CSV))
+            .unwrap();
+        write!(c, "t-4,1,2,a,b,3,0-1").unwrap();
+        let r = repair(dir.path(), "t").unwrap();
+        assert!(r.torn_csv && r.torn_jsonl);
+        assert_eq!(r.rows_rebuilt, 1);
+        assert_eq!(r.done.len(), 3);
+        assert_eq!(ids(dir.path()), ["t-1", "t-2", "t-3"]);
+        // Nothing left to do the second time.
+        let again = repair(dir.path(), "t").unwrap();
+        assert_eq!(again.notes(), Vec::<String>::new());
+        assert_eq!(again.done, r.done);
+    }
+
+    #[test]
+    fn an_emptied_or_deleted_games_csv_is_rebuilt_not_replayed() {
+        for damage in ["delete", "empty", "header only"] {
+            let dir = tempfile::tempdir().unwrap();
+            write(dir.path(), &[1, 2, 3]);
+            let csv = dir.path().join(GAMES_CSV);
+            match damage {
+                "delete" => std::fs::remove_file(&csv).unwrap(),
+                "empty" => std::fs::write(&csv, "").unwrap(),
+                _ => std::fs::write(&csv, header_line()).unwrap(),
+            }
+            let r = repair(dir.path(), "t").unwrap();
+            assert_eq!(r.rows_rebuilt, 3, "{damage}");
+            assert_eq!(r.done.len(), 3, "{damage}");
+            assert_eq!(ids(dir.path()), ["t-1", "t-2", "t-3"], "{damage}");
+            let jsonl = std::fs::read_to_string(dir.path().join(GAMES_JSONL)).unwrap();
+            assert_eq!(jsonl.lines().count(), 3, "{damage}");
+        }
+    }
+
+    #[test]
+    fn nothing_recorded_is_dropped_and_oddities_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &[1, 2]);
+        // games.jsonl lost; a repeated row; a row of another tournament.
+        std::fs::remove_file(dir.path().join(GAMES_JSONL)).unwrap();
+        let csv = dir.path().join(GAMES_CSV);
+        let mut text = std::fs::read_to_string(&csv).unwrap();
+        let second = text.lines().nth(2).unwrap().to_string();
+        text.push_str(&format!("{second}\n"));
+        text.push_str(&String::from_utf8(csv_row(&sample_record("other", 9, "a", "b"))).unwrap());
+        std::fs::write(&csv, text).unwrap();
+        let r = repair(dir.path(), "t").unwrap();
+        assert_eq!(r.rows_without_record, 2);
+        assert_eq!(r.repeated_rows, 1);
+        assert_eq!(r.foreign, 1);
+        assert_eq!(r.done.len(), 2);
+        assert_eq!(ids(dir.path()), ["t-1", "t-2", "other-9"]);
+        assert_eq!(r.notes().len(), 3, "{:?}", r.notes());
+    }
+
+    #[test]
+    fn a_file_that_is_not_games_csv_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(GAMES_CSV), "name,score\nx,1\n").unwrap();
+        let e = repair(dir.path(), "t").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("move it away"), "{e}");
+    }
+}

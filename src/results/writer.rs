@@ -1,0 +1,68 @@
+//! Appending finished games to `games.jsonl` and `games.csv`.
+
+use super::csv_file::{csv_row, header_line};
+use super::{GAMES_CSV, GAMES_JSONL};
+use crate::record::GameRecord;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Appends finished games to a results folder. [`ResultsWriter::write`] makes a batch of
+/// games durable with one `fdatasync` of `games.jsonl`; their `games.csv` rows follow and
+/// are synced by [`ResultsWriter::finish`] (after a crash, [`super::repair`] rebuilds rows
+/// from `games.jsonl`).
+pub struct ResultsWriter {
+    csv: File,
+    jsonl: File,
+    /// Reused for each batch.
+    buf: Vec<u8>,
+}
+
+impl ResultsWriter {
+    /// Opens (creating if needed) the files in `dir`; writes the header of a new
+    /// `games.csv`.
+    pub fn open(dir: &Path) -> io::Result<ResultsWriter> {
+        let mut csv = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(GAMES_CSV))?;
+        if csv.metadata()?.len() == 0 {
+            csv.write_all(header_line().as_bytes())?;
+            csv.sync_data()?;
+        }
+        let jsonl = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(GAMES_JSONL))?;
+        Ok(ResultsWriter {
+            csv,
+            jsonl,
+            buf: Vec::with_capacity(1 << 16),
+        })
+    }
+
+    /// Writes a batch of games: their records, synced to disk (when this returns, the
+    /// games are recorded), then their rows.
+    pub fn write(&mut self, games: &[GameRecord]) -> io::Result<()> {
+        if games.is_empty() {
+            return Ok(());
+        }
+        self.buf.clear();
+        for g in games {
+            serde_json::to_writer(&mut self.buf, g)?;
+            self.buf.push(b'\n');
+        }
+        self.jsonl.write_all(&self.buf)?;
+        self.jsonl.sync_data()?;
+        self.buf.clear();
+        for g in games {
+            self.buf.extend(csv_row(g));
+        }
+        self.csv.write_all(&self.buf)
+    }
+
+    /// Syncs `games.csv` to disk.
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.csv.sync_data()
+    }
+}

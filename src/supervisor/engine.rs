@@ -1,0 +1,548 @@
+//! The requests of `protocol.md` on top of a [`Process`]: the handshake, options, pings,
+//! games and moves, each with its deadline, and the staged shutdown.
+//!
+//! Before every request, lines the engine sent when nothing was asked are read and judged:
+//! `log` and `info` lines, unknown message types and malformed `log`/`info` are noted; a
+//! `move`, `pong` or `hello` nobody asked for is a protocol fault of the engine at once, so
+//! it can never be taken as the answer to a later request.
+
+use super::error::{EngineError, Stopped};
+use super::lines::LineEvent;
+use super::log::{EngineLog, create_numbered};
+use super::process::Process;
+use super::{EngineCommand, Settings};
+use crate::protocol::{FromEngine, HelloReply, PROTOCOL_VERSION, ParseError, ToEngine};
+use crate::record::{SearchInfo, SideResult, Termination, TimeLimit};
+use crate::referee::Reply;
+use crate::rules::{Move, Position, Rules, Side};
+use std::collections::VecDeque;
+use std::io::{self, Write as _};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// A line an engine sent that was recorded rather than answered: a `log` message, a
+/// message of a type this protocol version does not know, or a malformed `log` or `info`
+/// (these are never faults).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineNote {
+    /// The `log` level, `"unknown"` for an unknown message type, or [`MALFORMED`] for a
+    /// `log` or `info` with missing or wrongly typed fields.
+    pub level: String,
+    pub line: String,
+}
+
+/// The [`EngineNote::level`] of a malformed `log` or `info` line.
+pub const MALFORMED: &str = "malformed";
+
+/// Notes kept in memory (the log file has them all).
+const NOTES_KEPT: usize = 100;
+
+/// Bytes of unrequested output read before a request.
+const UNREQUESTED_READ: usize = 1 << 20;
+
+/// A running engine.
+pub struct Engine {
+    process: Process,
+    name: String,
+    hello: HelloReply,
+    hello_line: String,
+    settings: Settings,
+    transcript: Option<io::BufWriter<std::fs::File>>,
+    started: std::time::Instant,
+    notes: VecDeque<EngineNote>,
+    next_ping: u64,
+}
+
+impl Engine {
+    /// Spawns the engine and performs the `hello` handshake.
+    pub async fn start(cmd: &EngineCommand, settings: &Settings) -> Result<Engine, EngineError> {
+        let mut engine = Engine::spawn(cmd, settings)?;
+        match engine.handshake().await {
+            Ok(_) => Ok(engine),
+            Err(e) => {
+                engine.shutdown().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Spawns the engine without any handshake (inside a tokio runtime).
+    pub fn spawn(cmd: &EngineCommand, settings: &Settings) -> Result<Engine, EngineError> {
+        let log = Arc::new(EngineLog::open(settings.logs.as_ref()));
+        let transcript = match (&settings.logs, settings.transcript) {
+            (Some(place), true) => create_numbered(&place.dir, &place.stem, "transcript")
+                .inspect_err(|e| tracing::warn!("cannot create a transcript: {e}"))
+                .ok()
+                .map(|(f, _)| io::BufWriter::new(f)),
+            _ => None,
+        };
+        let process = Process::spawn(cmd, settings.line_limit, settings.limits, log)?;
+        let name = cmd
+            .program
+            .file_name()
+            .map_or_else(|| cmd.display(), |n| n.to_string_lossy().into_owned());
+        tracing::debug!(engine = %name, pid = process.pid(), "spawned {}", cmd.display());
+        Ok(Engine {
+            process,
+            name,
+            hello: HelloReply {
+                protocol: 0,
+                name: String::new(),
+                version: String::new(),
+                author: String::new(),
+                options: Vec::new(),
+            },
+            hello_line: String::new(),
+            settings: settings.clone(),
+            transcript,
+            started: std::time::Instant::now(),
+            notes: VecDeque::new(),
+            next_ping: 1,
+        })
+    }
+
+    /// The engine's `hello` (empty before the handshake).
+    pub fn hello(&self) -> &HelloReply {
+        &self.hello
+    }
+
+    /// The engine's `hello` line as received (empty before the handshake).
+    pub fn hello_line(&self) -> &str {
+        &self.hello_line
+    }
+
+    /// The process id, which is also the engine's process group.
+    pub fn pid(&self) -> i32 {
+        self.process.pid()
+    }
+
+    /// The engine's log file, if it has one.
+    pub fn log_path(&self) -> Option<&std::path::Path> {
+        self.process.log().path()
+    }
+
+    /// The `log` messages, unknown messages and malformed `log`/`info` messages received
+    /// so far (the latest ones).
+    pub fn take_notes(&mut self) -> Vec<EngineNote> {
+        self.notes.drain(..).collect()
+    }
+
+    /// Sends `hello` and waits for the engine's `hello` within the start-up timeout.
+    pub async fn handshake(&mut self) -> Result<&HelloReply, EngineError> {
+        self.send(&ToEngine::Hello {
+            protocol: PROTOCOL_VERSION,
+        })
+        .await?;
+        let limit = self.settings.startup_timeout;
+        let (msg, line) = match self.recv_message(limit).await {
+            Ok(m) => m,
+            Err(EngineError::Timeout { .. }) => {
+                return Err(EngineError::HandshakeTimeout {
+                    timeout: limit,
+                    hint: self.silence_hint(),
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        match msg {
+            FromEngine::Hello(h) if h.protocol == PROTOCOL_VERSION => {
+                self.hello = h;
+                self.hello_line = line;
+                Ok(&self.hello)
+            }
+            FromEngine::Hello(h) => Err(EngineError::Protocol {
+                got: h.protocol,
+                line,
+            }),
+            _ => Err(EngineError::WrongMessage {
+                expected: "hello",
+                line,
+            }),
+        }
+    }
+
+    /// What to tell the author of an engine that never answered `hello`.
+    fn silence_hint(&self) -> String {
+        let mut hint = String::from(
+            ": an engine must answer {\"type\":\"hello\",...} on one line and flush its \
+             output after every line (Python: print(..., flush=True))",
+        );
+        let tail = self.process.log().tail();
+        if !tail.is_empty() {
+            hint.push_str("; its last stderr lines: ");
+            hint.push_str(&tail.join(" | "));
+        }
+        hint
+    }
+
+    /// Sets an option the engine declared, after checking the value against the
+    /// declaration. The engine does not answer; the next `ping` is the barrier.
+    pub async fn set_option(
+        &mut self,
+        name: &str,
+        value: serde_json::Value,
+    ) -> Result<(), EngineError> {
+        let bad = |reason: String| EngineError::BadOption {
+            name: name.to_string(),
+            reason,
+        };
+        let opt = crate::protocol::find_option(&self.hello.options, name).map_err(bad)?;
+        opt.validate(&value).map_err(bad)?;
+        self.request(&ToEngine::Option {
+            name: name.to_string(),
+            value,
+        })
+        .await
+    }
+
+    /// Sends `ping` and waits for the matching `pong` within the ping timeout.
+    pub async fn ping(&mut self) -> Result<Duration, EngineError> {
+        let id = self.next_ping;
+        self.next_ping += 1;
+        self.request(&ToEngine::Ping { id }).await?;
+        let t = Instant::now();
+        let limit = self.settings.ping_timeout;
+        let (msg, line) = self.recv_message(limit).await.map_err(|e| match e {
+            EngineError::Timeout { .. } => EngineError::Stall { timeout: limit },
+            e => e,
+        })?;
+        match msg {
+            FromEngine::Pong { id: got } if got == id => Ok(t.elapsed()),
+            _ => Err(EngineError::WrongMessage {
+                expected: "the pong for ping",
+                line,
+            }),
+        }
+    }
+
+    /// Starts a game: sends `new_game`, then waits for the engine with a ping.
+    pub async fn new_game(
+        &mut self,
+        game: &str,
+        rules: Rules,
+        side: Side,
+    ) -> Result<(), EngineError> {
+        self.request(&ToEngine::NewGame {
+            game: game.to_string(),
+            rules,
+            side,
+        })
+        .await?;
+        self.ping().await.map(|_| ())
+    }
+
+    /// Asks for a move in `pos` (after `moves`, the whole game so far) and waits for it at
+    /// most `deadline` from the moment the `go` line is written. `info` lines are
+    /// collected. The pit is not checked: that is the referee's part.
+    pub async fn go(
+        &mut self,
+        pos: &Position,
+        moves: &[Move],
+        time: TimeLimit,
+        deadline: Duration,
+    ) -> Result<Reply, EngineError> {
+        self.request(&ToEngine::Go {
+            position: pos.view(),
+            legal: pos.legal_moves().collect(),
+            moves: moves.to_vec(),
+            time,
+        })
+        .await?;
+        let start = Instant::now();
+        let end = start + deadline;
+        let cap = self.settings.info_cap;
+        let mut infos: VecDeque<SearchInfo> = VecDeque::new();
+        let mut dropped = 0u64;
+        loop {
+            let line = self.recv_line_until(end).await.map_err(|e| match e {
+                EngineError::Timeout { .. } => EngineError::Timeout { deadline },
+                e => e,
+            })?;
+            match self.parse(&line)? {
+                None => {}
+                Some(FromEngine::Info(info)) => {
+                    if cap == 0 {
+                        dropped += 1;
+                    } else {
+                        if infos.len() >= cap {
+                            infos.pop_front();
+                            dropped += 1;
+                        }
+                        infos.push_back(info);
+                    }
+                }
+                Some(FromEngine::Move { pit }) => {
+                    return Ok(Reply {
+                        pit,
+                        line,
+                        infos: infos.into(),
+                        infos_dropped: dropped,
+                        elapsed: start.elapsed(),
+                    });
+                }
+                Some(_) => {
+                    return Err(EngineError::WrongMessage {
+                        expected: "info or move",
+                        line,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Tells the engine the game is over (no answer expected).
+    pub async fn game_over(
+        &mut self,
+        game: &str,
+        result: SideResult,
+        south: u16,
+        north: u16,
+        termination: Termination,
+    ) -> Result<(), EngineError> {
+        self.request(&ToEngine::GameOver {
+            game: game.to_string(),
+            result,
+            south,
+            north,
+            termination,
+        })
+        .await
+    }
+
+    /// Ends the engine: `quit`, the quit grace, SIGTERM to the process group, the term
+    /// grace, SIGKILL to the group; reaps the process, and kills whatever else is left in
+    /// the group. Never fails.
+    pub async fn shutdown(mut self) -> Stopped {
+        if !self.process.has_exited() {
+            let quit = ToEngine::Quit.to_line();
+            self.record(">", &quit);
+            let _ = self
+                .process
+                .write_line(&quit, self.settings.quit_grace)
+                .await;
+        }
+        // Closing stdin is a second, universal way of saying quit.
+        self.process.close_stdin();
+        let stopped = if let Some(st) = self.process.wait_exit(self.settings.quit_grace).await {
+            Stopped::Exited(st.into())
+        } else {
+            self.process.signal_group(libc::SIGTERM);
+            if self
+                .process
+                .wait_exit(self.settings.term_grace)
+                .await
+                .is_some()
+            {
+                Stopped::Terminated
+            } else {
+                self.process.kill_and_reap().await;
+                Stopped::Killed
+            }
+        };
+        self.process.finish().await;
+        if let Some(t) = &mut self.transcript {
+            let _ = t.flush();
+        }
+        tracing::debug!(engine = %self.name, "stopped: {stopped:?}");
+        stopped
+    }
+
+    fn record(&mut self, dir: &str, line: &str) {
+        if let Some(t) = &mut self.transcript {
+            let ms = self.started.elapsed().as_millis();
+            let _ = writeln!(t, "{ms:>8} {dir} {line}").and_then(|_| t.flush());
+        }
+    }
+
+    /// Sends a request after judging what the engine sent unasked.
+    async fn request(&mut self, msg: &ToEngine) -> Result<(), EngineError> {
+        self.check_unrequested()?;
+        self.send(msg).await
+    }
+
+    /// Reads what the engine sent since its last answer: notes are kept, an unrequested
+    /// answer is a fault.
+    fn check_unrequested(&mut self) -> Result<(), EngineError> {
+        self.process.read_now(UNREQUESTED_READ)?;
+        while let Some(event) = self.process.take_ready() {
+            let line = self.event_line(event)?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            match self.parse(&line)? {
+                None => {}
+                Some(FromEngine::Info(_)) => self.note("info".to_string(), &line),
+                Some(m) => {
+                    return Err(EngineError::Unrequested {
+                        kind: m.kind(),
+                        line,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends one message (without judging unrequested lines: for the checker).
+    pub async fn send(&mut self, msg: &ToEngine) -> Result<(), EngineError> {
+        self.send_raw(&msg.to_line()).await
+    }
+
+    /// Writes one line (a newline is added) to the engine's stdin.
+    pub async fn send_raw(&mut self, line: &str) -> Result<(), EngineError> {
+        self.record(">", line);
+        self.process
+            .write_line(line, self.settings.ping_timeout)
+            .await
+    }
+
+    /// Receives the next message, skipping (and recording) `log` lines, unknown message
+    /// types and malformed `log`/`info` lines. Returns the message and its line.
+    pub async fn recv_message(
+        &mut self,
+        limit: Duration,
+    ) -> Result<(FromEngine, String), EngineError> {
+        let end = Instant::now() + limit;
+        loop {
+            let line = self.recv_line_until(end).await.map_err(|e| match e {
+                EngineError::Timeout { .. } => EngineError::Timeout { deadline: limit },
+                e => e,
+            })?;
+            if let Some(msg) = self.parse(&line)? {
+                return Ok((msg, line));
+            }
+        }
+    }
+
+    /// Receives the next raw line (blank lines skipped) within `limit`.
+    pub async fn recv_line(&mut self, limit: Duration) -> Result<String, EngineError> {
+        let end = Instant::now() + limit;
+        self.recv_line_until(end).await.map_err(|e| match e {
+            EngineError::Timeout { .. } => EngineError::Timeout { deadline: limit },
+            e => e,
+        })
+    }
+
+    async fn recv_line_until(&mut self, end: Instant) -> Result<String, EngineError> {
+        loop {
+            let event = self.process.next_line(end).await?;
+            let line = self.event_line(event)?;
+            if !line.trim().is_empty() {
+                return Ok(line);
+            }
+        }
+    }
+
+    /// A framed line as text, or the fault of a line that cannot be one.
+    fn event_line(&mut self, event: LineEvent) -> Result<String, EngineError> {
+        match event {
+            LineEvent::Line(line) => {
+                self.record("<", &line);
+                Ok(line)
+            }
+            LineEvent::TooLong { prefix } => {
+                self.record("<", &format!("{prefix}... (line too long)"));
+                Err(EngineError::LineTooLong {
+                    limit: self.settings.line_limit,
+                    prefix,
+                })
+            }
+            LineEvent::NotUtf8 { prefix } => {
+                self.record("<", &prefix);
+                Err(EngineError::NotJson {
+                    line: prefix,
+                    error: "the line is not valid UTF-8".to_string(),
+                })
+            }
+        }
+    }
+
+    /// Reads a line as a message; `Ok(None)` for lines that are recorded and ignored.
+    fn parse(&mut self, line: &str) -> Result<Option<FromEngine>, EngineError> {
+        match FromEngine::parse(line) {
+            Ok(FromEngine::Log { level, message }) => {
+                self.note(level, &message);
+                Ok(None)
+            }
+            Ok(msg) => Ok(Some(msg)),
+            Err(ParseError::UnknownType(_)) => {
+                self.note("unknown".to_string(), line);
+                Ok(None)
+            }
+            Err(ParseError::NotJson(error)) => Err(EngineError::NotJson {
+                line: line.to_string(),
+                error,
+            }),
+            Err(ParseError::MissingType) => Err(EngineError::Malformed {
+                kind: String::new(),
+                line: line.to_string(),
+                error: "no string \"type\" field".to_string(),
+            }),
+            // `log` and `info` are never answered and change nothing: a bad one is
+            // recorded and ignored, like an unknown message.
+            Err(ParseError::Malformed { kind, .. }) if kind == "log" || kind == "info" => {
+                self.note(MALFORMED.to_string(), line);
+                Ok(None)
+            }
+            Err(ParseError::Malformed { kind, error }) => Err(EngineError::Malformed {
+                kind,
+                line: line.to_string(),
+                error,
+            }),
+        }
+    }
+
+    /// Keeps a note in memory and in the engine's log.
+    fn note(&mut self, level: String, text: &str) {
+        let shown = crate::record::clean_text(text);
+        self.process.log().note(&format!("[{level}] {shown}"));
+        tracing::debug!(engine = %self.name, "{level}: {shown}");
+        if self.notes.len() >= NOTES_KEPT {
+            self.notes.pop_front();
+        }
+        self.notes.push_back(EngineNote {
+            level,
+            line: text.to_string(),
+        });
+    }
+}
+
+/// The engine as one side of a game: every error becomes the engine's fault.
+impl crate::referee::Contestant for Engine {
+    async fn new_game(
+        &mut self,
+        game: &str,
+        rules: Rules,
+        side: Side,
+    ) -> Result<(), crate::record::Fault> {
+        Engine::new_game(self, game, rules, side)
+            .await
+            .map_err(|e| e.fault())
+    }
+
+    async fn go(
+        &mut self,
+        pos: &Position,
+        moves: &[Move],
+        time: TimeLimit,
+        deadline: Duration,
+    ) -> Result<Reply, crate::record::Fault> {
+        Engine::go(self, pos, moves, time, deadline)
+            .await
+            .map_err(|e| e.fault())
+    }
+
+    async fn game_over(
+        &mut self,
+        game: &str,
+        result: SideResult,
+        south: u16,
+        north: u16,
+        termination: Termination,
+    ) -> Result<(), crate::record::Fault> {
+        Engine::game_over(self, game, result, south, north, termination)
+            .await
+            .map_err(|e| e.fault())
+    }
+}

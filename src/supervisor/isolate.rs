@@ -1,0 +1,329 @@
+//! Running an engine so that everything it starts dies with it and it can neither see nor
+//! signal the referee or other engines.
+//!
+//! On Linux each engine runs in a new PID namespace (with a user namespace when one can be
+//! made, so it works unprivileged as well as for root in a container) and with its own
+//! `/proc`. Three processes make up one engine:
+//!
+//! ```text
+//! referee ── shim (the process the referee sees; its group is the engine's group)
+//!             └── init (pid 1 of the namespace: reaps orphans)
+//!                  └── engine (pid 2: the program, with its resource limits)
+//! ```
+//!
+//! The shim and init ignore the polite signals, wait for the engine and pass its exit
+//! status up, so the referee sees the engine's own status. Each level dies with its parent
+//! (`PR_SET_PDEATHSIG`), and when init dies the kernel kills every process left in the
+//! namespace: after `kill -9` of the referee, the shim, init, the engine and whatever the
+//! engine started (daemons included) all die. A signal from the engine cannot reach outside
+//! its namespace.
+//!
+//! Where namespaces cannot be made, engines run in their own process group only (they die
+//! with the referee, but their own children may not), and [`Isolation::warning`] says so.
+
+use std::ffi::CString;
+use std::io;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+/// Per-engine resource limits, set on the engine's process and inherited by its children.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResourceLimits {
+    /// Address space of each process, in bytes (`RLIMIT_AS`).
+    pub memory: Option<u64>,
+    /// Processes (and threads) the engine may have at once (`RLIMIT_NPROC`, counted within
+    /// the engine's user namespace).
+    pub processes: Option<u64>,
+    /// CPU time of each process (`RLIMIT_CPU`): SIGXCPU when it is used up.
+    pub cpu: Option<Duration>,
+}
+
+impl ResourceLimits {
+    pub fn is_empty(&self) -> bool {
+        *self == ResourceLimits::default()
+    }
+}
+
+/// How engines are isolated on this machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    /// A user, PID and mount namespace per engine.
+    UserNamespace,
+    /// A PID and mount namespace per engine (root without user namespaces).
+    PidNamespace,
+    /// A process group per engine only.
+    ProcessGroup,
+}
+
+impl Isolation {
+    /// The best isolation this machine allows (tried once per process).
+    pub fn detect() -> Isolation {
+        static DETECTED: OnceLock<Isolation> = OnceLock::new();
+        *DETECTED.get_or_init(|| {
+            if std::env::var_os("KALAHA_NO_NAMESPACES").is_some() {
+                return Isolation::ProcessGroup;
+            }
+            for (mode, flags) in [
+                (Isolation::UserNamespace, USER_FLAGS),
+                (Isolation::PidNamespace, PID_FLAGS),
+            ] {
+                if can_unshare(flags) {
+                    return mode;
+                }
+            }
+            Isolation::ProcessGroup
+        })
+    }
+
+    /// A one-line warning when engines are not fully isolated.
+    pub fn warning(self) -> Option<&'static str> {
+        (self == Isolation::ProcessGroup).then_some(
+            "warning: this machine allows no PID namespace for engines: they run in process \
+             groups, so processes an engine starts in a new session may outlive it, and an \
+             engine could signal the referee",
+        )
+    }
+}
+
+const PID_FLAGS: libc::c_int = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+const USER_FLAGS: libc::c_int = PID_FLAGS | libc::CLONE_NEWUSER;
+
+/// Whether a child process may make these namespaces.
+fn can_unshare(flags: libc::c_int) -> bool {
+    // SAFETY: the child only calls unshare and _exit, both async-signal-safe.
+    unsafe {
+        match libc::fork() {
+            -1 => false,
+            0 => libc::_exit(if libc::unshare(flags) == 0 { 0 } else { 1 }),
+            pid => {
+                let mut status = 0;
+                while libc::waitpid(pid, &mut status, 0) == -1
+                    && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+                {
+                }
+                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+            }
+        }
+    }
+}
+
+/// Everything the child needs, prepared before the fork (no allocation happens after it).
+pub(crate) struct Plan {
+    mode: Isolation,
+    uid_map: CString,
+    gid_map: CString,
+    limits: ResourceLimits,
+}
+
+impl Plan {
+    pub(crate) fn new(mode: Isolation, limits: ResourceLimits) -> Plan {
+        // SAFETY: getuid and getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        Plan {
+            mode,
+            uid_map: CString::new(format!("{uid} {uid} 1")).expect("no NUL"),
+            gid_map: CString::new(format!("{gid} {gid} 1")).expect("no NUL"),
+            limits,
+        }
+    }
+
+    /// Runs in the forked child just before `exec`: sets up the namespaces and limits. In
+    /// the shim and in init it never returns; it returns in the engine's process.
+    ///
+    /// # Safety
+    /// Only for a `pre_exec` hook: it calls async-signal-safe functions only.
+    pub(crate) unsafe fn apply(&self) -> io::Result<()> {
+        unsafe {
+            die_with_parent()?;
+            if self.mode != Isolation::ProcessGroup {
+                let flags = if self.mode == Isolation::UserNamespace {
+                    USER_FLAGS
+                } else {
+                    PID_FLAGS
+                };
+                check(libc::unshare(flags))?;
+                if self.mode == Isolation::UserNamespace {
+                    write_file(c"/proc/self/setgroups", c"deny")?;
+                    write_file(c"/proc/self/gid_map", &self.gid_map)?;
+                    write_file(c"/proc/self/uid_map", &self.uid_map)?;
+                }
+                fork_and_wait()?;
+                // Now pid 1 of the new namespace.
+                die_with_parent()?;
+                let none: *const libc::c_char = std::ptr::null();
+                check(libc::mount(
+                    none,
+                    c"/".as_ptr(),
+                    none,
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ))?;
+                // Without a fresh /proc the engine could still list the machine's processes
+                // (not signal them); carry on if the mount is refused.
+                let _ = libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                );
+                fork_and_wait()?;
+                die_with_parent()?;
+            }
+            self.set_limits()
+        }
+    }
+
+    unsafe fn set_limits(&self) -> io::Result<()> {
+        let set = |resource, soft: u64, hard: u64| -> io::Result<()> {
+            let r = libc::rlimit {
+                rlim_cur: soft as libc::rlim_t,
+                rlim_max: hard as libc::rlim_t,
+            };
+            // SAFETY: setrlimit reads the struct only.
+            check(unsafe { libc::setrlimit(resource, &r) })
+        };
+        if let Some(m) = self.limits.memory {
+            set(libc::RLIMIT_AS, m, m)?;
+        }
+        if let Some(n) = self.limits.processes {
+            set(libc::RLIMIT_NPROC, n, n)?;
+        }
+        if let Some(t) = self.limits.cpu {
+            let s = t.as_secs().max(1);
+            set(libc::RLIMIT_CPU, s, s + 1)?;
+        }
+        Ok(())
+    }
+}
+
+fn check(r: libc::c_int) -> io::Result<()> {
+    if r == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+unsafe fn die_with_parent() -> io::Result<()> {
+    // SAFETY: prctl with these arguments has no memory effects.
+    check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) })
+}
+
+unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> io::Result<()> {
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        let bytes = text.to_bytes();
+        let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        libc::close(fd);
+        if n != bytes.len() as isize {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// Forks. The child returns; the parent closes every file descriptor but a status pipe,
+/// ignores the polite signals, waits for the child and then passes its exit status up
+/// (its own parent learns it through the pipe the child's status arrives in, or as this
+/// process's own exit).
+unsafe fn fork_and_wait() -> io::Result<()> {
+    unsafe {
+        let mut fds = [0 as libc::c_int; 2];
+        check(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC))?;
+        let (read_end, write_end) = (fds[0], fds[1]);
+        match libc::fork() {
+            -1 => Err(io::Error::last_os_error()),
+            0 => {
+                // The child keeps the write end to report its child's status, if it
+                // becomes a waiting parent itself; else it closes on exec.
+                libc::close(read_end);
+                STATUS_FD.store(write_end, Ordering::Relaxed);
+                Ok(())
+            }
+            child => {
+                libc::close(write_end);
+                close_all_but(read_end, STATUS_FD.load(Ordering::Relaxed));
+                for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
+                    libc::signal(s, libc::SIG_IGN);
+                }
+                let mut status = 0;
+                while libc::waitpid(child, &mut status, 0) == -1 {
+                    if io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                        libc::_exit(120);
+                    }
+                }
+                // The status of the engine, passed up by the child if it was a waiting
+                // parent too; else the child's own status.
+                let mut passed = 0 as libc::c_int;
+                let n = libc::read(
+                    read_end,
+                    (&mut passed as *mut libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>(),
+                );
+                if n == std::mem::size_of::<libc::c_int>() as isize {
+                    status = passed;
+                }
+                pass_up(status)
+            }
+        }
+    }
+}
+
+/// Where a waiting parent reports the status it passes up (-1: nowhere, it exits with it).
+/// Only the single-threaded forked children set it.
+static STATUS_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// Closes every descriptor except `keep` and `also` (either may be -1).
+unsafe fn close_all_but(keep: libc::c_int, also: libc::c_int) {
+    let mut keep = [keep, also];
+    keep.sort_unstable();
+    let mut from: libc::c_uint = 0;
+    unsafe {
+        for k in keep {
+            if k >= 0 {
+                let k = k as libc::c_uint;
+                if k > from {
+                    libc::syscall(libc::SYS_close_range, from, k - 1, 0);
+                }
+                from = k + 1;
+            }
+        }
+        libc::syscall(libc::SYS_close_range, from, libc::c_uint::MAX, 0);
+    }
+}
+
+/// Ends this waiting process with the engine's `status`: written to the status pipe for
+/// the parent, and mirrored as this process's own end.
+unsafe fn pass_up(status: libc::c_int) -> ! {
+    unsafe {
+        let fd = STATUS_FD.load(Ordering::Relaxed);
+        if fd >= 0 {
+            libc::write(
+                fd,
+                (&status as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>(),
+            );
+        }
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            libc::signal(sig, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            // pid 1 of a namespace cannot kill itself this way; its parent reads the pipe.
+            libc::kill(libc::getpid(), sig);
+            libc::_exit(128 + sig);
+        }
+        libc::_exit(if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            121
+        })
+    }
+}

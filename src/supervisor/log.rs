@@ -1,0 +1,234 @@
+//! An engine instance's log file in the results folder: everything it wrote to stderr and
+//! every `log` message it sent, within a byte budget shared by all instances of one engine
+//! (so restarts do not multiply the disk used). The last lines of stderr are also kept in
+//! memory, to show in the error when the engine dies.
+
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Where an engine's log goes and how much of it may be written.
+#[derive(Clone, Debug)]
+pub struct LogPlace {
+    /// The folder of the log files.
+    pub dir: PathBuf,
+    /// The file name's start (the engine's name made file-safe); `.N.log` is added with
+    /// the first free N.
+    pub stem: String,
+    /// Bytes all instances of this engine may still write.
+    pub budget: Arc<AtomicU64>,
+}
+
+/// Lines of stderr kept in memory for error messages.
+const TAIL_LINES: usize = 5;
+/// The longest tail line kept, in bytes.
+const TAIL_LINE_BYTES: usize = 300;
+
+/// Opens a new file `dir/stem.N.suffix` for the first N not taken. The file is created,
+/// never opened if it exists and never through a symbolic link.
+pub fn create_numbered(dir: &Path, stem: &str, suffix: &str) -> io::Result<(File, PathBuf)> {
+    for n in 1u32.. {
+        let path = dir.join(format!("{stem}.{n}.{suffix}"));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+        {
+            Ok(f) => return Ok((f, path)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 100_000 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+/// The log of one engine instance.
+pub struct EngineLog {
+    inner: Mutex<Inner>,
+    path: Option<PathBuf>,
+}
+
+struct Inner {
+    file: Option<File>,
+    budget: Option<Arc<AtomicU64>>,
+    capped: bool,
+    tail: VecDeque<String>,
+    /// The unfinished last line of stderr.
+    partial: Vec<u8>,
+}
+
+impl EngineLog {
+    /// A log in `place` (`None`: nothing is written, the tail is still kept).
+    pub fn open(place: Option<&LogPlace>) -> EngineLog {
+        let opened = place.map(|p| (create_numbered(&p.dir, &p.stem, "log"), p));
+        let (file, path, budget) = match opened {
+            Some((Ok((f, path)), p)) => (Some(f), Some(path), Some(p.budget.clone())),
+            Some((Err(e), p)) => {
+                tracing::warn!(
+                    "cannot create a log for {} in {}: {e}",
+                    p.stem,
+                    p.dir.display()
+                );
+                (None, None, None)
+            }
+            None => (None, None, None),
+        };
+        EngineLog {
+            inner: Mutex::new(Inner {
+                file,
+                budget,
+                capped: false,
+                tail: VecDeque::new(),
+                partial: Vec::new(),
+            }),
+            path,
+        }
+    }
+
+    /// The log file, if there is one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Bytes the engine wrote to stderr.
+    pub fn stderr(&self, bytes: &[u8]) {
+        let mut inner = self.inner.lock().expect("log lock");
+        inner.write(bytes);
+        inner.keep_tail(bytes);
+    }
+
+    /// A `log` message (or another note) the engine sent, as one line.
+    pub fn note(&self, text: &str) {
+        let mut line = String::with_capacity(text.len() + 1);
+        line.push_str(text);
+        line.push('\n');
+        self.inner.lock().expect("log lock").write(line.as_bytes());
+    }
+
+    /// The last lines of stderr, for an error message (empty if there were none).
+    pub fn tail(&self) -> Vec<String> {
+        let inner = self.inner.lock().expect("log lock");
+        let mut v: Vec<String> = inner.tail.iter().cloned().collect();
+        if !inner.partial.is_empty() {
+            v.push(shown(&inner.partial));
+            if v.len() > TAIL_LINES {
+                v.remove(0);
+            }
+        }
+        v
+    }
+
+    /// Flushes the file.
+    pub fn flush(&self) {
+        if let Some(f) = &mut self.inner.lock().expect("log lock").file {
+            let _ = f.flush();
+        }
+    }
+}
+
+fn shown(bytes: &[u8]) -> String {
+    let end = bytes.len().min(TAIL_LINE_BYTES);
+    crate::record::clean_text(String::from_utf8_lossy(&bytes[..end]).trim_end()).into_owned()
+}
+
+impl Inner {
+    fn write(&mut self, bytes: &[u8]) {
+        let Some(file) = &mut self.file else { return };
+        let Some(budget) = &self.budget else { return };
+        let want = bytes.len() as u64;
+        let granted = budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                Some(left.saturating_sub(want))
+            })
+            .map_or(0, |left| left.min(want));
+        let mut ok = file.write_all(&bytes[..granted as usize]).is_ok();
+        if granted < want && !self.capped {
+            self.capped = true;
+            ok &= file
+                .write_all(b"\n[log cap reached for this engine: the rest is discarded]\n")
+                .is_ok();
+        }
+        if !ok {
+            self.file = None;
+        }
+    }
+
+    fn keep_tail(&mut self, bytes: &[u8]) {
+        for piece in bytes.split_inclusive(|&b| b == b'\n') {
+            if self.partial.len() < TAIL_LINE_BYTES {
+                let room = TAIL_LINE_BYTES - self.partial.len();
+                self.partial
+                    .extend_from_slice(&piece[..piece.len().min(room)]);
+            }
+            if piece.ends_with(b"\n") {
+                let line = shown(&self.partial);
+                self.partial.clear();
+                if line.trim().is_empty() {
+                    continue;
+                }
+                if self.tail.len() == TAIL_LINES {
+                    self.tail.pop_front();
+                }
+                self.tail.push_back(line);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(dir: &Path, budget: u64) -> LogPlace {
+        LogPlace {
+            dir: dir.to_path_buf(),
+            stem: "e".into(),
+            budget: Arc::new(AtomicU64::new(budget)),
+        }
+    }
+
+    #[test]
+    fn instances_share_one_budget_and_never_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = place(dir.path(), 10);
+        let a = EngineLog::open(Some(&p));
+        let b = EngineLog::open(Some(&p));
+        assert_ne!(a.path(), b.path());
+        a.stderr(b"123456");
+        b.stderr(b"abcdef");
+        a.flush();
+        b.flush();
+        let ta = std::fs::read_to_string(a.path().unwrap()).unwrap();
+        let tb = std::fs::read_to_string(b.path().unwrap()).unwrap();
+        assert_eq!(ta, "123456");
+        assert!(tb.starts_with("abcd\n[log cap reached"), "{tb}");
+    }
+
+    #[test]
+    fn a_planted_symlink_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("victim");
+        std::fs::write(&target, "keep").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("e.1.log")).unwrap();
+        let log = EngineLog::open(Some(&place(dir.path(), 100)));
+        log.stderr(b"x");
+        log.flush();
+        assert_eq!(log.path().unwrap(), dir.path().join("e.2.log"));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    }
+
+    #[test]
+    fn the_tail_keeps_the_last_lines() {
+        let log = EngineLog::open(None);
+        log.stderr(b"one\ntwo\nthree\nfour\nfive\nsix\nTraceback: cannot load weights.bin");
+        let tail = log.tail();
+        assert_eq!(tail.len(), 5);
+        assert_eq!(tail.last().unwrap(), "Traceback: cannot load weights.bin");
+        assert_eq!(tail[0], "three");
+    }
+}

@@ -1,0 +1,375 @@
+//! An engine process: spawning it isolated ([`super::isolate`]), writing lines to its
+//! stdin, reading its stdout as lines ([`super::lines`]), draining its stderr into its log,
+//! and stopping it (signals, reaping, kill on drop).
+//!
+//! Stdout is read directly by whoever waits for an answer (no reader task in between): a
+//! non-blocking read when the pipe is readable, the bytes cut into lines at once.
+//! [`Process::read_now`] takes whatever is already in the pipe without waiting, which is
+//! how lines an engine sent when nobody asked are caught before the next request.
+
+use super::EngineCommand;
+use super::error::{EngineError, ExitKind};
+use super::isolate::{Isolation, Plan, ResourceLimits};
+use super::lines::{LineBuffer, LineEvent};
+use super::log::EngineLog;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStderr, ChildStdin, Command};
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, sleep_until, timeout};
+
+/// Bytes read from stdout at a time.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// A running engine process.
+pub struct Process {
+    child: Child,
+    pid: i32,
+    stdin: Option<ChildStdin>,
+    stdout: AsyncFd<OwnedFd>,
+    stdout_eof: bool,
+    lines: LineBuffer,
+    buf: Box<[u8]>,
+    stderr_task: Option<JoinHandle<()>>,
+    exit: Option<ExitStatus>,
+    log: Arc<EngineLog>,
+    killed: bool,
+}
+
+impl Process {
+    /// Spawns `cmd` (inside a tokio runtime) with lines of at most `line_limit` bytes,
+    /// `limits` on its resources, and its stderr going to `log`.
+    pub fn spawn(
+        cmd: &EngineCommand,
+        line_limit: usize,
+        limits: ResourceLimits,
+        log: Arc<EngineLog>,
+    ) -> Result<Process, EngineError> {
+        let spawn_error = |source| EngineError::Spawn {
+            program: cmd.program.display().to_string(),
+            source,
+        };
+        let mut command = Command::new(&cmd.program);
+        command
+            .args(&cmd.args)
+            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        if let Some(dir) = &cmd.dir {
+            command.current_dir(dir);
+        }
+        let plan = Plan::new(Isolation::detect(), limits);
+        // SAFETY: `apply` calls only async-signal-safe functions and allocates nothing.
+        unsafe {
+            command.pre_exec(move || plan.apply());
+        }
+        let mut child = command.spawn().map_err(spawn_error)?;
+        let pid = child.id().map_or(0, |p| p as i32);
+        let stdout = child
+            .stdout
+            .take()
+            .expect("stdout is piped")
+            .into_owned_fd()
+            .map_err(EngineError::Io)?;
+        set_nonblocking(&stdout).map_err(EngineError::Io)?;
+        // SAFETY: the descriptor is owned by the `AsyncFd` and neither replaced nor closed
+        // while it is registered.
+        let stdout = unsafe {
+            AsyncFd::register_with_interest(stdout, tokio::io::Interest::READABLE)
+                .map_err(|e| EngineError::Io(e.into()))?
+        };
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let stderr_task = tokio::spawn(drain_stderr(stderr, log.clone()));
+        Ok(Process {
+            stdin: child.stdin.take(),
+            child,
+            pid,
+            stdout,
+            stdout_eof: false,
+            lines: LineBuffer::new(line_limit),
+            buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
+            stderr_task: Some(stderr_task),
+            exit: None,
+            log,
+            killed: false,
+        })
+    }
+
+    /// The process id, which is also the engine's process group.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The engine's log.
+    pub fn log(&self) -> &EngineLog {
+        &self.log
+    }
+
+    /// Writes one line (a newline is added), waiting at most `limit` for the pipe.
+    pub async fn write_line(&mut self, line: &str, limit: Duration) -> Result<(), EngineError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(self.gone().await);
+        };
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        match timeout(limit, stdin.write_all(&bytes)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.stdin = None;
+                Err(self.gone().await)
+            }
+            Ok(Err(e)) => Err(EngineError::Io(e)),
+            Err(_) => Err(EngineError::Stall { timeout: limit }),
+        }
+    }
+
+    /// Closes the engine's stdin (a second way of saying `quit`).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The error for an engine that stopped reading or writing: its exit if it exits soon.
+    async fn gone(&mut self) -> EngineError {
+        match self.wait_exit(Duration::from_millis(500)).await {
+            Some(st) => self.exited(st).await,
+            None => EngineError::Io(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the engine closed its input",
+            )),
+        }
+    }
+
+    /// The error for an engine that exited: the status, the last lines of its stderr (read
+    /// to its end, briefly) and where its log is.
+    pub async fn exited(&mut self, st: ExitStatus) -> EngineError {
+        if let Some(task) = &mut self.stderr_task
+            && timeout(Duration::from_millis(300), task).await.is_ok()
+        {
+            self.stderr_task = None;
+        }
+        self.log.flush();
+        let mut stderr = String::new();
+        let tail = self.log.tail();
+        if !tail.is_empty() {
+            stderr.push_str("; its last stderr lines: ");
+            stderr.push_str(&tail.join(" | "));
+        }
+        if let Some(p) = self.log.path() {
+            stderr.push_str(&format!(" (log: {})", p.display()));
+        }
+        EngineError::Exited {
+            exit: ExitKind::from(st),
+            stderr,
+        }
+    }
+
+    /// Reads what is in the pipe right now, at most `max` bytes, without waiting.
+    pub fn read_now(&mut self, max: usize) -> Result<(), EngineError> {
+        let mut taken = 0;
+        while taken < max && !self.stdout_eof {
+            match read_fd(self.stdout.get_ref(), &mut self.buf) {
+                Ok(0) => {
+                    self.lines.finish();
+                    self.stdout_eof = true;
+                }
+                Ok(n) => {
+                    self.lines.push(&self.buf[..n]);
+                    taken += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(EngineError::Io(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// A line (or line fault) already read, if any, without reading more.
+    pub fn take_ready(&mut self) -> Option<LineEvent> {
+        self.lines.pop()
+    }
+
+    /// The next line from stdout, waiting until `end` at most. Fails when the deadline
+    /// passes (`Timeout` with a zero deadline: the caller names its own), the engine exits
+    /// or its stdout closes.
+    pub async fn next_line(&mut self, end: Instant) -> Result<LineEvent, EngineError> {
+        loop {
+            // Checked first, so that an engine flooding its output still times out.
+            if Instant::now() >= end {
+                return Err(EngineError::Timeout {
+                    deadline: Duration::ZERO,
+                });
+            }
+            if let Some(ev) = self.lines.pop() {
+                return Ok(ev);
+            }
+            if self.stdout_eof {
+                return Err(match self.wait_exit(Duration::from_millis(500)).await {
+                    Some(st) => self.exited(st).await,
+                    None => EngineError::StdoutClosed,
+                });
+            }
+            if let Some(st) = self.exit {
+                // The process is gone: take what it wrote, briefly (its children may hold
+                // the pipe open).
+                let brief = (Instant::now() + Duration::from_millis(100)).min(end);
+                if !self.wait_readable(brief).await? {
+                    return Err(self.exited(st).await);
+                }
+                continue;
+            }
+            tokio::select! {
+                biased;
+                r = self.stdout.readable() => {
+                    let mut guard = r.map_err(EngineError::Io)?;
+                    match guard.try_io(|fd| read_fd(fd.get_ref(), &mut self.buf)) {
+                        Ok(Ok(0)) => {
+                            self.lines.finish();
+                            self.stdout_eof = true;
+                        }
+                        Ok(Ok(n)) => self.lines.push(&self.buf[..n]),
+                        Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Ok(Err(e)) => return Err(EngineError::Io(e)),
+                        Err(_would_block) => {}
+                    }
+                }
+                st = self.child.wait() => self.exit = Some(st.map_err(EngineError::Io)?),
+                _ = sleep_until(end) => {}
+            }
+        }
+    }
+
+    /// Waits until stdout has something to read (or ends) before `end`; reads it.
+    async fn wait_readable(&mut self, end: Instant) -> Result<bool, EngineError> {
+        loop {
+            tokio::select! {
+                r = self.stdout.readable() => {
+                    let mut guard = r.map_err(EngineError::Io)?;
+                    match guard.try_io(|fd| read_fd(fd.get_ref(), &mut self.buf)) {
+                        Ok(Ok(0)) => {
+                            self.lines.finish();
+                            self.stdout_eof = true;
+                            return Ok(true);
+                        }
+                        Ok(Ok(n)) => {
+                            self.lines.push(&self.buf[..n]);
+                            return Ok(true);
+                        }
+                        Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Ok(Err(e)) => return Err(EngineError::Io(e)),
+                        Err(_would_block) => {}
+                    }
+                }
+                _ = sleep_until(end) => return Ok(false),
+            }
+        }
+    }
+
+    /// Waits at most `limit` for the process to exit.
+    pub async fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        if let Some(st) = self.exit {
+            return Some(st);
+        }
+        if let Ok(Ok(st)) = timeout(limit, self.child.wait()).await {
+            self.exit = Some(st);
+        }
+        self.exit
+    }
+
+    /// Whether the process has been seen to exit.
+    pub fn has_exited(&mut self) -> bool {
+        if self.exit.is_none()
+            && let Ok(Some(st)) = self.child.try_wait()
+        {
+            self.exit = Some(st);
+        }
+        self.exit.is_some()
+    }
+
+    /// Sends `signal` to the engine's process group.
+    pub fn signal_group(&self, signal: i32) {
+        if self.pid > 1 {
+            // SAFETY: killpg has no memory-safety preconditions; the group is the engine's
+            // own (spawned with process_group(0)), so no other process is hit.
+            unsafe {
+                libc::killpg(self.pid, signal);
+            }
+        }
+    }
+
+    /// SIGKILLs the group, reaps the process and waits for the stderr drain.
+    pub async fn kill_and_reap(&mut self) {
+        self.signal_group(libc::SIGKILL);
+        let _ = self.child.start_kill();
+        // SIGKILL cannot be ignored; only an uninterruptible sleep delays it.
+        let _ = self.wait_exit(Duration::from_secs(10)).await;
+        self.finish().await;
+    }
+
+    /// After the process has exited: kills whatever is left in its group, lets stderr
+    /// drain briefly and flushes the log.
+    pub async fn finish(&mut self) {
+        self.signal_group(libc::SIGKILL);
+        self.killed = true;
+        if let Some(task) = self.stderr_task.take() {
+            let _ = timeout(Duration::from_secs(1), task).await;
+        }
+        self.log.flush();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if !self.killed {
+            self.signal_group(libc::SIGKILL);
+            let _ = self.child.start_kill();
+        }
+        if let Some(task) = &self.stderr_task {
+            task.abort();
+        }
+    }
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        if flags == -1 || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) == -1
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn read_fd(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: reads into a buffer we own, at most its length.
+    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Reads stderr until it closes, into the engine's log.
+async fn drain_stderr(mut err: ChildStderr, log: Arc<EngineLog>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match err.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => log.stderr(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    log.flush();
+}

@@ -1,0 +1,249 @@
+//! Engines as supervised processes: the [`Launcher`] of real tournaments, and the start-up
+//! checks that run before any game (every engine starts, passes the handshake, accepts its
+//! options and answers a ping), which also settle the engines' names.
+
+use super::config::TournamentConfig;
+use super::run::Launcher;
+use super::spec::dedupe_names;
+use crate::record::{Fault, shown_name};
+use crate::supervisor::{Engine, EngineCommand, EngineError, LogPlace, Settings};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use tokio::task::JoinSet;
+
+/// Bytes of log all instances of one engine may write in one run.
+pub const LOG_BUDGET: u64 = 10 << 20;
+
+/// How to start one engine of the tournament.
+#[derive(Clone, Debug)]
+struct LaunchSpec {
+    command: EngineCommand,
+    options: Vec<(String, serde_json::Value)>,
+    settings: Settings,
+}
+
+/// Starts engine processes, each instance with its own log (and transcript with `debug`)
+/// in `logs/`.
+pub struct ProcessLauncher {
+    engines: Vec<LaunchSpec>,
+}
+
+/// Why the tournament could not start (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("engine {engine}: {message}")]
+pub struct StartupError {
+    pub engine: String,
+    pub message: String,
+}
+
+impl ProcessLauncher {
+    async fn start_ready(&self, index: usize) -> Result<Engine, EngineError> {
+        let spec = &self.engines[index];
+        let mut engine = Engine::start(&spec.command, &spec.settings).await?;
+        for (name, value) in &spec.options {
+            if let Err(e) = engine.set_option(name, value.clone()).await {
+                engine.shutdown().await;
+                return Err(e);
+            }
+        }
+        Ok(engine)
+    }
+
+    /// Starts one instance of every engine (all at once), checks the handshake, the
+    /// options and a ping, settles the engines' names (an engine given by command without
+    /// `name=` is called by its `hello` name) and returns the launcher with those first
+    /// instances.
+    pub async fn prepare(
+        config: &mut TournamentConfig,
+        logs: Option<PathBuf>,
+        debug: bool,
+    ) -> Result<(ProcessLauncher, Vec<Vec<Engine>>), StartupError> {
+        let launcher = ProcessLauncher {
+            engines: config
+                .engines
+                .iter()
+                .map(|e| LaunchSpec {
+                    command: EngineCommand {
+                        program: e.resolved.program.clone(),
+                        args: e.resolved.args.clone(),
+                        dir: e.resolved.dir.clone(),
+                        env: e.resolved.env.clone(),
+                    },
+                    options: Vec::new(),
+                    settings: Settings {
+                        startup_timeout: config.startup_timeout,
+                        line_limit: config.line_limit,
+                        logs: logs.as_ref().map(|dir| LogPlace {
+                            dir: dir.clone(),
+                            stem: file_safe(&e.resolved.name),
+                            budget: Arc::new(AtomicU64::new(LOG_BUDGET)),
+                        }),
+                        transcript: debug,
+                        limits: e.resolved.limits,
+                        ..Settings::default()
+                    },
+                })
+                .collect(),
+        };
+        let name_of = |i: usize| config.engines[i].resolved.name.clone();
+        let mut first = launcher.start_all().await.map_err(|(i, e)| StartupError {
+            engine: name_of(i),
+            message: format!(
+                "failed to start `{}`: {e}",
+                launcher.engines[i].command.display()
+            ),
+        })?;
+        let launcher = match launcher.set_options(config, &mut first).await {
+            Ok(l) => l,
+            Err(e) => {
+                shutdown_all(first).await;
+                return Err(e);
+            }
+        };
+        if let Err(e) = settle_names(config, &first) {
+            shutdown_all(first).await;
+            return Err(e);
+        }
+        Ok((launcher, first.into_iter().map(|e| vec![e]).collect()))
+    }
+
+    /// Starts one instance of every engine at once (handshakes can be slow); on a failure
+    /// stops the others and says which failed.
+    async fn start_all(&self) -> Result<Vec<Engine>, (usize, EngineError)> {
+        let mut set = JoinSet::new();
+        for (i, spec) in self.engines.iter().enumerate() {
+            let (command, settings) = (spec.command.clone(), spec.settings.clone());
+            set.spawn(async move { (i, Engine::start(&command, &settings).await) });
+        }
+        let mut started: Vec<Option<Engine>> = (0..self.engines.len()).map(|_| None).collect();
+        let mut failure = None;
+        while let Some(joined) = set.join_next().await {
+            match joined.expect("a start task never panics") {
+                (i, Ok(e)) => started[i] = Some(e),
+                (i, Err(e)) => {
+                    if failure.as_ref().is_none_or(|(j, _)| i < *j) {
+                        failure = Some((i, e));
+                    }
+                }
+            }
+        }
+        match failure {
+            Some(f) => {
+                shutdown_all(started.into_iter().flatten().collect()).await;
+                Err(f)
+            }
+            None => Ok(started.into_iter().map(|e| e.expect("started")).collect()),
+        }
+    }
+
+    /// Converts each engine's options to the types it declares, sets them on its first
+    /// instance and checks it is still there with a ping.
+    async fn set_options(
+        mut self,
+        config: &TournamentConfig,
+        first: &mut [Engine],
+    ) -> Result<ProcessLauncher, StartupError> {
+        for (i, engine) in first.iter_mut().enumerate() {
+            let entry = &config.engines[i];
+            let problem = |message: String| StartupError {
+                engine: entry.resolved.name.clone(),
+                message,
+            };
+            let declared = engine.hello().options.clone();
+            let mut wanted = entry.resolved.options.clone();
+            for (name, value) in [("depth", config.depth), ("nodes", config.nodes)] {
+                if let Some(v) = value
+                    && declared.iter().any(|o| o.name == name)
+                    && !wanted.iter().any(|(n, _)| n == name)
+                {
+                    wanted.push((name.to_string(), v.to_string()));
+                }
+            }
+            let mut typed = Vec::new();
+            for (name, text) in &wanted {
+                let opt = crate::protocol::find_option(&declared, name).map_err(problem)?;
+                typed.push((name.clone(), opt.parse_text(text).map_err(problem)?));
+            }
+            for (name, value) in &typed {
+                engine
+                    .set_option(name, value.clone())
+                    .await
+                    .map_err(|e| problem(e.to_string()))?;
+            }
+            // The readiness barrier: an engine that dies on its options fails here.
+            engine
+                .ping()
+                .await
+                .map_err(|e| problem(format!("failed after its options were set: {e}")))?;
+            self.engines[i].options = typed;
+        }
+        Ok(self)
+    }
+}
+
+/// Settles the engines' names: the `hello` name of an engine given by command without
+/// `name=` (made safe to show, and cut to the longest name allowed), duplicates numbered.
+fn settle_names(config: &mut TournamentConfig, first: &[Engine]) -> Result<(), StartupError> {
+    let mut names: Vec<String> = Vec::new();
+    let mut explicit = Vec::new();
+    for (i, entry) in config.engines.iter().enumerate() {
+        let use_hello = !entry.explicit_name && entry.spec.cmd.is_some();
+        let hello_name = shown_name(&first[i].hello().name);
+        names.push(match (use_hello, hello_name) {
+            (true, Some(name)) => {
+                if name != first[i].hello().name.trim() {
+                    tracing::warn!(
+                        "engine {}: its hello name was cut or cleaned to {name:?}",
+                        entry.resolved.name
+                    );
+                }
+                name
+            }
+            _ => entry.resolved.name.clone(),
+        });
+        explicit.push(entry.explicit_name);
+    }
+    dedupe_names(&mut names, &explicit).map_err(|e| StartupError {
+        engine: String::new(),
+        message: e.to_string(),
+    })?;
+    for (i, name) in names.into_iter().enumerate() {
+        config.engines[i].resolved.name = name;
+    }
+    Ok(())
+}
+
+async fn shutdown_all(engines: Vec<Engine>) {
+    let mut set = JoinSet::new();
+    for e in engines {
+        set.spawn(e.shutdown());
+    }
+    while set.join_next().await.is_some() {}
+}
+
+impl Launcher for ProcessLauncher {
+    type Engine = Engine;
+
+    async fn start(&self, index: usize) -> Result<Engine, Fault> {
+        self.start_ready(index).await.map_err(|e| e.fault())
+    }
+
+    async fn stop(&self, engine: Engine) {
+        engine.shutdown().await;
+    }
+}
+
+/// A name usable in a file name.
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .take(64)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,226 @@
+//! The live display: progress, the standings of the scoreboard (the same fit every report
+//! shows, so the last table equals the files), faults as they happen, a table at the end.
+//! On a terminal it is a progress bar with the standings below, sized to the terminal;
+//! otherwise a plain line every few seconds.
+
+use crate::record::{clean_text, format_duration};
+use crate::referee::truncate;
+use crate::report::{standings_line, standings_table};
+use crate::stats::Tally;
+use crate::tournament::events::{Control, Event, RunSummary, StartInfo, View};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{self, Write};
+use std::time::{Duration, Instant};
+
+/// How the live display shows progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DisplayMode {
+    /// A progress bar with standings (stdout is a terminal).
+    Bar,
+    /// A plain line every few seconds (stdout is a file or a pipe).
+    Lines,
+    /// Nothing.
+    Quiet,
+}
+
+impl DisplayMode {
+    /// `Bar` on a terminal, `Lines` otherwise, `Quiet` when asked.
+    pub fn detect(quiet: bool) -> DisplayMode {
+        use std::io::IsTerminal;
+        if quiet {
+            DisplayMode::Quiet
+        } else if std::io::stdout().is_terminal() {
+            DisplayMode::Bar
+        } else {
+            DisplayMode::Lines
+        }
+    }
+}
+
+/// The terminal's size (columns, rows), 80x24 when unknown.
+fn terminal_size() -> (usize, usize) {
+    // SAFETY: TIOCGWINSZ fills the struct we pass.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 && ws.ws_row > 0 {
+        (ws.ws_col as usize, ws.ws_row as usize)
+    } else {
+        (80, 24)
+    }
+}
+
+/// The standings are refitted for the bar at most this often.
+const REFIT_EVERY: Duration = Duration::from_millis(250);
+
+/// The live display.
+pub struct LiveDisplay {
+    mode: DisplayMode,
+    bar: Option<ProgressBar>,
+    total: u64,
+    done: u64,
+    done_at_start: u64,
+    started: Instant,
+    last_line: Instant,
+    last_fit: Option<Instant>,
+    /// Seconds between plain lines.
+    pub every: Duration,
+}
+
+impl LiveDisplay {
+    pub fn new(mode: DisplayMode) -> LiveDisplay {
+        LiveDisplay {
+            mode,
+            bar: None,
+            total: 0,
+            done: 0,
+            done_at_start: 0,
+            started: Instant::now(),
+            last_line: Instant::now(),
+            last_fit: None,
+            every: Duration::from_secs(5),
+        }
+    }
+
+    /// Time left at the pace of this run (games of earlier runs do not count).
+    fn eta(&self) -> String {
+        let played = self.done - self.done_at_start;
+        if played == 0 {
+            return "?".into();
+        }
+        let per = self.started.elapsed().as_secs_f64() / played as f64;
+        let left = self.total.saturating_sub(self.done) as f64 * per;
+        format_duration(Duration::from_secs(left.round() as u64))
+    }
+
+    fn say(&self, text: &str) -> io::Result<()> {
+        match (&self.bar, self.mode) {
+            (Some(bar), _) => {
+                bar.println(text);
+                Ok(())
+            }
+            (None, DisplayMode::Quiet) => Ok(()),
+            (None, _) => writeln!(io::stdout().lock(), "{text}"),
+        }
+    }
+
+    /// The table under the bar, sized to the terminal (two lines are the bar's).
+    fn bar_table(&self, tally: &Tally) -> String {
+        let (cols, rows) = terminal_size();
+        match tally.standings(None) {
+            Ok(s) => standings_table(&s, cols, rows.saturating_sub(4).max(3)),
+            Err(_) => String::new(),
+        }
+    }
+
+    fn refresh_bar(&mut self, tally: &Tally, now: bool) {
+        let Some(bar) = &self.bar else { return };
+        bar.set_position(self.done);
+        if now || self.last_fit.is_none_or(|t| t.elapsed() >= REFIT_EVERY) {
+            self.last_fit = Some(Instant::now());
+            bar.set_message(self.bar_table(tally).trim_end().to_string());
+        }
+    }
+}
+
+impl View for LiveDisplay {
+    fn start(&mut self, info: &StartInfo, tally: &Tally) -> io::Result<()> {
+        self.total = info.total;
+        self.done = info.done;
+        self.done_at_start = info.done;
+        self.started = Instant::now();
+        self.last_line = Instant::now();
+        for note in &info.notes {
+            self.say(&format!("note: {note}"))?;
+        }
+        match self.mode {
+            DisplayMode::Bar => {
+                let bar =
+                    ProgressBar::with_draw_target(Some(info.total), ProgressDrawTarget::stdout());
+                let style = ProgressStyle::with_template(
+                    "{wide_bar} {pos}/{len} games, {elapsed} elapsed, ETA {eta}\n{msg}",
+                )
+                .map_err(io::Error::other)?;
+                bar.set_style(style);
+                bar.enable_steady_tick(Duration::from_millis(500));
+                self.bar = Some(bar);
+                self.refresh_bar(tally, true);
+            }
+            DisplayMode::Lines => self.say(&format!(
+                "tournament {}: {} games to play ({} done)",
+                info.id,
+                info.total - info.done,
+                info.done
+            ))?,
+            DisplayMode::Quiet => {}
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Event<'_>, tally: &Tally) -> io::Result<Control> {
+        match event {
+            Event::GameFinished { record: g, .. } => {
+                self.done += 1;
+                if g.termination.is_fault() {
+                    self.say(&format!(
+                        "game {}: {} lost by {} ({})",
+                        g.game,
+                        clean_text(g.loser_name().unwrap_or("?")),
+                        g.termination,
+                        clean_text(&truncate(&g.detail, 160))
+                    ))?;
+                }
+                match self.mode {
+                    DisplayMode::Bar => self.refresh_bar(tally, false),
+                    DisplayMode::Lines
+                        if self.last_line.elapsed() >= self.every || self.done == self.total =>
+                    {
+                        self.last_line = Instant::now();
+                        let line = match tally.standings(None) {
+                            Ok(s) => standings_line(&s),
+                            Err(_) => String::new(),
+                        };
+                        self.say(&format!(
+                            "[{}/{}] ETA {} | {line}",
+                            self.done,
+                            self.total,
+                            self.eta()
+                        ))?;
+                    }
+                    DisplayMode::Lines | DisplayMode::Quiet => {}
+                }
+            }
+            Event::GameInterrupted { id } => {
+                if self.mode == DisplayMode::Lines {
+                    self.say(&format!("game {id}: interrupted"))?;
+                }
+            }
+        }
+        Ok(Control::Continue)
+    }
+
+    fn finish(&mut self, summary: &RunSummary, tally: &Tally) -> io::Result<()> {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        if self.mode == DisplayMode::Quiet {
+            return Ok(());
+        }
+        let secs = summary.elapsed.as_secs_f64();
+        let rate = if secs > 0.0 {
+            summary.played as f64 / secs
+        } else {
+            0.0
+        };
+        let (cols, _) = terminal_size();
+        let mut out = io::stdout().lock();
+        if let Ok(s) = tally.standings(None) {
+            write!(out, "{}", standings_table(&s, cols.max(100), usize::MAX))?;
+        }
+        writeln!(
+            out,
+            "{} games played in {:.1} s ({rate:.2} games/s), {}/{} done",
+            summary.played, secs, self.done, self.total
+        )?;
+        Ok(())
+    }
+}

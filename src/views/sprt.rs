@@ -1,0 +1,422 @@
+//! The SPRT of `kalaha sprt`: its settings (saved as `sprt.toml` in the results folder),
+//! the view that evaluates the test after every game pair of the new engine against the
+//! base engine and stops the run at a decision, and the verdict.
+//!
+//! The test reads the pentanomial counts of the pairing from the run's scoreboard, so the
+//! pairs are the same as in every report. `sprt.csv` gets one line per completed pair; on
+//! resume it is rebuilt from `games.csv`.
+
+use crate::results::read_games_csv;
+use crate::stats::sprt::fmt_estimate;
+use crate::stats::{Added, Sprt, SprtDecision, SprtModel, SprtStatus, Tally};
+use crate::tournament::events::{Control, Event, View};
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How `elo0` and `elo1` are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelName {
+    /// Normalized Elo: independent of the draw ratio (fishtest's default).
+    Normalized,
+    /// Logistic Elo: an expected score.
+    Logistic,
+}
+
+/// The test's parameters as saved in `sprt.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SprtSettings {
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub model: ModelName,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_games: Option<u64>,
+}
+
+/// The largest Elo bound accepted: beyond it scores are indistinguishable from 0 or 1.
+pub const MAX_ELO_BOUND: f64 = 2000.0;
+
+/// Pairs after which a test whose every pair was a draw pair stops as undecidable.
+pub const STALL_PAIRS: u64 = 100;
+
+impl SprtSettings {
+    pub fn sprt(&self) -> Sprt {
+        Sprt {
+            elo0: self.elo0,
+            elo1: self.elo1,
+            alpha: self.alpha,
+            beta: self.beta,
+            model: match self.model {
+                ModelName::Normalized => SprtModel::Normalized,
+                ModelName::Logistic => SprtModel::Logistic,
+            },
+        }
+    }
+
+    /// Checks the parameters; the error names the setting.
+    pub fn validate(&self) -> Result<(), String> {
+        let p = |x: f64| x > 0.0 && x < 0.5;
+        if !p(self.alpha) {
+            return Err(format!(
+                "alpha {}: it must be above 0 and below 0.5",
+                self.alpha
+            ));
+        }
+        if !p(self.beta) {
+            return Err(format!(
+                "beta {}: it must be above 0 and below 0.5",
+                self.beta
+            ));
+        }
+        for (name, x) in [("elo0", self.elo0), ("elo1", self.elo1)] {
+            if !x.is_finite() || x.abs() > MAX_ELO_BOUND {
+                return Err(format!(
+                    "{name} {x}: it must be a number between -{MAX_ELO_BOUND} and {MAX_ELO_BOUND}"
+                ));
+            }
+        }
+        if self.elo0 >= self.elo1 {
+            return Err(format!(
+                "elo0 {} must be smaller than elo1 {}",
+                self.elo0, self.elo1
+            ));
+        }
+        if self.max_games.is_some_and(|n| n < 2) {
+            return Err("max_games: at least 2 (one game pair) are needed".to_string());
+        }
+        Ok(())
+    }
+}
+
+/// One line of `sprt.csv`.
+pub const SPRT_CSV_HEADER: &str = "pairs,games,ll,ld,wl_dd,wd,ww,llr,lower,upper,elo,elo_error\n";
+
+fn csv_line(s: &SprtStatus, penta: [u64; 5]) -> String {
+    let num = |x: f64, d: usize| {
+        if x.is_finite() {
+            format!("{x:.d$}")
+        } else {
+            String::new()
+        }
+    };
+    format!(
+        "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        s.pairs,
+        s.games,
+        penta[0],
+        penta[1],
+        penta[2],
+        penta[3],
+        penta[4],
+        num(s.llr, 4),
+        num(s.lower, 4),
+        num(s.upper, 4),
+        num(s.elo.value, 2),
+        num(s.elo.error, 2),
+    )
+}
+
+/// How a test ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SprtEnd {
+    /// The LLR left its bounds (the status of the pair that decided).
+    Decided(SprtStatus),
+    /// Every pair was a draw pair for [`STALL_PAIRS`] pairs: the test cannot decide.
+    Stalled(SprtStatus),
+}
+
+/// The test as a view of the run.
+pub struct SprtView {
+    sprt: Sprt,
+    new: String,
+    base: String,
+    csv: File,
+    quiet: bool,
+    last_print: Instant,
+    /// Pairs in the last line printed.
+    printed_pairs: u64,
+    /// Set when the test ended.
+    pub end: Option<SprtEnd>,
+}
+
+impl SprtView {
+    /// The test of `new` against `base`, appending to `sprt.csv` in `dir`; prints progress
+    /// lines unless `quiet`.
+    pub fn new(
+        dir: &Path,
+        settings: &SprtSettings,
+        new: &str,
+        base: &str,
+        quiet: bool,
+    ) -> io::Result<SprtView> {
+        let csv = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(dir.join("sprt.csv"))?;
+        Ok(SprtView {
+            sprt: settings.sprt(),
+            new: new.to_string(),
+            base: base.to_string(),
+            csv,
+            quiet,
+            last_print: Instant::now(),
+            printed_pairs: 0,
+            end: None,
+        })
+    }
+
+    /// Where the test stands in `tally`.
+    pub fn status(&self, tally: &Tally) -> SprtStatus {
+        status_in(&self.sprt, tally, &self.new, &self.base)
+    }
+
+    fn print(&mut self, status: &SprtStatus) -> io::Result<()> {
+        if !self.quiet {
+            writeln!(io::stdout().lock(), "{}", status.line())?;
+        }
+        self.printed_pairs = status.pairs;
+        self.last_print = Instant::now();
+        Ok(())
+    }
+
+    /// Prints the current status if the last line printed is older.
+    pub fn print_last(&mut self, tally: &Tally) -> io::Result<()> {
+        let status = self.status(tally);
+        if status.pairs != self.printed_pairs {
+            self.print(&status)?;
+        }
+        Ok(())
+    }
+}
+
+/// The status of `new` against `base` in `tally`.
+fn status_in(sprt: &Sprt, tally: &Tally, new: &str, base: &str) -> SprtStatus {
+    let pairing = match (tally.engine_index(new), tally.engine_index(base)) {
+        (Some(a), Some(b)) => tally.pairing(a, b),
+        _ => None,
+    }
+    .unwrap_or_default();
+    sprt.status(pairing.penta, pairing.wdl.games())
+}
+
+/// The end of a test at `status`, if it has ended.
+fn end_of(status: SprtStatus, penta: [u64; 5]) -> Option<SprtEnd> {
+    if status.decision != SprtDecision::Continue {
+        return Some(SprtEnd::Decided(status));
+    }
+    // Every pair a draw pair (1-1): the engines play each opening alike from both seats
+    // and the LLR stays at 0 however long the test runs.
+    let all_even = penta[2] == status.pairs;
+    (status.pairs >= STALL_PAIRS && all_even).then_some(SprtEnd::Stalled(status))
+}
+
+fn penta_of(tally: &Tally, new: &str, base: &str) -> [u64; 5] {
+    match (tally.engine_index(new), tally.engine_index(base)) {
+        (Some(a), Some(b)) => tally.pairing(a, b).map_or([0; 5], |p| p.penta.0),
+        _ => [0; 5],
+    }
+}
+
+impl View for SprtView {
+    fn event(&mut self, event: &Event<'_>, tally: &Tally) -> io::Result<Control> {
+        let Event::GameFinished {
+            record,
+            pair_completed: true,
+        } = event
+        else {
+            return Ok(Control::Continue);
+        };
+        let ours = |n: &str| n == self.new || n == self.base;
+        if !(ours(&record.south) && ours(&record.north)) || self.end.is_some() {
+            return Ok(Control::Continue);
+        }
+        let status = self.status(tally);
+        let penta = penta_of(tally, &self.new, &self.base);
+        self.csv.write_all(csv_line(&status, penta).as_bytes())?;
+        self.end = end_of(status, penta);
+        if self.end.is_some() || self.last_print.elapsed() >= Duration::from_secs(1) {
+            self.print(&status)?;
+        }
+        Ok(match self.end {
+            Some(_) => Control::Stop,
+            None => Control::Continue,
+        })
+    }
+}
+
+/// Rebuilds `dir/sprt.csv` from `dir/games.csv` (on resume) and returns how the test
+/// stands, and whether it had already ended.
+pub fn replay(
+    dir: &Path,
+    settings: &SprtSettings,
+    new: &str,
+    base: &str,
+) -> io::Result<(SprtStatus, Option<SprtEnd>)> {
+    let sprt = settings.sprt();
+    let mut text = String::from(SPRT_CSV_HEADER);
+    let mut tally = Tally::new();
+    let mut end = None;
+    let games = dir.join(crate::results::GAMES_CSV);
+    if games.exists() {
+        read_games_csv(&games, |row| {
+            let completed = matches!(
+                tally.add(row),
+                Added::Counted {
+                    completed_pair: true
+                }
+            );
+            let ours = |n: &str| n == new || n == base;
+            if completed && end.is_none() && ours(row.south) && ours(row.north) {
+                let status = status_in(&sprt, &tally, new, base);
+                let penta = penta_of(&tally, new, base);
+                text.push_str(&csv_line(&status, penta));
+                end = end_of(status, penta);
+            }
+        })
+        .map_err(io::Error::other)?;
+    }
+    let tmp = dir.join(".sprt.csv.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, dir.join("sprt.csv"))?;
+    Ok((status_in(&sprt, &tally, new, base), end))
+}
+
+/// The verdict: the exit code (0 H1, 3 H0, 4 no decision) and the line that says it.
+pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) -> (u8, String) {
+    let elo = |s: &SprtStatus| format!("Elo {}", fmt_estimate(s.elo));
+    match end {
+        Some(SprtEnd::Decided(s)) if s.decision == SprtDecision::H1 => (
+            0,
+            format!(
+                "H1 accepted: {new} is stronger than {base} (LLR {:.2} >= {:.2} after {} pairs, {})",
+                s.llr,
+                s.upper,
+                s.pairs,
+                elo(&s)
+            ),
+        ),
+        Some(SprtEnd::Decided(s)) => (
+            3,
+            format!(
+                "H0 accepted: {new} is not stronger than {base} (LLR {:.2} <= {:.2} after {} pairs, {})",
+                s.llr,
+                s.lower,
+                s.pairs,
+                elo(&s)
+            ),
+        ),
+        Some(SprtEnd::Stalled(s)) => (
+            4,
+            format!(
+                "no decision possible: all {} pairs were drawn 1-1 (each opening gave the \
+                 same game from both seats), so the LLR cannot move. Deterministic engines \
+                 repeat their games: use more varied openings (--opening-plies, --openings) \
+                 or engines that differ.",
+                s.pairs
+            ),
+        ),
+        None => (
+            4,
+            format!(
+                "no decision: the game limit was reached (LLR {:.2} in [{:.2}, {:.2}] after {} pairs, {})",
+                last.llr,
+                last.lower,
+                last.upper,
+                last.pairs,
+                elo(&last)
+            ),
+        ),
+    }
+}
+
+/// Writes the verdict beside the games, as `sprt-result.toml`.
+pub fn save_verdict(dir: &Path, code: u8, text: &str, status: &SprtStatus) -> io::Result<()> {
+    #[derive(Serialize)]
+    struct Result<'a> {
+        verdict: &'a str,
+        exit_code: u8,
+        pairs: u64,
+        games: u64,
+        llr: f64,
+        lower: f64,
+        upper: f64,
+    }
+    let r = Result {
+        verdict: text,
+        exit_code: code,
+        pairs: status.pairs,
+        games: status.games,
+        llr: if status.llr.is_finite() {
+            status.llr
+        } else {
+            0.0
+        },
+        lower: status.lower,
+        upper: status.upper,
+    };
+    let body = toml::to_string(&r).map_err(io::Error::other)?;
+    let tmp = dir.join(".sprt-result.toml.tmp");
+    std::fs::write(&tmp, body)?;
+    std::fs::rename(tmp, dir.join("sprt-result.toml"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> SprtSettings {
+        SprtSettings {
+            elo0: 0.0,
+            elo1: 5.0,
+            alpha: 0.05,
+            beta: 0.05,
+            model: ModelName::Normalized,
+            max_games: None,
+        }
+    }
+
+    #[test]
+    fn absurd_settings_are_refused_by_name() {
+        let bad = |f: &dyn Fn(&mut SprtSettings)| {
+            let mut s = settings();
+            f(&mut s);
+            s.validate().unwrap_err()
+        };
+        assert!(
+            bad(&|s| {
+                s.elo0 = -1e308;
+                s.elo1 = 1e308
+            })
+            .contains("elo0")
+        );
+        assert!(bad(&|s| s.elo1 = f64::NAN).contains("elo1"));
+        assert!(bad(&|s| s.elo1 = -1.0).contains("smaller"));
+        assert!(bad(&|s| s.max_games = Some(0)).contains("max_games"));
+        assert!(bad(&|s| s.alpha = 0.5).contains("alpha"));
+        assert!(settings().validate().is_ok());
+    }
+
+    #[test]
+    fn a_test_where_every_pair_scores_alike_stalls() {
+        let sprt = settings().sprt();
+        let penta = [0, 0, STALL_PAIRS, 0, 0];
+        let s = sprt.status(crate::stats::Pentanomial(penta), 2 * STALL_PAIRS);
+        assert_eq!(s.decision, SprtDecision::Continue);
+        assert!(matches!(end_of(s, penta), Some(SprtEnd::Stalled(_))));
+        let (code, text) = verdict(end_of(s, penta), s, "a", "b");
+        assert_eq!(code, 4);
+        assert!(text.contains("drawn 1-1"), "{text}");
+        let fewer = [0, 0, 10, 0, 0];
+        let s = sprt.status(crate::stats::Pentanomial(fewer), 20);
+        assert_eq!(end_of(s, fewer), None);
+        // A sweep is not a stall: the LLR rises.
+        let sweep = [0, 0, 0, 0, STALL_PAIRS];
+        let s = sprt.status(crate::stats::Pentanomial(sweep), 2 * STALL_PAIRS);
+        assert_eq!(end_of(s, sweep), None);
+    }
+}
