@@ -47,8 +47,21 @@ pub enum Command {
     Show(show::Args),
 }
 
+/// Sends the library's warnings (and, with `RUST_LOG=debug`, its traces) to stderr.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .with_target(false)
+        .try_init();
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
+    init_logging();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -171,11 +171,26 @@ impl Process {
         }
     }
 
-    /// Reads what is in the pipe right now, at most `max` bytes, without waiting.
+    /// Reads what is in the pipe right now, at most `max` bytes, without waiting. When
+    /// the pipe is empty, the runtime learns it too (so the next wait starts with no
+    /// pointless read).
     pub fn read_now(&mut self, max: usize) -> Result<(), EngineError> {
         let mut taken = 0;
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         while taken < max && !self.stdout_eof {
-            match read_fd(self.stdout.get_ref(), &mut self.buf) {
+            let read = match self.stdout.poll_read_ready(&mut cx) {
+                std::task::Poll::Ready(Ok(mut guard)) => {
+                    match guard.try_io(|fd| read_fd(fd.get_ref(), &mut self.buf)) {
+                        Ok(r) => r,
+                        Err(_would_block) => break,
+                    }
+                }
+                std::task::Poll::Ready(Err(e)) => return Err(EngineError::Io(e)),
+                // Not known to be readable: data may have come since the runtime last
+                // looked, so look.
+                std::task::Poll::Pending => read_fd(self.stdout.get_ref(), &mut self.buf),
+            };
+            match read {
                 Ok(0) => {
                     self.lines.finish();
                     self.stdout_eof = true;

@@ -162,25 +162,65 @@ impl ConfigFile {
         if games == 0 {
             return Err(refuse("games", "must be at least 1"));
         }
-        let pairs_per_pairing = games.div_ceil(2);
-        let tc = self
-            .tc
-            .unwrap_or(TimeControl::MoveTime(Duration::from_millis(100)));
-        let margin = match &self.time_margin {
-            Some(m) => parse_duration(m).map_err(|e| refuse("time_margin", e.to_string()))?,
-            None => Duration::from_millis(50),
+        let (openings, opening_plies) = self.openings(rules)?;
+        let shard = match &self.shard {
+            Some(s) => Some(s.parse::<Shard>().map_err(|e| refuse("shard", e))?),
+            None => None,
         };
-        let startup_timeout = match &self.startup_timeout {
-            Some(m) => parse_duration(m).map_err(|e| refuse("startup_timeout", e.to_string()))?,
-            None => Duration::from_secs(10),
+        let engines = self.engines()?;
+        let schedule = Schedule {
+            kind: self.schedule.unwrap_or_default(),
+            engines: engines.len(),
+            pairs_per_pairing: games.div_ceil(2),
+            rules,
+            openings,
+            shard,
         };
-        let line_limit = match self.line_limit {
-            Some(0) => return Err(refuse("line_limit", "0: it must be at least 1 byte")),
-            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
-            None => crate::supervisor::Settings::default().line_limit,
+        if schedule.checked_total_games().is_none() {
+            return Err(refuse(
+                "games",
+                format!(
+                    "{games} games per pairing among {} engines is more than the {} games a \
+                     tournament may have",
+                    engines.len(),
+                    crate::tournament::schedule::MAX_GAMES
+                ),
+            ));
+        }
+        let time = |key: &'static str, value: &Option<String>, default: Duration| match value {
+            Some(m) => parse_duration(m).map_err(|e| refuse(key, e.to_string())),
+            None => Ok(default),
         };
-        let seed = self.seed.unwrap_or(0);
-        let opening_plies = match (&self.openings, &self.opening_list) {
+        Ok(TournamentConfig {
+            id: self.id(shard.is_some())?,
+            engines,
+            schedule,
+            tc: self
+                .tc
+                .unwrap_or(TimeControl::MoveTime(Duration::from_millis(100))),
+            margin: time("time_margin", &self.time_margin, Duration::from_millis(50))?,
+            seed: self.seed.unwrap_or(0),
+            opening_plies,
+            restart: self.restart.unwrap_or_default(),
+            adjudication: self.adjudicate.unwrap_or_default(),
+            startup_timeout: time(
+                "startup_timeout",
+                &self.startup_timeout,
+                Duration::from_secs(10),
+            )?,
+            line_limit: match self.line_limit {
+                Some(0) => return Err(refuse("line_limit", "0: it must be at least 1 byte")),
+                Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+                None => crate::supervisor::Settings::default().line_limit,
+            },
+            depth: self.depth,
+            nodes: self.nodes,
+        })
+    }
+
+    /// Where the openings come from, and the random sowings of each.
+    fn openings(&self, rules: Rules) -> Result<(Openings, u32), ConfigError> {
+        let plies = match (&self.openings, &self.opening_list) {
             (None, None) => self.opening_plies.unwrap_or(DEFAULT_OPENING_PLIES),
             _ => self.opening_plies.unwrap_or(0),
         };
@@ -191,13 +231,13 @@ impl ConfigFile {
                     "give either an openings file or an inline opening_list",
                 ));
             }
+            (Some(_), None) if plies > 0 => {
+                return Err(refuse(
+                    "openings",
+                    "an openings file and opening_plies cannot be used together",
+                ));
+            }
             (Some(path), None) => {
-                if self.opening_plies.is_some_and(|p| p > 0) {
-                    return Err(refuse(
-                        "openings",
-                        "an openings file and opening_plies cannot be used together",
-                    ));
-                }
                 let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
                     path: path.clone(),
                     error,
@@ -212,15 +252,15 @@ impl ConfigFile {
                 Openings::List(Arc::new(list))
             }
             (None, None) => Openings::Random {
-                plies: opening_plies,
-                seed,
+                plies,
+                seed: self.seed.unwrap_or(0),
             },
         };
-        let shard = match &self.shard {
-            Some(s) => Some(s.parse::<Shard>().map_err(|e| refuse("shard", e))?),
-            None => None,
-        };
-        let kind = self.schedule.unwrap_or_default();
+        Ok((openings, plies))
+    }
+
+    /// The engines, each with the `each` settings under its own.
+    fn engines(&self) -> Result<Vec<EngineEntry>, ConfigError> {
         let each = self.each.clone().unwrap_or_default();
         if each.cmd.is_some() || each.builtin.is_some() || each.name.is_some() {
             return Err(refuse(
@@ -247,63 +287,32 @@ impl ConfigFile {
                 ),
             ));
         }
-        let schedule = Schedule {
-            kind,
-            engines: self.engines.len(),
-            pairs_per_pairing,
-            rules,
-            openings,
-            shard,
-        };
-        if schedule.checked_total_games().is_none() {
-            return Err(refuse(
-                "games",
-                format!(
-                    "{games} games per pairing among {} engines is more than the {} games a \
-                     tournament may have",
-                    self.engines.len(),
-                    crate::tournament::schedule::MAX_GAMES
-                ),
-            ));
-        }
-        let id = match &self.id {
+        Ok(engines)
+    }
+
+    /// The tournament id: as given (and checked), or a fresh one unless `sharded`.
+    fn id(&self, sharded: bool) -> Result<String, ConfigError> {
+        match &self.id {
             Some(id) => {
-                if id.is_empty()
-                    || !id
+                let ok = !id.is_empty()
+                    && id
                         .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-                {
+                        .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+                if !ok {
                     return Err(refuse(
                         "id",
                         format!("{id:?}: use letters, digits, '_', '.' and '-'"),
                     ));
                 }
-                id.clone()
+                Ok(id.clone())
             }
-            None if schedule.shard.is_some() => {
-                return Err(refuse(
-                    "shard",
-                    "needs an id: every shard of one tournament must use the same id, or \
-                     merged results count games twice",
-                ));
-            }
-            None => new_tournament_id(),
-        };
-        Ok(TournamentConfig {
-            id,
-            engines,
-            schedule,
-            tc,
-            margin,
-            seed,
-            opening_plies,
-            restart: self.restart.unwrap_or_default(),
-            adjudication: self.adjudicate.unwrap_or_default(),
-            startup_timeout,
-            line_limit,
-            depth: self.depth,
-            nodes: self.nodes,
-        })
+            None if sharded => Err(refuse(
+                "shard",
+                "needs an id: every shard of one tournament must use the same id, or merged \
+                 results count games twice",
+            )),
+            None => Ok(new_tournament_id()),
+        }
     }
 }
 

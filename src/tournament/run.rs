@@ -105,10 +105,11 @@ pub struct RunInput<G> {
     pub interrupts: mpsc::UnboundedReceiver<()>,
 }
 
-/// Runs `input.games` with `launcher`'s engines on `runtime`, recording every finished game
-/// with `recorder` (on the calling thread) and showing it to `views`. `ready` holds already
-/// started instances per engine (from the start-up checks). Returns the summary and the
-/// scoreboard of the whole tournament.
+/// Runs `input.games` with `launcher`'s engines on `runtime` (driven by a thread of its
+/// own), recording every finished game with `recorder` on the calling thread and showing
+/// it to `views`. `ready` holds already started instances per engine (from the start-up
+/// checks, on the same runtime). Returns the summary and the scoreboard of the whole
+/// tournament.
 pub fn run_games<L: Launcher, G>(
     runtime: &tokio::runtime::Runtime,
     launcher: L,
@@ -131,15 +132,17 @@ where
     });
     let (to_recorder, from_loop) = std_mpsc::channel();
     let (control_tx, control_rx) = mpsc::unbounded_channel();
-    let game_loop = runtime.spawn(game_loop(shared, input, to_recorder.clone(), control_rx));
-    let recorded = recorder.run(from_loop, control_tx, views);
-    // The loop ends once it has sent its end; if the recorder failed first, stop it.
-    if recorded.is_err() {
-        game_loop.abort();
-    }
-    let _ = runtime.block_on(game_loop);
-    drop(to_recorder);
-    recorded
+    std::thread::scope(|scope| {
+        let game_loop = scope.spawn(|| {
+            runtime.block_on(game_loop(shared, input, to_recorder, control_rx));
+        });
+        // A recorder that fails drops its end of the control channel, which stops the loop.
+        let recorded = recorder.run(from_loop, control_tx, views);
+        if game_loop.join().is_err() {
+            return Err(io::Error::other("the game loop failed"));
+        }
+        recorded
+    })
 }
 
 /// Plays the games, hands every end to the recorder, and ends by sending
@@ -156,6 +159,7 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
     let mut ids = std::collections::HashMap::new();
     let mut end = LoopEnd::default();
     let mut stop_starting = false;
+    let mut control_open = true;
     let concurrency = input.concurrency.max(1);
     let send = |msg| {
         let _ = recorder.send(msg);
@@ -202,9 +206,10 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
                 stop_starting = true;
                 let _ = cancel_tx.send(true);
             }
-            Some(_) = control.recv() => {
-                // A view has decided (or the results cannot be written): running games
-                // cannot change anything any more.
+            message = control.recv(), if control_open => {
+                // A view has decided, the results cannot be written, or the recorder is
+                // gone: running games cannot change anything any more.
+                control_open = message.is_some();
                 stop_starting = true;
                 let _ = cancel_tx.send(true);
             }
