@@ -164,6 +164,42 @@ fn main() {
     }
     // 10 million games among 12 engines reach the fit as 66 pairings.
     time_fit(12, 10_000_000 / 6, IntervalMethod::Auto);
+    // Pools with long-range structure, where the approximation is off and the intervals
+    // are solved exactly.
+    let gauntlet: Vec<PairingScore> = (4..5004)
+        .flat_map(|i| {
+            (0..4).map(move |r| PairingScore {
+                a: i,
+                b: r,
+                games: 10.0,
+                points: (3 + (i * 7 + r) % 5) as f64,
+            })
+        })
+        .chain((0..3).map(|r| PairingScore {
+            a: r,
+            b: r + 1,
+            games: 50.0,
+            points: 25.0,
+        }))
+        .collect();
+    let ladder: Vec<PairingScore> = (0..2000)
+        .flat_map(|i| (1..=3).map(move |d| (i, i + d)))
+        .filter(|&(_, j)| j < 2000)
+        .map(|(a, b)| PairingScore {
+            a,
+            b,
+            games: 10.0,
+            points: (4 + a % 3) as f64,
+        })
+        .collect();
+    for (name, n, pool) in [
+        ("gauntlet of 5000 against 4", 5004, gauntlet),
+        ("ladder of 2000, 3 neighbours", 2000, ladder),
+    ] {
+        let start = Instant::now();
+        ratings::fit(n, &pool, None);
+        println!("  {name}: {:.3} s", start.elapsed().as_secs_f64());
+    }
     // The approximate intervals against the exact ones on the same pool.
     let (scores, _) = pairings(5000, 40, 1);
     let mut fits = Vec::new();

@@ -20,9 +20,19 @@
 //!   diagonal of the pseudo-inverse `L⁺` (the inverse under the sum-zero constraint), for an
 //!   anchored group the diagonal of the inverse of `L` without the anchor's row and column
 //!   (the anchor's error is 0). The error is `1.96·√var` in Elo.
-//!   - *Exact* (groups where that takes at most [`EXACT_INTERVAL_WORK`] edge visits): one
-//!     conjugate-gradient solve per engine.
-//!   - *Approximate* (larger groups): with `D` the diagonal of `L`, `P = D⁻¹W` the random
+//!   Three ways, tried in this order (the first that applies is used):
+//!   - *Elimination* (exact): `L`, grounded at one engine, is factored eliminating at each
+//!     step an engine with the fewest neighbours left, and the diagonal of the inverse
+//!     follows from the factor by Takahashi's recurrence; the mean-centred variances add an
+//!     exact correction from one solve with the factor. Cheap when elimination creates little
+//!     fill: small pools, ladders (engines meet their neighbours in strength), gauntlets
+//!     (many engines against a few references), trees. Abandoned as soon as it would exceed
+//!     [`ELIMINATION_WORK`] updates, as on pools of random pairings, where every engine's
+//!     opponents soon become neighbours of each other.
+//!   - *Solves* (exact): one conjugate-gradient solve per engine, on the cores available,
+//!     when that takes at most [`EXACT_INTERVAL_WORK`] edge visits (estimated from the
+//!     iterations of the last Newton step).
+//!   - *Approximation* (larger groups): with `D` the diagonal of `L`, `P = D⁻¹W` the random
 //!     walk on the pairings (`W` the off-diagonal weights) and `π = D/ΣD` its stationary
 //!     law, `L⁺ = Q·X·Q` where `Q` removes the mean and `X = Σₖ (Pᵏ - 1πᵀ)·D⁻¹`. The
 //!     centring (and, for an anchored group, the anchor's column of `L⁺`) is computed
@@ -33,12 +43,12 @@
 //!     the part of the diagonal beyond `1/Dᵢ` is rescaled by the ratio that makes the
 //!     sample right on average, and the largest remaining error on the sample is checked.
 //!     On pools of random pairings with 10 or more games per engine the intervals agree
-//!     with the exact ones within 1% (the tests check this against the dense reference).
-//!     Pools with long-range structure (a ladder where each engine only meets its
-//!     neighbours, a gauntlet of many engines against a few references) are far off; the
-//!     sample shows it (error above [`APPROXIMATION_TOLERANCE`]) and the intervals are
-//!     then solved exactly when that costs at most [`FALLBACK_WORK_FACTOR`] times
-//!     [`EXACT_INTERVAL_WORK`], and otherwise kept with a warning on the log.
+//!     with the exact ones within 1% (the tests check this against the dense reference;
+//!     the bench measures 0.02% on 5,000 engines with 40 games each). Pools with
+//!     long-range structure are far off (a ladder or a gauntlet, which elimination
+//!     normally handles); when the sample shows an error above [`APPROXIMATION_TOLERANCE`]
+//!     the intervals are solved exactly if that costs at most [`FALLBACK_WORK_FACTOR`]
+//!     times [`EXACT_INTERVAL_WORK`], and are otherwise kept with a warning on the log.
 //! - **Perfect scores.** The maximum likelihood is infinite when some part of a group never
 //!   scored a point against the rest (for example an engine that won or lost all its games).
 //!   Then, in that group only, every pairing that was played receives one virtual draw
@@ -50,15 +60,23 @@
 
 const ELO_PER_NAT: f64 = 400.0 / std::f64::consts::LN_10;
 
-/// Groups where one conjugate-gradient solve per engine visits at most this many edges
-/// (`engines × iterations × (pairings + engines)`, with the iterations of the last Newton
-/// step) get exact intervals; larger groups get the approximation described in the module
-/// documentation.
+/// Groups that elimination cannot factor, and where one conjugate-gradient solve per engine
+/// visits at most this many edges (`engines × iterations × (pairings + engines)`, with the
+/// iterations of the last Newton step), get exact intervals by those solves; larger groups
+/// get the approximation described in the module documentation.
 pub const EXACT_INTERVAL_WORK: f64 = 1.0e9;
 
 /// Terms of the random-walk series computed exactly for approximate intervals (return
 /// probabilities after 0 to 4 steps).
 pub const WALK_TERMS: usize = 5;
+
+/// The most work (`Σ (opponents of an engine)²`) spent on the walk's terms after 3 and 4
+/// steps; beyond it only the terms up to 2 steps are computed.
+const WALK_TWO_STEP_WORK: f64 = 2.0e8;
+
+/// The most updates spent on trying to factor the Fisher information exactly (see the
+/// module documentation).
+pub const ELIMINATION_WORK: f64 = 4.0e7;
 
 /// Engines whose variance is solved exactly to calibrate approximate intervals.
 pub const CALIBRATION_SAMPLE: usize = 24;
@@ -69,7 +87,7 @@ pub const CALIBRATION_SAMPLE: usize = 24;
 pub const APPROXIMATION_TOLERANCE: f64 = 0.005;
 
 /// See [`APPROXIMATION_TOLERANCE`].
-pub const FALLBACK_WORK_FACTOR: f64 = 20.0;
+pub const FALLBACK_WORK_FACTOR: f64 = 5.0;
 
 /// Games between two engines: `points` is what engine `a` scored against `b`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -110,9 +128,10 @@ pub struct Ratings {
 /// How the variances behind the intervals are computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IntervalMethod {
-    /// Exact for groups within [`EXACT_INTERVAL_WORK`], approximate beyond.
+    /// Elimination, solves or the approximation, as the module documentation describes.
     Auto,
-    /// One solve per engine, whatever the size.
+    /// Elimination when it fits its budget, otherwise one solve per engine, whatever the
+    /// size.
     Exact,
     /// The calibrated random-walk approximation, whatever the size.
     Approximate,
@@ -548,17 +567,18 @@ fn fit_group(
             break;
         }
     }
-    // Work of one solve per engine, in edge visits; the variance solves' tolerance is
-    // looser than the Newton steps'.
-    let work = n as f64 * iterations.max(1) as f64 * (edges.len() + n) as f64;
-    let exact = match method {
-        IntervalMethod::Auto => work <= EXACT_INTERVAL_WORK,
-        IntervalMethod::Exact => true,
-        IntervalMethod::Approximate => false,
-    };
     let info = Laplacian::at(&theta, edges, anchor);
-    if exact {
-        return (theta, exact_variances(&info, anchor));
+    if method != IntervalMethod::Approximate
+        && let Some(var) = eliminated_variances(&info, anchor, ELIMINATION_WORK)
+    {
+        return (theta, var);
+    }
+    // Work of one solve per engine, in edge visits.
+    let work = n as f64 * iterations.max(1) as f64 * (edges.len() + n) as f64;
+    if method == IntervalMethod::Exact
+        || (method == IntervalMethod::Auto && work <= EXACT_INTERVAL_WORK)
+    {
+        return (theta, solved_variances(&info, anchor));
     }
     let (var, sample_error) = approximate_variances(&info, anchor);
     if method == IntervalMethod::Approximate || sample_error <= APPROXIMATION_TOLERANCE {
@@ -571,7 +591,7 @@ fn fit_group(
             "approximate intervals off by {:.2}% on a sample: solving them exactly",
             sample_error * 100.0
         );
-        return (theta, exact_variances(&info, anchor));
+        return (theta, solved_variances(&info, anchor));
     }
     tracing::warn!(
         engines = n,
@@ -583,6 +603,157 @@ fn fit_group(
     (theta, var)
 }
 
+/// A hasher for engine indices (a multiplicative hash: fast, and the high bits that the
+/// hash table uses are well mixed).
+#[derive(Clone, Copy, Default)]
+struct IndexHasher(u64);
+
+impl std::hash::Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (u64::from(i) ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IndexMap = std::collections::HashMap<u32, f64, std::hash::BuildHasherDefault<IndexHasher>>;
+
+/// Exact variances by sparse elimination: `L` grounded (at the anchor, or at the engine with
+/// the most weight) is factored as `L = U·D·Uᵀ` eliminating at each step an engine with the
+/// fewest remaining neighbours, and the diagonal of its inverse follows from the factor
+/// alone by Takahashi's recurrence (`Σᵥᵤ = -Σₖ lₖᵥ·Σₖᵤ` and `Σᵥᵥ = 1/dᵥ - Σₖ lₖᵥ·Σₖᵥ` over the
+/// neighbours `k` of `v` at its elimination, in reverse order of elimination). Fast when
+/// elimination creates little fill (ladders, gauntlets, trees, small pools); `None` when it
+/// would take more than `budget` updates (pools of random pairings, where the approximation
+/// is good).
+fn eliminated_variances(info: &Laplacian, anchor: Option<usize>, budget: f64) -> Option<Vec<f64>> {
+    use std::cmp::Reverse;
+    let n = info.len();
+    let ground = info.ground;
+    let mut adj: Vec<IndexMap> = vec![IndexMap::default(); n];
+    for (e, &w) in info.edges.iter().zip(&info.weight) {
+        let (a, b) = (e.a as usize, e.b as usize);
+        if a != ground && b != ground {
+            adj[a].insert(e.b, -w);
+            adj[b].insert(e.a, -w);
+        }
+    }
+    let mut pivot = info.degree.clone();
+    let mut heap: std::collections::BinaryHeap<(Reverse<usize>, u32)> = (0..n)
+        .filter(|&v| v != ground)
+        .map(|v| (Reverse(adj[v].len()), v as u32))
+        .collect();
+    let mut eliminated = vec![false; n];
+    eliminated[ground] = true;
+    // The order of elimination, and each engine's column of the factor: (k, lₖᵥ), sorted.
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    let mut column: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];
+    // The pivot dᵥ of each engine when it was eliminated.
+    let mut d_of = vec![0.0; n];
+    let mut work = 0.0;
+    while let Some((Reverse(len), v)) = heap.pop() {
+        let v = v as usize;
+        if eliminated[v] || len != adj[v].len() {
+            continue;
+        }
+        // The fewest neighbours left rarely shrinks: give up as soon as the engines left,
+        // each with at least that many, would overrun the budget.
+        let left = (n - 1 - order.len()) as f64;
+        if work + left * (len * len) as f64 > budget {
+            return None;
+        }
+        work += (len * len) as f64;
+        eliminated[v] = true;
+        let neighbours: Vec<(u32, f64)> = adj[v].drain().collect();
+        let d = pivot[v];
+        for (i, &(u, a_uv)) in neighbours.iter().enumerate() {
+            let u = u as usize;
+            adj[u].remove(&(v as u32));
+            pivot[u] -= a_uv * a_uv / d;
+            for &(w, a_wv) in &neighbours[i + 1..] {
+                let fill = -a_uv * a_wv / d;
+                *adj[u].entry(w).or_insert(0.0) += fill;
+                *adj[w as usize].entry(u as u32).or_insert(0.0) += fill;
+            }
+        }
+        for &(u, _) in &neighbours {
+            heap.push((Reverse(adj[u as usize].len()), u));
+        }
+        let mut col: Vec<(u32, f64)> = neighbours.iter().map(|&(u, a)| (u, a / d)).collect();
+        col.sort_unstable_by_key(|x| x.0);
+        column[v] = col;
+        d_of[v] = d;
+        order.push(v as u32);
+    }
+    // Takahashi: Σ for the diagonal and for the pattern of the factor.
+    let mut position = vec![usize::MAX; n];
+    for (k, &v) in order.iter().enumerate() {
+        position[v as usize] = k;
+    }
+    let mut sigma_diag = vec![0.0; n];
+    let mut sigma_col: Vec<Vec<f64>> = vec![Vec::new(); n];
+    for &v in order.iter().rev() {
+        let v = v as usize;
+        let col = &column[v];
+        let sigma = |k: u32, u: u32| -> f64 {
+            if k == u {
+                return sigma_diag[k as usize];
+            }
+            let (first, other) = if position[k as usize] < position[u as usize] {
+                (k as usize, u)
+            } else {
+                (u as usize, k)
+            };
+            let at = column[first]
+                .binary_search_by_key(&other, |x| x.0)
+                .expect("the neighbours of an eliminated engine form a clique");
+            sigma_col[first][at]
+        };
+        let s_v: Vec<f64> = col
+            .iter()
+            .map(|&(u, _)| -col.iter().map(|&(k, l)| l * sigma(k, u)).sum::<f64>())
+            .collect();
+        sigma_diag[v] = 1.0 / d_of[v] - col.iter().zip(&s_v).map(|(&(_, l), s)| l * s).sum::<f64>();
+        sigma_col[v] = s_v;
+    }
+    if anchor.is_some() {
+        // Grounded at the anchor: the diagonal is the answer (0 for the anchor).
+        return Some(sigma_diag);
+    }
+    // Mean-centred: with G the inverse grounded at g (zero row and column g) and x = G·1,
+    // L⁺ᵢᵢ = Gᵢᵢ - 2xᵢ/n + Σx/n².
+    let mut x = vec![1.0; n];
+    x[ground] = 0.0;
+    for &v in &order {
+        let v = v as usize;
+        for &(u, l) in &column[v] {
+            x[u as usize] -= l * x[v];
+        }
+    }
+    for &v in &order {
+        x[v as usize] /= d_of[v as usize];
+    }
+    for &v in order.iter().rev() {
+        let v = v as usize;
+        let s: f64 = column[v].iter().map(|&(u, l)| l * x[u as usize]).sum();
+        x[v] -= s;
+    }
+    let nf = n as f64;
+    let mean = x.iter().sum::<f64>() / nf;
+    Some(
+        sigma_diag
+            .iter()
+            .zip(&x)
+            .map(|(g, xi)| g - 2.0 * xi / nf + mean / nf)
+            .collect(),
+    )
+}
 /// The variance of engine `i`'s rating, solved exactly: `L⁺ᵢᵢ` (mean-centred) or `(L
 /// grounded at the anchor)⁻¹ᵢᵢ`.
 fn exact_variance(
@@ -619,6 +790,10 @@ fn parallel_map(n: usize, items: &[usize], f: impl Fn(usize, &mut Work) -> f64 +
         .min(8)
         .min(items.len().div_ceil(16))
         .max(1);
+    if threads == 1 {
+        let mut work = Work::new(n);
+        return items.iter().map(|&i| f(i, &mut work)).collect();
+    }
     let mut out = vec![0.0; items.len()];
     let chunk = items.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
@@ -652,7 +827,8 @@ impl Work {
     }
 }
 
-fn exact_variances(info: &Laplacian, anchor: Option<usize>) -> Vec<f64> {
+/// Exact variances by one conjugate-gradient solve per engine.
+fn solved_variances(info: &Laplacian, anchor: Option<usize>) -> Vec<f64> {
     let n = info.len();
     let all: Vec<usize> = (0..n).collect();
     parallel_map(n, &all, |i, w| {
@@ -755,6 +931,12 @@ fn walk_diagonal(info: &Laplacian) -> Vec<f64> {
         fill[b] += 1;
     }
     let deg = &info.degree;
+    // The two-step terms cost Σⱼ (opponents of j)² in all: skip them when a few engines
+    // met very many others (a gauntlet), and leave the rest to the calibration sample.
+    let cost: f64 = (0..n)
+        .map(|j| ((start[j + 1] - start[j]) as f64).powi(2))
+        .sum();
+    let two_steps = cost <= WALK_TWO_STEP_WORK;
     // Two-step distribution from i, in a dense scratch row with a list of touched entries.
     let mut two = vec![0.0f64; n];
     let mut touched: Vec<u32> = Vec::new();
@@ -762,6 +944,9 @@ fn walk_diagonal(info: &Laplacian) -> Vec<f64> {
         .map(|i| {
             let pi = deg[i] / vol;
             for &(j, w) in &adj[start[i]..start[i + 1]] {
+                if !two_steps {
+                    break;
+                }
                 let pij = w / deg[i];
                 let j = j as usize;
                 for &(k, w2) in &adj[start[j]..start[j + 1]] {
@@ -787,6 +972,9 @@ fn walk_diagonal(info: &Laplacian) -> Vec<f64> {
                 two[k] = 0.0;
             }
             touched.clear();
+            if !two_steps {
+                return (1.0 - 2.0 * pi + r2 - pi) / deg[i];
+            }
             let terms = [1.0 - pi, -pi, r2 - pi, r3 - pi, r4 - pi];
             let head: f64 = terms.iter().sum();
             // The even terms decay roughly geometrically (two steps at a time): extend them,
@@ -1248,7 +1436,13 @@ mod tests {
                 }
             })
             .collect();
-        for games in [reference(), round_robin, random_pool(150, 20, 600.0, 3)] {
+        for games in [
+            reference(),
+            round_robin,
+            random_pool(150, 20, 600.0, 3),
+            ladder(200),
+            gauntlet(204),
+        ] {
             let n = games.iter().map(|p| p.a.max(p.b)).max().unwrap() + 1;
             for anchor in [None, Some(n / 2)] {
                 let (elo, err) = compare_with_dense(n, &games, anchor, IntervalMethod::Exact);
@@ -1262,6 +1456,60 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A ladder: each engine meets its two nearest neighbours on each side.
+    fn ladder(n: usize) -> Vec<PairingScore> {
+        let mut games = Vec::new();
+        for i in 0..n {
+            for d in 1..=2 {
+                if i + d < n {
+                    games.push(pairing(i, i + d, 4, 2, 4 - (i % 3) as u32));
+                }
+            }
+        }
+        games
+    }
+
+    /// A gauntlet: engines 4.. each meet the four references 0..4.
+    fn gauntlet(n: usize) -> Vec<PairingScore> {
+        let mut games: Vec<PairingScore> = (0..3).map(|r| pairing(r, r + 1, 20, 10, 20)).collect();
+        for i in 4..n {
+            for r in 0..4 {
+                games.push(pairing(i, r, 3 + ((i + r) % 4) as u32, 2, 3));
+            }
+        }
+        games
+    }
+
+    #[test]
+    fn elimination_and_conjugate_gradients_agree() {
+        for (name, n, games) in [
+            ("random", 150, random_pool(150, 20, 600.0, 5)),
+            ("ladder", 300, ladder(300)),
+            ("gauntlet", 404, gauntlet(404)),
+            ("reference", 4, reference()),
+        ] {
+            let edges = merge(n, &games);
+            for anchor in [None, Some(2)] {
+                let (theta, _) = fit_group(n, &edges, anchor, IntervalMethod::Approximate);
+                let info = Laplacian::at(&theta, &edges, anchor);
+                let eliminated = eliminated_variances(&info, anchor, f64::INFINITY).unwrap();
+                let solved = solved_variances(&info, anchor);
+                for (i, (e, s)) in eliminated.iter().zip(&solved).enumerate() {
+                    assert!(
+                        (e - s).abs() <= 1e-7 * s.abs().max(1e-12),
+                        "{name}, anchor {anchor:?}, engine {i}: {e} by elimination, {s} by solves"
+                    );
+                }
+            }
+        }
+        // Elimination gives up on a pool of random pairings when its budget is small.
+        let games = random_pool(400, 20, 600.0, 6);
+        let edges = merge(400, &games);
+        let (theta, _) = fit_group(400, &edges, None, IntervalMethod::Approximate);
+        let info = Laplacian::at(&theta, &edges, None);
+        assert!(eliminated_variances(&info, None, 1e5).is_none());
     }
 
     #[test]
@@ -1289,24 +1537,10 @@ mod tests {
 
     #[test]
     fn the_sample_flags_structures_the_approximation_misses() {
-        // A ladder (each engine meets its two nearest neighbours on each side) and a
-        // gauntlet (many engines against four references).
-        let mut ladder = Vec::new();
-        for i in 0..300 {
-            for d in 1..=2 {
-                if i + d < 300 {
-                    ladder.push(pairing(i, i + d, 4, 2, 4 - (i % 3) as u32));
-                }
-            }
-        }
-        let mut gauntlet: Vec<PairingScore> =
-            (0..3).map(|r| pairing(r, r + 1, 20, 10, 20)).collect();
-        for i in 4..404 {
-            for r in 0..4 {
-                gauntlet.push(pairing(i, r, 3 + ((i + r) % 4) as u32, 2, 3));
-            }
-        }
-        for (name, n, games) in [("ladder", 300, ladder), ("gauntlet", 404, gauntlet)] {
+        for (name, n, games) in [
+            ("ladder", 300, ladder(300)),
+            ("gauntlet", 404, gauntlet(404)),
+        ] {
             let edges = merge(n, &games);
             let (theta, _) = fit_group(n, &edges, None, IntervalMethod::Exact);
             let info = Laplacian::at(&theta, &edges, None);
