@@ -480,3 +480,81 @@ fn sprt_of_an_engine_against_itself_does_not_accept_h1_and_resumes() {
     ));
     assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
 }
+
+/// A pool of 600 engines with known strengths, 20 games each against random opponents,
+/// through `kalaha ratings`: every engine is rated, the ratings are centred, every interval
+/// is finite, and the order of the ratings follows the true strengths.
+#[test]
+fn a_large_sparse_pool_is_rated_in_the_order_of_the_true_strengths() {
+    use rand::{RngExt, SeedableRng};
+    let n = 600;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    // Strength of engine k: 2 Elo per index, so e599 is the strongest.
+    let strength = |k: usize| 2.0 * k as f64;
+    let mut csv = String::from(HEADER) + "\n";
+    let mut order: Vec<usize> = (0..n).collect();
+    let (mut game, mut pair) = (0, 0);
+    for _ in 0..10 {
+        for i in (1..n).rev() {
+            order.swap(i, rng.random_range(0..=i));
+        }
+        for m in order.chunks_exact(2) {
+            pair += 1;
+            for (s, t) in [(m[0], m[1]), (m[1], m[0])] {
+                game += 1;
+                let p = 1.0 / (1.0 + 10f64.powf((strength(t) - strength(s)) / 400.0));
+                let u: f64 = rng.random_range(0.0..1.0);
+                let (result, ss, ns) = if u < 0.2 {
+                    ("1/2-1/2", 24, 24)
+                } else if u < 0.2 + 0.8 * p {
+                    ("1-0", 27, 21)
+                } else {
+                    ("0-1", 21, 27)
+                };
+                csv.push_str(&format!(
+                    "P-{game},1,{pair},e{s},e{t},1 2,{result},{ss},{ns},40,normal,,,5\n"
+                ));
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pool");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("games.csv"), csv).unwrap();
+    let out = tmp.path().join("out");
+    let o = ratings(std::slice::from_ref(&dir), &out, &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let mut reader = csv::Reader::from_path(out.join("standings.csv")).unwrap();
+    let rows: Vec<(usize, f64, f64)> = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (
+                r[1].trim_start_matches('e').parse().unwrap(),
+                r[7].parse().unwrap(),
+                r[8].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), n);
+    let sum: f64 = rows.iter().map(|r| r.1).sum();
+    assert!(sum.abs() < 0.01 * n as f64, "not centred: {sum}");
+    for &(k, elo, err) in &rows {
+        assert!(
+            elo.is_finite() && err.is_finite() && err > 0.0,
+            "e{k}: {elo} ± {err}"
+        );
+    }
+    // Spearman's rank correlation between the standings' order and the true order.
+    let d2: f64 = rows
+        .iter()
+        .enumerate()
+        .map(|(rank, &(k, _, _))| {
+            let true_rank = (n - 1 - k) as f64;
+            (rank as f64 - true_rank).powi(2)
+        })
+        .sum();
+    let nf = n as f64;
+    let rho = 1.0 - 6.0 * d2 / (nf * (nf * nf - 1.0));
+    assert!(rho > 0.8, "rank correlation with the true strengths: {rho}");
+}

@@ -22,7 +22,9 @@ OUT="$RESULTS/shard-$K"
 
 if [ -f "$OUT/tournament.toml" ]; then
     # A re-queued or restarted task continues where it stopped.
+    echo "slurm-array: task $K of $N: resuming $OUT" >&2
     exec "$KALAHA" tournament --resume "$OUT" --concurrency "${SLURM_CPUS_PER_TASK:-1}" --quiet
 fi
+echo "slurm-array: task $K of $N: playing shard $K/$N into $OUT" >&2
 exec "$KALAHA" tournament --config "$CONFIG" --shard "$K/$N" --out "$OUT" \
     --concurrency "${SLURM_CPUS_PER_TASK:-1}" --quiet
