@@ -45,6 +45,23 @@ impl ResourceLimits {
     }
 }
 
+impl std::fmt::Display for ResourceLimits {
+    /// `memory 64M, processes 16, cpu 10s` (the limits that are set).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(m) = self.memory {
+            parts.push(format!("memory {}M", m >> 20));
+        }
+        if let Some(p) = self.processes {
+            parts.push(format!("processes {p}"));
+        }
+        if let Some(c) = self.cpu {
+            parts.push(format!("cpu {}", crate::record::format_duration(c)));
+        }
+        f.write_str(&parts.join(", "))
+    }
+}
+
 /// How engines are isolated on this machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isolation {
@@ -72,6 +89,9 @@ impl Isolation {
                     return mode;
                 }
             }
+            if let Some(w) = Isolation::ProcessGroup.warning() {
+                tracing::warn!("{w}");
+            }
             Isolation::ProcessGroup
         })
     }
@@ -79,9 +99,9 @@ impl Isolation {
     /// A one-line warning when engines are not fully isolated.
     pub fn warning(self) -> Option<&'static str> {
         (self == Isolation::ProcessGroup).then_some(
-            "warning: this machine allows no PID namespace for engines: they run in process \
-             groups, so processes an engine starts in a new session may outlive it, and an \
-             engine could signal the referee",
+            "this machine allows no PID namespace for engines: they run in process groups, \
+             so processes an engine starts in a new session may outlive it, and an engine \
+             could signal the referee",
         )
     }
 }

@@ -38,6 +38,7 @@ pub struct Process {
     stderr_task: Option<JoinHandle<()>>,
     exit: Option<ExitStatus>,
     log: Arc<EngineLog>,
+    limits: ResourceLimits,
     killed: bool,
 }
 
@@ -98,6 +99,7 @@ impl Process {
             stderr_task: Some(stderr_task),
             exit: None,
             log,
+            limits,
             killed: false,
         })
     }
@@ -161,6 +163,9 @@ impl Process {
         if !tail.is_empty() {
             stderr.push_str("; its last stderr lines: ");
             stderr.push_str(&tail.join(" | "));
+        }
+        if !self.limits.is_empty() {
+            stderr.push_str(&format!("; its limits: {}", self.limits));
         }
         if let Some(p) = self.log.path() {
             stderr.push_str(&format!(" (log: {})", p.display()));

@@ -74,10 +74,14 @@ impl ProcessLauncher {
                     settings: Settings {
                         startup_timeout: config.startup_timeout,
                         line_limit: config.line_limit,
-                        logs: logs.as_ref().map(|dir| LogPlace {
-                            dir: dir.clone(),
-                            stem: file_safe(&e.resolved.name),
-                            budget: Arc::new(AtomicU64::new(LOG_BUDGET)),
+                        logs: logs.as_ref().map(|dir| {
+                            let stem = file_safe(&e.resolved.name);
+                            let left = LOG_BUDGET.saturating_sub(logged(dir, &stem));
+                            LogPlace {
+                                dir: dir.clone(),
+                                stem,
+                                budget: Arc::new(AtomicU64::new(left)),
+                            }
                         }),
                         transcript: debug,
                         limits: e.resolved.limits,
@@ -232,6 +236,24 @@ impl Launcher for ProcessLauncher {
     async fn stop(&self, engine: Engine) {
         engine.shutdown().await;
     }
+}
+
+/// Bytes already in the logs of engine `stem` in `dir` (earlier runs of the tournament):
+/// the budget is per engine and tournament, not per run.
+fn logged(dir: &std::path::Path, stem: &str) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(&format!("{stem}.")) && name.ends_with(".log")
+        })
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// A name usable in a file name.
