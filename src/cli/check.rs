@@ -3,6 +3,7 @@
 use super::{CliError, CliResult};
 use crate::check::check_engine;
 use crate::supervisor::{EngineCommand, LogPlace, Settings};
+use crate::tournament::spec::EngineSpec;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -18,16 +19,17 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example:\n  kalaha check -- python3 engines/python/example.py\n  \
-kalaha check builtin=greedy\n  kalaha check --startup-timeout 30s -- ./my-engine --threads 1\n\n\
+kalaha check builtin=greedy\n  kalaha check cmd=./my-engine arg=--threads arg=1 option.depth=8\n  \
+kalaha check --startup-timeout 30s -- ./my-engine --threads 1\n\n\
 Exit status: 0 if every step passed, 1 if a step failed, 2 for bad usage or an engine \
 program that does not exist or is not executable."
 )]
 pub struct Args {
     /// Time the engine has to answer the first hello.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "10s", value_parser = time_arg, value_name = "TIME")]
     pub startup_timeout: Duration,
     /// Time the engine has to exit after quit.
-    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "1s", value_parser = time_arg, value_name = "TIME")]
     pub quit_grace: Duration,
     /// The longest line accepted from the engine, in bytes (a longer one is a fault).
     #[arg(long, default_value_t = crate::protocol::DEFAULT_LINE_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), value_name = "BYTES")]
@@ -40,26 +42,47 @@ pub struct Args {
     /// in the --logs folder (the current folder without one).
     #[arg(long)]
     pub debug: bool,
-    /// The engine: `builtin=NAME`, or a program and its arguments (put `--` before a
-    /// program that takes options).
+    /// The engine, as for every command: `builtin=NAME`, or `cmd=PROGRAM` with `arg=`,
+    /// `dir=`, `env.VAR=` and `option.NAME=` words; or a program and its arguments (put
+    /// `--` before a program that takes options).
     #[arg(required = true, trailing_var_arg = true, value_name = "ENGINE")]
     pub engine: Vec<String>,
 }
 
-/// The engine command from `builtin=NAME` or `PROGRAM ARGS...`.
-pub fn engine_command(words: &[String]) -> Result<EngineCommand, CliError> {
+/// A time with its unit, at most a day.
+fn time_arg(s: &str) -> Result<Duration, String> {
+    crate::record::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// The engine to check and the options to set on it: an engine spec as every command
+/// takes it (`cmd=PROGRAM arg=... dir=... env.VAR=... option.NAME=...`, or
+/// `builtin=NAME`), or a program and its arguments.
+pub fn engine_command(
+    words: &[String],
+) -> Result<(EngineCommand, Vec<(String, String)>), CliError> {
+    let is_spec = words.first().is_some_and(|w| {
+        w.split_once('=')
+            .is_some_and(|(k, _)| ["cmd", "builtin"].contains(&k))
+    });
     match words {
         [] => Err(CliError::input_msg("no engine given")),
-        [one] if one.starts_with("builtin=") => {
-            let name = &one["builtin=".len()..];
-            if name.is_empty() {
-                return Err(CliError::input_msg("builtin= needs an engine name"));
-            }
-            Ok(EngineCommand::builtin(name)?)
+        _ if is_spec => {
+            let spec = EngineSpec::parse(words).map_err(CliError::input)?;
+            let r = spec.resolve().map_err(CliError::input)?;
+            let cmd = EngineCommand {
+                program: r.program,
+                args: r.args,
+                dir: r.dir,
+                env: r.env,
+            };
+            Ok((cmd, r.options))
         }
         [program, args @ ..] => {
             check_program(Path::new(program))?;
-            Ok(EngineCommand::new(program, args.iter().cloned()))
+            Ok((
+                EngineCommand::new(program, args.iter().cloned()),
+                Vec::new(),
+            ))
         }
     }
 }
@@ -100,7 +123,7 @@ fn check_program(program: &Path) -> Result<(), CliError> {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let cmd = engine_command(&args.engine)?;
+    let (cmd, options) = engine_command(&args.engine)?;
     let logs = match (&args.logs, args.debug) {
         (Some(dir), _) => Some(dir.clone()),
         (None, true) => Some(PathBuf::from(".")),
@@ -131,7 +154,7 @@ pub fn run(args: Args) -> CliResult {
         .build()?;
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
-    let results = runtime.block_on(check_engine(&cmd, &settings, &mut |r| {
+    let results = runtime.block_on(check_engine(&cmd, &settings, &options, &mut |r| {
         if write_error.is_none()
             && let Err(e) = writeln!(out, "{r}").and_then(|_| out.flush())
         {
@@ -141,12 +164,16 @@ pub fn run(args: Args) -> CliResult {
     if let Some(e) = write_error {
         return Err(e.into());
     }
-    let failed = results.iter().filter(|r| r.failure.is_some()).count();
+    let steps: usize = results.iter().map(|r| r.steps).sum();
+    let failed: usize = results
+        .iter()
+        .filter(|r| r.failure.is_some())
+        .map(|r| r.steps)
+        .sum();
     writeln!(
         out,
-        "{} of {} steps passed: {}",
-        results.len() - failed,
-        results.len(),
+        "{} of {steps} steps passed: {}",
+        steps - failed,
         if failed == 0 {
             "the engine follows the protocol"
         } else {

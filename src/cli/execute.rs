@@ -2,7 +2,7 @@
 //! display and the leaderboard views, interruption and its exit code, the CPU figures.
 
 use super::CliError;
-use super::common::CommonArgs;
+use super::common::RunFlags;
 use crate::record::format_duration;
 use crate::tournament::config::TournamentConfig;
 use crate::tournament::events::View;
@@ -62,7 +62,7 @@ pub fn execute(
     out: PathBuf,
     resume: bool,
     kind: RunKind,
-    common: &CommonArgs,
+    flags: &RunFlags,
     extra: &mut [&mut dyn View],
 ) -> Result<Executed, CliError> {
     // `cargo run` execs this program: the CPU time of cargo and of the compilers it waited
@@ -71,10 +71,10 @@ pub fn execute(
     let options = RunOptions {
         out: out.clone(),
         resume,
-        concurrency: common.concurrency(),
-        debug: common.debug,
+        concurrency: flags.concurrency,
+        debug: flags.debug,
     };
-    let mode = DisplayMode::detect(common.quiet);
+    let mode = DisplayMode::detect(flags.quiet);
     if mode != DisplayMode::Quiet {
         let what = match (kind, config.schedule.kind) {
             (RunKind::Match, _) => "match",
@@ -95,7 +95,7 @@ pub fn execute(
             out.display()
         )?;
     }
-    let mut leaderboard = LeaderboardView::new(&out, common.report_every);
+    let mut leaderboard = LeaderboardView::new(&out, flags.report_every);
     let mut display = LiveDisplay::new(mode);
     let mut views: Vec<&mut dyn View> = Vec::with_capacity(extra.len() + 2);
     for v in extra.iter_mut() {

@@ -64,19 +64,12 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     let config = args.common.resolve(&file)?;
-    let out = match args.common.out.clone() {
+    let out = match file.out.clone() {
         Some(out) => out,
         None => crate::tournament::claim_default_out_dir("")?,
     };
-    Ok(execute(
-        config,
-        out,
-        false,
-        RunKind::Tournament,
-        &args.common,
-        &mut [],
-    )?
-    .code)
+    let flags = args.common.run_flags(Some(&file));
+    Ok(execute(config, out, false, RunKind::Tournament, &flags, &mut [])?.code)
 }
 
 fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
@@ -96,12 +89,13 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         )));
     }
     let config = load_saved(dir).map_err(CliError::input)?;
+    let flags = common.run_flags(None);
     Ok(execute(
         config,
         dir.to_path_buf(),
         true,
         RunKind::Tournament,
-        common,
+        &flags,
         &mut [],
     )?
     .code)

@@ -71,6 +71,10 @@ pub enum TournamentError {
     /// The message holds the I/O error's text (not also exposed as `source()`).
     #[error("failed to write results in {path}: {error}")]
     Io { path: PathBuf, error: io::Error },
+    /// A view could not show the run (a closed terminal, a broken pipe); the games
+    /// recorded so far are kept.
+    #[error("failed to show the run: {0}")]
+    Output(#[source] io::Error),
 }
 
 /// Where and how to run.
