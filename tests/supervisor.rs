@@ -403,10 +403,11 @@ async fn log_lines_and_unknown_types_are_recorded() {
         .go(&pos, &[], MOVE_TIME, Duration::from_secs(2))
         .await
         .unwrap();
-    // Greedy: pit 3 ends in the store (1 seed and an extra turn, bonus 3).
+    // Greedy: pit 3 ends in the store (1 seed and an extra turn, bonus 3); the score is
+    // the store difference it leads to.
     assert_eq!(reply.pit, 3);
     assert_eq!(reply.infos.len(), 1);
-    assert_eq!(reply.infos[0].score, Some(4));
+    assert_eq!(reply.infos[0].score, Some(1));
     let stopped = engine.shutdown().await;
     assert!(matches!(stopped, Stopped::Exited(e) if e.code == Some(0)));
 }

@@ -38,16 +38,27 @@ pub struct StartupError {
 }
 
 impl ProcessLauncher {
+    /// A fresh instance of engine `index`: handshake, options, and the set-up ping.
     async fn start_ready(&self, index: usize) -> Result<Engine, EngineError> {
         let spec = &self.engines[index];
         let mut engine = Engine::start(&spec.command, &spec.settings).await?;
+        let mut ready = Ok(());
         for (name, value) in &spec.options {
-            if let Err(e) = engine.set_option(name, value.clone()).await {
-                engine.shutdown().await;
-                return Err(e);
+            ready = engine.set_option(name, value.clone()).await;
+            if ready.is_err() {
+                break;
             }
         }
-        Ok(engine)
+        if ready.is_ok() {
+            ready = engine.ping().await.map(|_| ());
+        }
+        match ready {
+            Ok(()) => Ok(engine),
+            Err(e) => {
+                engine.shutdown().await;
+                Err(e)
+            }
+        }
     }
 
     /// Starts one instance of every engine (all at once), checks the handshake, the
@@ -157,10 +168,14 @@ impl ProcessLauncher {
             let declared = engine.hello().options.clone();
             let mut wanted = entry.resolved.options.clone();
             for (name, value) in [("depth", config.depth), ("nodes", config.nodes)] {
-                if let Some(v) = value
-                    && declared.iter().any(|o| o.name == name)
-                    && !wanted.iter().any(|(n, _)| n == name)
-                {
+                let Some(v) = value else { continue };
+                if !declared.iter().any(|o| o.name == name) {
+                    tracing::warn!(
+                        "engine {}: it declares no {name} option, so the {name} limit does \
+                         not apply to it",
+                        entry.resolved.name
+                    );
+                } else if !wanted.iter().any(|(n, _)| n == name) {
                     wanted.push((name.to_string(), v.to_string()));
                 }
             }

@@ -64,6 +64,57 @@ pub struct LiveDisplay {
     last_fit: Option<Instant>,
     /// Seconds between plain lines.
     pub every: Duration,
+    repeats: Repeats,
+}
+
+/// Finds games played twice: deterministic engines repeat a game when they meet from the
+/// same opening in the same seats, and a repeated game adds nothing to the statistics.
+#[derive(Debug, Default)]
+struct Repeats {
+    /// The sowings of each game seen (hashed with the seats), and the game's id.
+    seen: std::collections::HashMap<u64, String>,
+    /// Pairings already warned about.
+    warned: std::collections::HashSet<(String, String)>,
+}
+
+/// Games remembered to find repeats (enough to see a pattern, bounded in memory).
+const REPEATS_KEPT: usize = 100_000;
+
+impl Repeats {
+    /// A warning when `g` repeats a game seen before (once per pairing).
+    fn check(&mut self, g: &crate::record::GameRecord) -> Option<String> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&g.south, &g.north).hash(&mut h);
+        for m in &g.moves {
+            (m.side, m.pit).hash(&mut h);
+        }
+        let key = h.finish();
+        let earlier = match self.seen.get(&key) {
+            Some(id) => id.clone(),
+            None => {
+                if self.seen.len() < REPEATS_KEPT {
+                    self.seen.insert(key, g.game.clone());
+                }
+                return None;
+            }
+        };
+        let mut pairing = (g.south.clone(), g.north.clone());
+        if pairing.0 > pairing.1 {
+            std::mem::swap(&mut pairing.0, &mut pairing.1);
+        }
+        if !self.warned.insert(pairing) {
+            return None;
+        }
+        Some(format!(
+            "warning: game {} of {} against {} repeats game {earlier} move for move: the \
+             engines play alike from the same opening, so such games add nothing; use \
+             more varied openings (--opening-plies, --openings)",
+            g.game,
+            clean_text(&g.south),
+            clean_text(&g.north)
+        ))
+    }
 }
 
 impl LiveDisplay {
@@ -78,6 +129,7 @@ impl LiveDisplay {
             last_line: Instant::now(),
             last_fit: None,
             every: Duration::from_secs(5),
+            repeats: Repeats::default(),
         }
     }
 
@@ -160,6 +212,9 @@ impl View for LiveDisplay {
         match event {
             Event::GameFinished { record: g, .. } => {
                 self.done += 1;
+                if let Some(warning) = self.repeats.check(g) {
+                    self.say(&warning)?;
+                }
                 if g.termination.is_fault() {
                     self.say(&format!(
                         "game {}: {} lost by {} ({})",
@@ -222,5 +277,29 @@ impl View for LiveDisplay {
             summary.played, secs, self.done, self.total
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::sample_record;
+
+    #[test]
+    fn a_repeated_game_is_warned_about_once_per_pairing() {
+        let mut r = Repeats::default();
+        let a = sample_record("t", 1, "x", "y");
+        let mut b = sample_record("t", 3, "x", "y");
+        assert_eq!(r.check(&a), None);
+        let w = r.check(&b).unwrap();
+        assert!(
+            w.contains("game t-3") && w.contains("repeats game t-1"),
+            "{w}"
+        );
+        b.game = "t-5".into();
+        assert_eq!(r.check(&b), None, "once per pairing");
+        // Other seats or other sowings are another game.
+        let c = sample_record("t", 2, "y", "x");
+        assert_eq!(r.check(&c), None);
     }
 }
