@@ -40,6 +40,11 @@ pub(crate) enum LoopControl {
 /// The most games written in one batch.
 const BATCH: usize = 256;
 
+/// How long the recorder waits for more games to end before it syncs a batch: games that
+/// end within this window share one `fdatasync` (a view sees a game at most this much
+/// later; the game loop never waits).
+const WINDOW: Duration = Duration::from_millis(5);
+
 /// The results writer (none in tests that keep no files) and the scoreboard, with the
 /// games of earlier runs already in it.
 pub struct Recorder {
@@ -67,6 +72,7 @@ impl Recorder {
         let mut end = None;
         while end.is_none() {
             let Ok(first) = games.recv() else { break };
+            let closes = std::time::Instant::now() + WINDOW;
             let mut next = Some(first);
             while let Some(msg) = next.take() {
                 match msg {
@@ -75,7 +81,8 @@ impl Recorder {
                     ToRecorder::End(e) => end = Some(e),
                 }
                 if batch.len() < BATCH && end.is_none() {
-                    next = games.try_recv().ok();
+                    let wait = closes.saturating_duration_since(std::time::Instant::now());
+                    next = games.recv_timeout(wait).ok();
                 }
             }
             if summary.failed.is_none()
