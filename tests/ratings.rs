@@ -526,3 +526,50 @@ fn a_large_sparse_pool_is_rated_in_the_order_of_the_true_strengths() {
     let rho = 1.0 - 6.0 * d2 / (nf * (nf * nf - 1.0));
     assert!(rho > 0.8, "rank correlation with the true strengths: {rho}");
 }
+
+/// A two-engine match ends with what fastchess users read first: the Elo difference with
+/// its interval, LOS, the draw ratio and the pentanomial counts, for the first engine given.
+#[test]
+fn a_match_ends_with_the_elo_difference_los_and_pentanomial_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("m");
+    let o = run_kalaha(&[
+        "match".into(),
+        "greedy".into(),
+        "first".into(),
+        "--games".into(),
+        "8".into(),
+        "--move-time".into(),
+        "1s".into(),
+        "--seed".into(),
+        "3".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let at = stdout
+        .find("Results of greedy vs first: 8 games, 4 game pairs\n")
+        .unwrap_or_else(|| panic!("no match summary:\n{}", describe(&o)));
+    let summary: Vec<&str> = stdout[at..].lines().take(5).collect();
+    assert!(summary[1].starts_with("Elo difference: "), "{stdout}");
+    assert!(summary[1].contains(" (95%), nElo: "), "{stdout}");
+    assert!(
+        summary[2].starts_with("LOS: ") && summary[2].contains("draw ratio: "),
+        "{stdout}"
+    );
+    assert!(summary[3].starts_with("Games: W "), "{stdout}");
+    assert!(
+        summary[4].starts_with("Pentanomial [0, ½, 1, 1½, 2 points a pair]: ["),
+        "{stdout}"
+    );
+    // The counts are those of h2h.csv.
+    let h2h = std::fs::read_to_string(out.join("h2h.csv")).unwrap();
+    let row = h2h
+        .lines()
+        .find(|l| l.starts_with("greedy,first,"))
+        .unwrap();
+    let cells: Vec<&str> = row.split(',').collect();
+    let penta = format!("[{}]", cells[11..16].join(", "));
+    assert!(summary[4].ends_with(&penta), "{} vs {row}", summary[4]);
+}

@@ -1,10 +1,10 @@
 //! Standings, head-to-head tables and leaderboards written from [`Standings`]:
 //! `standings.csv`, `h2h.csv`, `leaderboard.md` and `leaderboard.html` (one self-contained
-//! page) and the compact live standings for a terminal.
+//! page), the compact live standings for a terminal, and the summary of a two-engine match.
 //!
 //! Every report ranks by the joint Elo rating. Normalized Elo and LOS are shown only per
-//! pairing (in h2h.csv and the pairings table): an engine's results pooled over different
-//! opponents are not on a common scale.
+//! pairing (in h2h.csv, the pairings table and the match summary): an engine's results
+//! pooled over different opponents are not on a common scale.
 //!
 //! Every string that comes from an engine or a configuration (names, versions, settings) is
 //! made safe: control characters and bidirectional overrides are written as escapes
@@ -26,9 +26,11 @@ mod html_chart;
 mod markdown;
 mod notes;
 pub mod settings;
+mod summary;
 mod terminal;
 
 pub use settings::{SettingsSection, merge_settings, read_settings, settings_from_files};
+pub use summary::match_summary;
 pub use terminal::{standings_line, standings_table};
 
 use crate::record::{FaultKind, clean_text};
