@@ -112,7 +112,7 @@ pub struct StandingRow {
     pub engine: String,
     pub wdl: Wdl,
     pub penta: Pentanomial,
-    /// The joint Bradley-Terry rating (see [`super::ratings`]), the one ranking of every
+    /// The joint Bradley-Terry rating (see [`crate::stats::ratings`]), the one ranking of every
     /// report.
     pub elo: Estimate,
     /// Mean seed margin (own store minus the opponent's).
