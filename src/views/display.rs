@@ -5,8 +5,8 @@
 
 use crate::record::{clean_text, format_duration};
 use crate::referee::truncate;
-use crate::report::{standings_line, standings_table};
-use crate::stats::Tally;
+use crate::report::{match_summary, standings_line, standings_table};
+use crate::stats::{Standings, Tally};
 use crate::tournament::events::{Control, Event, RunSummary, StartInfo, View};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{self, Write};
@@ -62,6 +62,8 @@ pub struct LiveDisplay {
     started: Instant,
     last_line: Instant,
     last_fit: Option<Instant>,
+    /// The engines' names, in configuration order.
+    names: Vec<String>,
     /// Seconds between plain lines.
     pub every: Duration,
     repeats: Repeats,
@@ -128,6 +130,7 @@ impl LiveDisplay {
             started: Instant::now(),
             last_line: Instant::now(),
             last_fit: None,
+            names: Vec::new(),
             every: Duration::from_secs(5),
             repeats: Repeats::default(),
         }
@@ -177,6 +180,7 @@ impl LiveDisplay {
 impl View for LiveDisplay {
     fn start(&mut self, info: &StartInfo, tally: &Tally) -> io::Result<()> {
         self.total = info.total;
+        self.names = info.names.clone();
         self.done = info.done;
         self.done_at_start = info.done;
         self.started = Instant::now();
@@ -270,6 +274,11 @@ impl View for LiveDisplay {
         let mut out = io::stdout().lock();
         if let Ok(s) = tally.standings(None) {
             write!(out, "{}", standings_table(&s, cols.max(100), usize::MAX))?;
+            if let Some((first, second)) = two_engines(&self.names, &s)
+                && let Some(text) = match_summary(&s, first, second)
+            {
+                write!(out, "{text}")?;
+            }
         }
         writeln!(
             out,
@@ -278,6 +287,27 @@ impl View for LiveDisplay {
         )?;
         Ok(())
     }
+}
+
+/// The two engines of a match, the first configured first (in order of first appearance
+/// when the names are not those of the games); `None` unless exactly two engines played.
+fn two_engines<'a>(names: &'a [String], s: &'a Standings) -> Option<(&'a str, &'a str)> {
+    if s.rows.len() != 2 {
+        return None;
+    }
+    let played = |n: &String| s.rows.iter().any(|r| r.engine == *n);
+    if let [a, b] = names
+        && played(a)
+        && played(b)
+    {
+        return Some((a, b));
+    }
+    let (x, y) = (&s.rows[0], &s.rows[1]);
+    Some(if x.index < y.index {
+        (&x.engine, &y.engine)
+    } else {
+        (&y.engine, &x.engine)
+    })
 }
 
 #[cfg(test)]
