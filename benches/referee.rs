@@ -61,7 +61,7 @@ fn referee(games: u64, dir: &std::path::Path) -> ((Duration, Duration), u64, Dur
     let mut options = RunOptions::new(dir.join("run"));
     options.concurrency = 2;
     let (c0, t0) = (cpu_split(), Instant::now());
-    let outcome = run_tournament(config, &options, &mut [&mut Quiet]).expect("tournament");
+    let outcome = run_tournament(config, &options, &mut [&mut Quiet], None).expect("tournament");
     let c1 = cpu_split();
     let (cpu_used, wall) = ((c1.0 - c0.0, c1.1 - c0.1), t0.elapsed());
     assert_eq!(outcome.summary.played, games);

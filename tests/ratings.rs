@@ -405,6 +405,19 @@ fn sprt_accepts_h1_for_a_much_stronger_engine() {
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r[0].parse::<usize>().unwrap(), i + 1);
     }
+    // No game after the decision is recorded: games.csv holds the games the verdict
+    // counts, and the result file agrees with the verdict.
+    let result: toml::Table = std::fs::read_to_string(out.join("sprt-result.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let csv_games = std::fs::read_to_string(out.join("games.csv"))
+        .unwrap()
+        .lines()
+        .count()
+        - 1;
+    assert_eq!(result["games"].as_integer(), Some(csv_games as i64));
+    assert_eq!(result["pairs"].as_integer(), Some(rows.len() as i64));
 }
 
 #[test]

@@ -116,6 +116,9 @@ pub struct CommonArgs {
     /// [default: random].
     #[arg(long, value_name = "ID")]
     pub id: Option<String>,
+    /// The title of the leaderboard, kept in tournament.toml [default: the tournament id].
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
     /// No live display.
     #[arg(long, short)]
     pub quiet: bool,
@@ -218,6 +221,7 @@ impl CommonArgs {
             ("--depth", self.depth.is_some()),
             ("--nodes", self.nodes.is_some()),
             ("--id", self.id.is_some()),
+            ("--title", self.title.is_some()),
             ("--pits", r.pits.is_some()),
             ("--seeds", r.seeds.is_some()),
             ("--empty-capture", r.empty_capture),
@@ -241,6 +245,7 @@ impl CommonArgs {
         };
         let cli = ConfigFile {
             id: self.id.clone(),
+            title: self.title.clone(),
             schedule: None,
             games: self.games,
             rules: None,

@@ -5,7 +5,7 @@ use super::CliError;
 use super::common::RunFlags;
 use crate::record::format_duration;
 use crate::tournament::config::TournamentConfig;
-use crate::tournament::events::View;
+use crate::tournament::events::{StopRule, View};
 use crate::tournament::schedule::ScheduleKind;
 use crate::tournament::{RunOptions, TournamentError, TournamentOutcome};
 use crate::views::{DisplayMode, LeaderboardView, LiveDisplay};
@@ -64,6 +64,7 @@ pub fn execute(
     kind: RunKind,
     flags: &RunFlags,
     extra: &mut [&mut dyn View],
+    stop: Option<Box<dyn StopRule>>,
 ) -> Result<Executed, CliError> {
     // `cargo run` execs this program: the CPU time of cargo and of the compilers it waited
     // for is already on the counters, so only what is used from here on is reported.
@@ -103,7 +104,7 @@ pub fn execute(
     }
     views.push(&mut leaderboard);
     views.push(&mut display);
-    let outcome = match crate::tournament::run_tournament(config, &options, &mut views) {
+    let outcome = match crate::tournament::run_tournament(config, &options, &mut views, stop) {
         Ok(o) => o,
         Err(TournamentError::Input(m)) => return Err(CliError::input_msg(m)),
         Err(e) => return Err(e.into()),

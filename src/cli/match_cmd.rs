@@ -47,5 +47,5 @@ pub fn run(args: Args) -> CliResult {
         None => crate::tournament::claim_default_out_dir("")?,
     };
     let flags = args.common.run_flags(Some(&file));
-    Ok(execute(config, out, false, RunKind::Match, &flags, &mut [])?.code)
+    Ok(execute(config, out, false, RunKind::Match, &flags, &mut [], None)?.code)
 }

@@ -8,7 +8,9 @@ use super::execute::{RunKind, execute};
 use super::{CliError, CliResult};
 use crate::tournament::config::TournamentConfig;
 use crate::tournament::load_saved;
-use crate::views::sprt::{ModelName, SprtSettings, SprtView, replay, save_verdict, verdict};
+use crate::views::sprt::{
+    ModelName, SprtRule, SprtSettings, SprtView, replay, save_verdict, verdict,
+};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -179,6 +181,7 @@ pub fn run(args: Args) -> CliResult {
         RunKind::Sprt,
         &flags,
         &mut [&mut view],
+        Some(Box::new(SprtRule::new(&settings, &new, &base))),
     )?;
     let last = view.status(&executed.outcome.tally);
     if view.end.is_none() && executed.code == 130 {

@@ -69,7 +69,16 @@ pub fn run(args: Args) -> CliResult {
         None => crate::tournament::claim_default_out_dir("")?,
     };
     let flags = args.common.run_flags(Some(&file));
-    Ok(execute(config, out, false, RunKind::Tournament, &flags, &mut [])?.code)
+    Ok(execute(
+        config,
+        out,
+        false,
+        RunKind::Tournament,
+        &flags,
+        &mut [],
+        None,
+    )?
+    .code)
 }
 
 fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
@@ -97,6 +106,7 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         RunKind::Tournament,
         &flags,
         &mut [],
+        None,
     )?
     .code)
 }

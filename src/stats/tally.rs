@@ -123,7 +123,7 @@ impl PairingTally {
 }
 
 /// The game ids seen so far (see the module documentation for the representation).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct GameIds {
     blocks: HashMap<(u32, u64), Box<[u64; 16]>>,
     hashed: HashSet<u128>,
@@ -168,7 +168,7 @@ struct PairKey {
 }
 
 /// Streaming aggregation of games; feed it with [`Tally::add`].
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Tally {
     names: HashMap<Box<str>, u32>,
     engines: Vec<EngineTally>,

@@ -33,6 +33,9 @@ pub struct ConfigFile {
     /// The tournament id: the prefix of every game id (drawn at random when not given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The title of the leaderboard (default: the tournament id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<ScheduleKind>,
     /// Games per pairing (rounded up to whole game pairs).
@@ -183,6 +186,7 @@ impl ConfigFile {
         };
         ConfigFile {
             id: self.id.or(under.id),
+            title: self.title.or(under.title),
             schedule: self.schedule.or(under.schedule),
             games: self.games.or(under.games),
             rules: match (self.rules, under.rules) {
@@ -278,6 +282,7 @@ impl ConfigFile {
             },
             depth: self.depth,
             nodes: self.nodes,
+            title: self.title.clone(),
         })
     }
 
@@ -492,6 +497,8 @@ pub struct TournamentConfig {
     pub line_limit: usize,
     pub depth: Option<i64>,
     pub nodes: Option<i64>,
+    /// The title of the leaderboard.
+    pub title: Option<String>,
 }
 
 impl TournamentConfig {
@@ -543,6 +550,7 @@ impl TournamentConfig {
         };
         ConfigFile {
             id: Some(self.id.clone()),
+            title: self.title.clone(),
             schedule: Some(self.schedule.kind),
             games: Some(2 * self.schedule.pairs_per_pairing),
             rules: Some(RulesSpec::from(self.schedule.rules)),

@@ -229,6 +229,9 @@ fn settle_names(config: &mut TournamentConfig, first: &[Engine]) -> Result<(), S
     })?;
     for (i, name) in names.into_iter().enumerate() {
         config.engines[i].resolved.name = name;
+        let hello = first[i].hello();
+        config.engines[i].spec.version = shown_name(&hello.version);
+        config.engines[i].spec.author = shown_name(&hello.author);
     }
     Ok(())
 }

@@ -24,6 +24,8 @@ pub(crate) enum ToRecorder {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LoopEnd {
     pub stopped_by_interrupt: bool,
+    /// The run's stop rule decided.
+    pub stopped_by_rule: bool,
     pub aborted: bool,
     pub elapsed: Duration,
 }
@@ -129,6 +131,7 @@ impl Recorder {
         }
         let end = end.unwrap_or_default();
         summary.stopped_by_interrupt = end.stopped_by_interrupt;
+        summary.stopped_by_view |= end.stopped_by_rule;
         summary.aborted = end.aborted;
         summary.elapsed = end.elapsed;
         if let Some(w) = &mut self.writer
