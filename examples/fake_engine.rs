@@ -29,6 +29,9 @@
 //! - `kill-others`: SIGKILLs every other `fake_engine` it can find in `/proc` at its first
 //!   `go`, then plays `good`;
 //! - `nested-unknown`: plays `good`, each `move` with an unknown field nested 200 deep;
+//! - `spin`: burns CPU forever at its first `go`;
+//! - `hog`: allocates and touches memory without end at its first `go`;
+//! - `chatty`: plays `good`, with a `log` line before each move;
 //! - `fuzz`: answers with lines drawn from mutations of valid ones (seeded by its second
 //!   argument), so that anything may come.
 
@@ -95,7 +98,7 @@ fn main() {
         "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
         | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name"
         | "long-name" | "double-move" | "early-move" | "stray-pong" | "stop-parent"
-        | "kill-others" | "nested-unknown" => {}
+        | "kill-others" | "nested-unknown" | "spin" | "hog" | "chatty" => {}
         other => {
             eprintln!("fake_engine: unknown mode {other:?}");
             std::process::exit(2);
@@ -212,6 +215,13 @@ fn main() {
                         send(&mut out, &FromEngine::Move { pit: lowest });
                         send(&mut out, &FromEngine::Move { pit: lowest });
                     }
+                    "chatty" => {
+                        let _ = writeln!(
+                            out,
+                            r#"{{"type":"log","level":"info","message":"thinking about go {gos}"}}"#
+                        );
+                        send(&mut out, &FromEngine::Move { pit: lowest });
+                    }
                     "nested-unknown" => {
                         let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
                         let _ = writeln!(out, r#"{{"type":"move","pit":{lowest},"x":{deep}}}"#);
@@ -236,6 +246,18 @@ fn first_go(mode: &str) {
         "stop-parent" => unsafe {
             libc::kill(libc::getppid(), libc::SIGSTOP);
         },
+        "spin" => {
+            let mut x = 0u64;
+            loop {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        }
+        "hog" => {
+            let mut kept: Vec<Vec<u8>> = Vec::new();
+            loop {
+                kept.push(vec![1u8; 16 << 20]);
+            }
+        }
         "kill-others" => {
             let me = std::process::id();
             let Ok(dir) = std::fs::read_dir("/proc") else {

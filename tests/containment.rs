@@ -509,5 +509,67 @@ fn fuzzed_engines_are_contained_and_blamed() {
         seed += 1;
     }
     assert!(games > 0, "no fuzzed game was played in {seconds} s");
+    // The fuzzer's raw bytes reached no file a person reads.
+    for entry in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        let written = everything_written(&entry.path());
+        assert!(!written.contains('\u{1b}') && !written.contains('\u{0}'));
+    }
     assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn resource_limits_end_an_engine_as_its_fault_and_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker("limits");
+    for (mode, limit, needle) in [
+        ("spin", "limit.cpu=1s", "SIGXCPU"),
+        ("hog", "limit.memory=256M", "memory 256M"),
+    ] {
+        let out = dir.path().join(mode);
+        let mut args = engine(mode, "greedy-for-resources", &mark);
+        args.push(limit.into());
+        args.extend(strings(&[
+            "--engine",
+            "builtin=first",
+            "--games",
+            "2",
+            "--move-time",
+            "20s",
+        ]));
+        let t = Instant::now();
+        let o = tournament(&args, &out);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {}", text(&o));
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{mode}: {:?}",
+            t.elapsed()
+        );
+        for r in csv_rows(&out) {
+            let bad = if r["south"] == "first" {
+                "north"
+            } else {
+                "south"
+            };
+            assert_eq!(
+                (r["termination"].as_str(), r["loser"].as_str()),
+                ("crash", bad),
+                "{mode}: {r:?}"
+            );
+            assert!(r["detail"].contains(needle), "{mode}: {r:?}");
+        }
+    }
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn an_engines_log_messages_are_kept_in_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = marker("chatty");
+    let mut args = engine("chatty", "chatty", &mark);
+    args.extend(strings(&["--engine", "builtin=first", "--games", "2"]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let log = std::fs::read_to_string(out.join("logs/chatty.1.log")).unwrap();
+    assert!(log.contains("[info] thinking about go 1"), "{log}");
 }

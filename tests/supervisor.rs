@@ -332,9 +332,13 @@ async fn transcript_and_options() {
         .unwrap_err();
     assert!(matches!(err, EngineError::BadOption { .. }), "{err}");
     engine.send_raw(r#"{"type":"future","x":1}"#).await.unwrap();
+    let long = format!(r#"{{"type":"future","pad":"{}"}}"#, "p".repeat(5000));
+    engine.send_raw(&long).await.unwrap();
     engine.ping().await.unwrap();
     engine.shutdown().await;
     let text = std::fs::read_to_string(&transcript).unwrap();
+    // Lines are kept whole, so a failing exchange can be replayed.
+    assert!(text.contains(&format!("> {long}")), "the long line was cut");
     assert!(
         text.contains(r#"> {"type":"hello","protocol":1}"#),
         "{text}"
