@@ -3,10 +3,10 @@
 //!
 //! The layers, from the bytes up:
 //! - [`lines`]: bytes to lines, with a hard limit on a line's length (pure);
-//! - [`isolate`] and [`process`]: spawning an engine in its own PID namespace (everything
+//! - [`isolate`] and `process`: spawning an engine in its own PID namespace (everything
 //!   it starts dies with it, even after the referee is killed), reading and writing its
 //!   pipes, its log ([`log`]), signals, reaping, kill on drop;
-//! - [`engine`]: the requests (handshake, options, ping, games, moves), each racing its
+//! - `engine`: the requests (handshake, options, ping, games, moves), each racing its
 //!   answer against its deadline and the process's exit, and the staged shutdown (`quit`,
 //!   the quit grace, SIGTERM to the engine's group, the term grace, SIGKILL).
 

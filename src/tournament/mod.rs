@@ -6,7 +6,7 @@
 //!   openings, shards);
 //! - [`launcher`]: engine processes and the start-up checks;
 //! - [`run`]: the game loop (concurrent games, engine pools, interruption);
-//! - [`recorder`]: finished games written, counted in the scoreboard and shown to the
+//! - `recorder`: finished games written, counted in the scoreboard and shown to the
 //!   [`events::View`]s, on a thread of its own.
 //!
 //! [`run_tournament`] ties them together. Views (the live display, leaderboards, an SPRT)
