@@ -1,0 +1,113 @@
+//! The `hello-fields` step: what an engine's `hello` line must and should hold.
+
+use super::Failure;
+use crate::protocol::{EngineOption, OptionKind};
+use serde_json::Value;
+
+/// Checks the fields of an engine's `hello` line. Returns warnings for what the protocol
+/// allows but advises against: a missing or empty `version` or `author`, no `options`.
+pub(super) fn hello_fields(line: &str) -> Result<Vec<String>, Failure> {
+    let value: Value =
+        serde_json::from_str(line).map_err(|e| Failure::with_line(e.to_string(), line))?;
+    let mut warnings = Vec::new();
+    match value.get("name") {
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            return Err(Failure::with_line(
+                "\"name\" is empty (the protocol asks for a name that is not empty)",
+                line,
+            ));
+        }
+        Some(Value::String(_)) => {}
+        _ => {
+            return Err(Failure::with_line(
+                "\"name\" is missing or not a string",
+                line,
+            ));
+        }
+    }
+    for key in ["version", "author"] {
+        match value.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            Some(Value::String(_)) => warnings.push(format!("empty {key}")),
+            None => warnings.push(format!("no {key}")),
+            Some(_) => {
+                return Err(Failure::with_line(
+                    format!("\"{key}\" is not a string"),
+                    line,
+                ));
+            }
+        }
+    }
+    let options = match value.get("options") {
+        Some(Value::Array(options)) => options.as_slice(),
+        None => {
+            warnings.push("no options (use [] for none)".to_string());
+            &[]
+        }
+        Some(_) => {
+            return Err(Failure::with_line(
+                "\"options\" is not an array (use [] for none)",
+                line,
+            ));
+        }
+    };
+    let mut names = std::collections::HashSet::new();
+    for raw in options {
+        let opt: EngineOption = serde_json::from_value(raw.clone())
+            .map_err(|e| Failure::with_line(format!("bad option {raw}: {e}"), line))?;
+        if !names.insert(opt.name.clone()) {
+            return Err(Failure::with_line(
+                format!("option {:?} is declared twice", opt.name),
+                line,
+            ));
+        }
+        if let OptionKind::Int { min, max, .. } = &opt.kind
+            && min > max
+        {
+            return Err(Failure::with_line(
+                format!("option {:?}: min {min} > max {max}", opt.name),
+                line,
+            ));
+        }
+        opt.validate(&opt.default_value()).map_err(|e| {
+            Failure::with_line(format!("option {:?}: default: {e}", opt.name), line)
+        })?;
+    }
+    Ok(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_fields_are_checked() {
+        let ok = r#"{"type":"hello","protocol":1,"name":"n","version":"1","author":"a","options":[{"name":"d","type":"int","default":3,"min":1,"max":9}]}"#;
+        assert!(hello_fields(ok).is_ok());
+        assert_eq!(hello_fields(ok).unwrap(), Vec::<String>::new());
+        let no_author = r#"{"type":"hello","protocol":1,"name":"n","version":"1","options":[]}"#;
+        assert_eq!(hello_fields(no_author).unwrap(), ["no author"]);
+        let minimal = r#"{"type":"hello","protocol":1,"name":"n"}"#;
+        assert_eq!(
+            hello_fields(minimal).unwrap(),
+            ["no version", "no author", "no options (use [] for none)"]
+        );
+        let empty_name =
+            r#"{"type":"hello","protocol":1,"name":"","version":"1","author":"a","options":[]}"#;
+        assert!(
+            hello_fields(empty_name)
+                .unwrap_err()
+                .reason
+                .contains("\"name\" is empty")
+        );
+        let bad_author = r#"{"type":"hello","protocol":1,"name":"n","author":7}"#;
+        assert!(hello_fields(bad_author).is_err());
+        let bad_default = r#"{"type":"hello","protocol":1,"name":"n","version":"1","author":"a","options":[{"name":"d","type":"int","default":30,"min":1,"max":9}]}"#;
+        assert!(
+            hello_fields(bad_default)
+                .unwrap_err()
+                .reason
+                .contains("default")
+        );
+    }
+}
