@@ -17,9 +17,39 @@ pub struct SearchInfo {
     pub nodes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_ms: Option<u64>,
-    /// The expected line of play, as pit numbers of the successive movers.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The expected line of play, as pit numbers of the successive movers (the first
+    /// [`MAX_PV`] are kept).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "first_pits"
+    )]
     pub pv: Vec<u8>,
+}
+
+/// The longest principal variation kept from an `info` line.
+pub const MAX_PV: usize = 64;
+
+/// Reads a list of pits, keeping the first [`MAX_PV`] (the rest is read and dropped, so
+/// that a huge `pv` costs no memory).
+fn first_pits<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    struct Pits;
+    impl<'de> serde::de::Visitor<'de> for Pits {
+        type Value = Vec<u8>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of pit numbers")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u8>, A::Error> {
+            let mut pits = Vec::new();
+            while let Some(p) = seq.next_element::<u8>()? {
+                if pits.len() < MAX_PV {
+                    pits.push(p);
+                }
+            }
+            Ok(pits)
+        }
+    }
+    d.deserialize_seq(Pits)
 }
 
 fn is_false(b: &bool) -> bool {
@@ -172,4 +202,19 @@ impl GameRow<'_> {
 pub fn format_pits(pits: &[u8]) -> String {
     let words: Vec<String> = pits.iter().map(|p| p.to_string()).collect();
     words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_pv_is_cut_and_a_bad_one_refused() {
+        let pv: Vec<String> = (0..100_000).map(|i| (i % 6 + 1).to_string()).collect();
+        let line = format!(r#"{{"depth":3,"pv":[{}]}}"#, pv.join(","));
+        let info: SearchInfo = serde_json::from_str(&line).unwrap();
+        assert_eq!(info.pv.len(), MAX_PV);
+        assert_eq!(info.pv[..3], [1, 2, 3]);
+        assert!(serde_json::from_str::<SearchInfo>(r#"{"pv":[1,300]}"#).is_err());
+    }
 }

@@ -104,7 +104,7 @@ impl Default for Settings {
             line_limit: crate::protocol::DEFAULT_LINE_LIMIT,
             logs: None,
             transcript: false,
-            info_cap: 1000,
+            info_cap: 100,
             limits: ResourceLimits::default(),
         }
     }

@@ -4,7 +4,7 @@
 
 use super::config::TournamentConfig;
 use super::run::Launcher;
-use super::spec::dedupe_names;
+use super::spec::{NameSource, dedupe_names};
 use crate::record::{Fault, shown_name};
 use crate::supervisor::{Engine, EngineCommand, EngineError, LogPlace, Settings};
 use std::path::PathBuf;
@@ -205,11 +205,11 @@ impl ProcessLauncher {
 /// `name=` (made safe to show, and cut to the longest name allowed), duplicates numbered.
 fn settle_names(config: &mut TournamentConfig, first: &[Engine]) -> Result<(), StartupError> {
     let mut names: Vec<String> = Vec::new();
-    let mut explicit = Vec::new();
+    let mut sources = Vec::new();
     for (i, entry) in config.engines.iter().enumerate() {
         let use_hello = !entry.explicit_name && entry.spec.cmd.is_some();
         let hello_name = shown_name(&first[i].hello().name);
-        names.push(match (use_hello, hello_name) {
+        let (name, source) = match (use_hello, hello_name) {
             (true, Some(name)) => {
                 if name != first[i].hello().name.trim() {
                     tracing::warn!(
@@ -217,13 +217,15 @@ fn settle_names(config: &mut TournamentConfig, first: &[Engine]) -> Result<(), S
                         entry.resolved.name
                     );
                 }
-                name
+                (name, NameSource::Hello)
             }
-            _ => entry.resolved.name.clone(),
-        });
-        explicit.push(entry.explicit_name);
+            _ if entry.explicit_name => (entry.resolved.name.clone(), NameSource::User),
+            _ => (entry.resolved.name.clone(), NameSource::Given),
+        };
+        names.push(name);
+        sources.push(source);
     }
-    dedupe_names(&mut names, &explicit).map_err(|e| StartupError {
+    dedupe_names(&mut names, &sources).map_err(|e| StartupError {
         engine: String::new(),
         message: e.to_string(),
     })?;

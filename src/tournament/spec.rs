@@ -416,25 +416,43 @@ fn is_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Gives every engine a distinct name: a repeated name gets `-2`, `-3`, ... unless the user
-/// chose both names, which is an error.
-pub fn dedupe_names(names: &mut [String], explicit: &[bool]) -> Result<(), SpecError> {
+/// How an engine got its name, strongest first: a name the user chose wins over a built-in
+/// engine's own name, which wins over a name the engine gave itself in `hello`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NameSource {
+    /// `name=` of the engine spec.
+    User,
+    /// The built-in's name, or the program's file name.
+    Given,
+    /// The engine's `hello`.
+    Hello,
+}
+
+/// Gives every engine a distinct name. Stronger names are settled first, so a name an
+/// engine gives itself can never take a name the user chose (or a built-in's): a repeated
+/// name gets `-2`, `-3`, ... in that order; two engines the user named alike are an error.
+pub fn dedupe_names(names: &mut [String], sources: &[NameSource]) -> Result<(), SpecError> {
     for i in 0..names.len() {
         for j in 0..i {
-            if names[i] == names[j] && explicit[i] && explicit[j] {
+            if names[i] == names[j] && sources[i] == NameSource::User && sources[j] == NameSource::User
+            {
                 return Err(SpecError::DuplicateName(names[i].clone()));
             }
         }
     }
-    for i in 0..names.len() {
-        if names[..i].contains(&names[i]) {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by_key(|&i| (sources[i], i));
+    let mut taken: Vec<String> = Vec::with_capacity(names.len());
+    for i in order {
+        if taken.contains(&names[i]) {
             let base = names[i].clone();
             let mut k = 2;
-            while names.contains(&format!("{base}-{k}")) {
+            while taken.contains(&format!("{base}-{k}")) || names.contains(&format!("{base}-{k}")) {
                 k += 1;
             }
             names[i] = format!("{base}-{k}");
         }
+        taken.push(names[i].clone());
     }
     Ok(())
 }
@@ -526,12 +544,20 @@ mod tests {
     }
 
     #[test]
-    fn repeated_names_are_numbered() {
+    fn repeated_names_are_numbered_and_chosen_names_win() {
+        use NameSource::{Given, Hello, User};
         let mut names = vec!["first".to_string(), "first".into(), "hard".into()];
-        dedupe_names(&mut names, &[false, false, false]).unwrap();
+        dedupe_names(&mut names, &[Given, Given, Given]).unwrap();
         assert_eq!(names, ["first", "first-2", "hard"]);
         let mut names = vec!["a".to_string(), "a".into()];
-        assert!(dedupe_names(&mut names, &[true, true]).is_err());
+        assert!(dedupe_names(&mut names, &[User, User]).is_err());
+        // An engine that calls itself like another cannot take that name.
+        let mut names = vec!["champion".to_string(), "champion".into(), "hard".into()];
+        dedupe_names(&mut names, &[Hello, User, Hello]).unwrap();
+        assert_eq!(names, ["champion-2", "champion", "hard"]);
+        let mut names = vec!["hard".to_string(), "hard".into()];
+        dedupe_names(&mut names, &[Hello, Given]).unwrap();
+        assert_eq!(names, ["hard-2", "hard"]);
     }
 
     #[test]
