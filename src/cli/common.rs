@@ -73,9 +73,9 @@ pub struct CommonArgs {
     /// Tolerance on top of every time limit [default: 50ms].
     #[arg(long, value_name = "TIME")]
     pub time_margin: Option<String>,
-    /// Random legal sowings from the start for each round's opening; an opening stops
-    /// early rather than end the game [default: 0, so deterministic engines repeat their
-    /// games: use e.g. 4; the demo tournament uses 4].
+    /// Random legal sowings from the start for each round's opening (0: every game from
+    /// the start position, so deterministic engines repeat their games); an opening stops
+    /// early rather than end the game [default: 4].
     #[arg(long, value_name = "K")]
     pub opening_plies: Option<u32>,
     /// A file of openings: one per line, pit numbers separated by spaces, # comments.

@@ -41,21 +41,22 @@ kalaha sprt --resume results/sprt-1")]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// H0: the new engine is ELO0 stronger (normalized or logistic Elo, see --model).
-    #[arg(long, allow_hyphen_values = true, default_value_t = 0.0)]
-    pub elo0: f64,
-    /// H1: the new engine is ELO1 stronger.
-    #[arg(long, allow_hyphen_values = true, default_value_t = 5.0)]
-    pub elo1: f64,
-    /// Probability of accepting H1 when H0 is true.
-    #[arg(long, default_value_t = 0.05)]
-    pub alpha: f64,
-    /// Probability of accepting H0 when H1 is true.
-    #[arg(long, default_value_t = 0.05)]
-    pub beta: f64,
-    /// How ELO0 and ELO1 are read.
-    #[arg(long, value_enum, default_value_t = ModelArg::Normalized)]
-    pub model: ModelArg,
+    /// H0: the new engine is ELO0 stronger (normalized or logistic Elo, see --model)
+    /// [default: 0].
+    #[arg(long, allow_hyphen_values = true, value_name = "ELO0")]
+    pub elo0: Option<f64>,
+    /// H1: the new engine is ELO1 stronger [default: 5].
+    #[arg(long, allow_hyphen_values = true, value_name = "ELO1")]
+    pub elo1: Option<f64>,
+    /// Probability of accepting H1 when H0 is true [default: 0.05].
+    #[arg(long, value_name = "P")]
+    pub alpha: Option<f64>,
+    /// Probability of accepting H0 when H1 is true [default: 0.05].
+    #[arg(long, value_name = "P")]
+    pub beta: Option<f64>,
+    /// How ELO0 and ELO1 are read [default: normalized].
+    #[arg(long, value_enum)]
+    pub model: Option<ModelArg>,
     /// Stop after this many games (rounded up to whole pairs) without a decision (exit 4)
     /// [default: 200000].
     #[arg(long, value_name = "N")]
@@ -80,11 +81,11 @@ type NewTest = (TournamentConfig, PathBuf, SprtSettings, RunFlags);
 fn new_test(args: &Args) -> Result<NewTest, CliError> {
     let common = &args.common;
     let settings = SprtSettings {
-        elo0: args.elo0,
-        elo1: args.elo1,
-        alpha: args.alpha,
-        beta: args.beta,
-        model: match args.model {
+        elo0: args.elo0.unwrap_or(0.0),
+        elo1: args.elo1.unwrap_or(5.0),
+        alpha: args.alpha.unwrap_or(0.05),
+        beta: args.beta.unwrap_or(0.05),
+        model: match args.model.unwrap_or(ModelArg::Normalized) {
             ModelArg::Normalized => ModelName::Normalized,
             ModelArg::Logistic => ModelName::Logistic,
         },
@@ -121,6 +122,21 @@ fn new_test(args: &Args) -> Result<NewTest, CliError> {
     Ok((config, out, settings, flags))
 }
 
+/// The first flag of the test itself given on the command line, if any.
+fn test_flag_given(args: &Args) -> Option<&'static str> {
+    [
+        ("--elo0", args.elo0.is_some()),
+        ("--elo1", args.elo1.is_some()),
+        ("--alpha", args.alpha.is_some()),
+        ("--beta", args.beta.is_some()),
+        ("--model", args.model.is_some()),
+        ("--max-games", args.max_games.is_some()),
+    ]
+    .into_iter()
+    .find(|(_, given)| *given)
+    .map(|(flag, _)| flag)
+}
+
 pub fn run(args: Args) -> CliResult {
     let common = &args.common;
     if common.games.is_some() || common.shard.is_some() {
@@ -135,6 +151,13 @@ pub fn run(args: Args) -> CliResult {
                     "--resume takes its engines and settings from DIR; only --concurrency, \
                      --quiet and --debug may be given with it",
                 ));
+            }
+            if let Some(flag) = common.settings_given().or(test_flag_given(&args)) {
+                return Err(CliError::input_msg(format!(
+                    "{flag} cannot be given with --resume: the test keeps its settings in \
+                     DIR/sprt.toml and DIR/tournament.toml; only --concurrency, --quiet and \
+                     --debug may be given with it"
+                )));
             }
             let text = std::fs::read_to_string(dir.join("sprt.toml")).map_err(|e| {
                 CliError::input_msg(format!("{} holds no SPRT to resume: {e}", dir.display()))

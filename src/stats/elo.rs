@@ -99,6 +99,14 @@ fn elo_of(points: &[(f64, f64)]) -> Estimate {
             error: f64::NAN,
         };
     };
+    if var <= 0.0 {
+        // Every result alike: the data say nothing of the spread, so there is no interval
+        // (an error of 0 would claim certainty).
+        return Estimate {
+            value: score_to_elo(mean),
+            error: f64::NAN,
+        };
+    }
     let half = z95() * (var / n).sqrt();
     let lo = score_to_elo(mean - half);
     let hi = score_to_elo(mean + half);
@@ -432,5 +440,15 @@ mod tests {
         let expected = z95() * (20.0f64 / 3.0 / 4.0).sqrt();
         assert!((e.error - expected).abs() < 1e-12);
         assert_eq!(m.negated().estimate().value, -5.0);
+    }
+
+    #[test]
+    fn results_all_alike_have_no_interval() {
+        let even = Pentanomial([0, 0, 5, 0, 0]).elo();
+        assert_eq!(even.value, 0.0);
+        assert!(even.error.is_nan(), "{even:?}");
+        let draws = Wdl::new(0, 10, 0).elo();
+        assert!(draws.error.is_nan(), "{draws:?}");
+        assert!(Wdl::new(3, 4, 3).elo().error > 0.0);
     }
 }

@@ -434,7 +434,9 @@ pub enum NameSource {
 pub fn dedupe_names(names: &mut [String], sources: &[NameSource]) -> Result<(), SpecError> {
     for i in 0..names.len() {
         for j in 0..i {
-            if names[i] == names[j] && sources[i] == NameSource::User && sources[j] == NameSource::User
+            if names[i] == names[j]
+                && sources[i] == NameSource::User
+                && sources[j] == NameSource::User
             {
                 return Err(SpecError::DuplicateName(names[i].clone()));
             }
