@@ -12,6 +12,7 @@ mod rules_args;
 mod show;
 mod solve;
 mod sprt;
+mod tables;
 mod tournament;
 
 pub use error::{CliError, CliResult};
@@ -43,6 +44,7 @@ pub enum Command {
     Sprt(sprt::Args),
     Ratings(ratings::Args),
     Show(show::Args),
+    Tables(tables::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -65,6 +67,7 @@ pub fn main() -> ExitCode {
         Command::Sprt(a) => sprt::run(a),
         Command::Ratings(a) => ratings::run(a),
         Command::Show(a) => show::run(a),
+        Command::Tables(a) => tables::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
