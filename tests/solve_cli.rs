@@ -167,3 +167,101 @@ fn a_built_in_engine_speaks_the_protocol_and_takes_flag_options() {
     assert_eq!(mv["type"], "move");
     assert!((1..=6).contains(&mv["pit"].as_i64().unwrap()));
 }
+
+#[test]
+fn tables_are_built_listed_checked_rebuilt_and_cleared() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let build = [
+        "tables",
+        "build",
+        "--pits",
+        "3",
+        "--empty-capture",
+        "--table-seeds",
+        "12",
+        "--tables",
+        d,
+    ];
+    let o = kalaha(&build);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("k=12"), "{}", stdout(&o));
+    let name = "endgame-p3-owner-ec-k12.tbl";
+    let path = dir.path().join(name);
+    assert!(path.exists());
+
+    let o = kalaha(&["tables", "info", "--verify", "--tables", d]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    assert!(out.contains(name) && out.contains("ok"), "{out}");
+
+    // A damaged table is reported, and the next build replaces it.
+    let mut raw = std::fs::read(&path).unwrap();
+    let n = raw.len();
+    raw[n - 3] ^= 0x40;
+    std::fs::write(&path, &raw).unwrap();
+    let o = kalaha(&["tables", "info", "--verify", "--tables", d]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("DAMAGED"), "{}", stdout(&o));
+    let o = kalaha(&build);
+    assert!(o.status.success(), "{o:?}");
+    let o = kalaha(&["tables", "info", "--verify", "--tables", d]);
+    assert!(o.status.success(), "{}", stdout(&o));
+
+    let o = kalaha(&["tables", "clear", "--tables", d]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("deleted 1 files"), "{}", stdout(&o));
+    assert!(!path.exists());
+}
+
+#[test]
+fn solve_uses_tables_and_threads_and_help_says_what_tables_cost() {
+    // A small board: its table is built in memory, never written.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = kalaha(&[
+        "solve",
+        "--pits",
+        "4",
+        "--seeds",
+        "4",
+        "--threads",
+        "2",
+        "--tables",
+        d,
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let rules = Rules::new(4, 4, false, Sweep::Owner).unwrap();
+    let start = Position::start(rules);
+    check_output(&out, &start);
+    assert_eq!(last_value(&out), Solver::new(4).solve(&start).value);
+    assert!(out.contains("endgame table k=16"), "{out}");
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+
+    let o = kalaha(&["solve", "--pits", "4", "--seeds", "4", "--table-mb", "0"]);
+    assert!(stdout(&o).contains("endgame table none"));
+    assert_eq!(last_value(&stdout(&o)), last_value(&out));
+
+    let o = kalaha(&["solve", "--help"]);
+    let help = stdout(&o);
+    assert!(help.contains("k=23: 796 MiB"), "{help}");
+    let o = kalaha(&["solve", "--pits", "3", "--threads", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn tables_book_writes_a_book_that_reads_back() {
+    let o = kalaha(&[
+        "tables", "book", "--pits", "3", "--seeds", "3", "--moves", "2",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let book = kalaha::solver::Book::parse(&stdout(&o)).unwrap();
+    let rules = Rules::new(3, 3, false, Sweep::Owner).unwrap();
+    assert_eq!(book.rules(), &rules);
+    let start = Position::start(rules);
+    assert_eq!(
+        book.lookup(&start).unwrap().1,
+        Solver::new(4).solve(&start).value
+    );
+}

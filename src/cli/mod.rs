@@ -14,6 +14,7 @@ mod rules_args;
 mod show;
 mod solve;
 mod sprt;
+mod tables;
 mod tournament;
 
 pub use error::{CliError, CliResult};
@@ -45,6 +46,7 @@ pub enum Command {
     Sprt(sprt::Args),
     Ratings(ratings::Args),
     Show(show::Args),
+    Tables(tables::Args),
 }
 
 /// Sends the library's warnings (and, with `RUST_LOG=debug`, its traces) to stderr.
@@ -159,6 +161,7 @@ pub fn main() -> ExitCode {
         Command::Sprt(a) => sprt::run(a),
         Command::Ratings(a) => ratings::run(a),
         Command::Show(a) => show::run(a),
+        Command::Tables(a) => tables::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

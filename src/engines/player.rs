@@ -17,6 +17,12 @@ pub trait Player: Send {
     /// games here, so that their play depends only on their options, the game id and the
     /// game itself, not on which process plays which game.
     fn new_game(&mut self, _game: &str, _rules: Rules, _side: Side) {}
+    /// Lines the engine has to say to the referee since it was last asked, as `(level,
+    /// message)`: the protocol loop sends them as `log` messages after each `new_game` and
+    /// each move.
+    fn take_log(&mut self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
     /// Chooses a legal pit for the side to move in `pos` (which is not over). `history` is
     /// the whole game so far; `time` is the time of the `go` (`None`: none was given, think
     /// for the engine's default time); `info` may be called any number of times with

@@ -1,6 +1,7 @@
 //! The searching engines: `medium` (a fixed shallow lookahead on the stores), `hard`
 //! (iterative deepening within the time given, with a positional evaluation) and
-//! `perfect` (the exact solver when it finishes in time, `hard` otherwise).
+//! `perfect` (an opening book, then the exact solver with endgame tables when it finishes
+//! in time, `hard` otherwise).
 
 use super::Player;
 use super::options::{int_option, parse_int, unknown_option};
@@ -8,16 +9,17 @@ use super::search::{Evaluation, Iteration, SCALE, Searcher};
 use crate::protocol::EngineOption;
 use crate::record::{SearchInfo, TimeLimit};
 use crate::rules::{Move, Position, Rules, Side};
-use crate::solver::{Budget, Solver, seeds_in_pits};
+use crate::solver::{
+    Book, Budget, EndgameTable, Solver, TableRules, TableStore, Test, max_seeds_within,
+    planned_seeds, seeds_in_pits,
+};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// The largest table `hard` and `perfect` accept, in MiB.
 pub const MAX_HASH_MB: i64 = 1024;
-
-/// `perfect` always tries the solver with at most this many seeds in the pits.
-const SOLVER_SEEDS: u32 = 24;
-/// Otherwise it tries it on every this many moves (and on every move once it succeeds).
-const SOLVER_RETRY_EVERY: u32 = 3;
 
 /// The time `hard` and `perfect` spend on a move when the referee gives no time at all.
 pub const DEFAULT_MOVE_TIME: Duration = Duration::from_secs(1);
@@ -195,20 +197,33 @@ impl Player for HardPlayer {
     }
 }
 
-/// Plays the exact solver's move when the solver finishes within its share of the time
-/// given (a fifth, or half once it has succeeded on the previous move); otherwise searches
-/// like `hard` for the rest of the time. With many seeds in play the solver is tried only
-/// every few moves. Options: `hash_mb` (the
-/// solver's table; `hard`'s gets a quarter of it) and `depth` (for the fallback).
+/// Plays exact moves: from an opening book, then by proving with the solver (helped by an
+/// endgame table from the cache) that a move keeps the value the engine is already sure
+/// of; otherwise it searches like `hard`. See `engines/README.md` for how it spends its
+/// time, its options and what it needs on disk.
 pub struct PerfectPlayer {
     hash_mb: usize,
-    /// Built at the first move, so that setting options costs nothing.
+    threads: usize,
+    /// Endgame table budget in MiB; 0 for none.
+    table_mb: u64,
+    /// The table folder; `None` for the default cache folder.
+    tables: Option<PathBuf>,
+    /// `Some(None)`: no book; `Some(Some(path))`: a book file; `None`: the built-in book.
+    book_path: Option<Option<PathBuf>>,
+    /// Built at the first game, so that setting options costs nothing.
     solver: Option<Solver>,
+    /// The endgame table in use and the rules it was chosen for.
+    endgame: Option<(Rules, Option<Arc<EndgameTable>>)>,
+    book: Option<Arc<Book>>,
     hard: HardPlayer,
-    /// Whether the solver finished in time on the previous move.
-    solved_last: bool,
-    /// Moves since the solver was last tried.
+    /// A value of the game (final margin, this engine's side) that its play so far has
+    /// made sure of, when it has one.
+    sure: Option<i32>,
+    /// Moves since the solver was last tried, while nothing is sure.
     skipped: u32,
+    /// Whether this game has already said that the solver cannot keep up.
+    said_fallback: bool,
+    log: Vec<(&'static str, String)>,
 }
 
 impl Default for PerfectPlayer {
@@ -217,15 +232,173 @@ impl Default for PerfectPlayer {
     }
 }
 
+/// With nothing sure, `perfect` tries the solver on every move with at most this many
+/// seeds in the pits...
+const SOLVER_SEEDS: u32 = 24;
+/// ...and otherwise on every this many moves.
+const SOLVER_RETRY_EVERY: u32 = 3;
+/// The table budget `perfect` uses by default, in MiB (the default of `kalaha solve`).
+const PERFECT_TABLE_MB: i64 = 1024;
+/// With no table in the cache, `perfect` builds one of at most this many bytes in memory
+/// at the start of a game (a fraction of a second).
+const QUICK_TABLE_BYTES: u64 = 1 << 20;
+/// Solver nodes per millisecond of move time given to raising a proved value (a node
+/// count, not a time, so that a game does not depend on the machine's speed).
+const RAISE_NODES_PER_MS: u64 = 200;
+
 impl PerfectPlayer {
     pub fn new(hash_mb: usize) -> PerfectPlayer {
         PerfectPlayer {
             hash_mb,
+            threads: 1,
+            table_mb: PERFECT_TABLE_MB as u64,
+            tables: None,
+            book_path: None,
             solver: None,
+            endgame: None,
+            book: None,
             hard: HardPlayer::new(0, (hash_mb / 4).max(1)),
-            solved_last: false,
-            skipped: 0,
+            sure: None,
+            skipped: SOLVER_RETRY_EVERY,
+            said_fallback: false,
+            log: Vec::new(),
         }
+    }
+
+    /// Loads (or builds small, in memory) the endgame table for `rules` unless it is
+    /// already there, and says what it did.
+    fn prepare_endgame(&mut self, rules: Rules) {
+        if self.endgame.as_ref().is_some_and(|(r, _)| {
+            TableRules::of(r) == TableRules::of(&rules)
+                && planned_seeds(r, self.table_bytes()) == planned_seeds(&rules, self.table_bytes())
+        }) {
+            return;
+        }
+        let table = self.find_endgame(&rules);
+        self.endgame = Some((rules, table));
+    }
+
+    fn table_bytes(&self) -> u64 {
+        self.table_mb * 1024 * 1024
+    }
+
+    fn find_endgame(&mut self, rules: &Rules) -> Option<Arc<EndgameTable>> {
+        let planned = planned_seeds(rules, self.table_bytes())?;
+        let tr = TableRules::of(rules);
+        let quick = max_seeds_within(tr, QUICK_TABLE_BYTES).map(|k| k.min(planned));
+        let stop = AtomicBool::new(false);
+        let build = |k: u32| EndgameTable::build(tr, k, 1, &|_| {}, &stop).map(Arc::new);
+        if quick == Some(planned) {
+            return build(planned);
+        }
+        let store = match TableStore::at(self.tables.as_deref()) {
+            Ok(store) => match store.open_best(tr, self.table_bytes()) {
+                Ok((found, errors)) => {
+                    for e in errors {
+                        self.log
+                            .push(("warn", format!("skipped an endgame table: {e}")));
+                    }
+                    if let Some(t) = found {
+                        self.log.push((
+                            "info",
+                            format!("endgame table k={} for {tr} loaded", t.max_seeds()),
+                        ));
+                        return Some(Arc::new(t));
+                    }
+                    store.dir().display().to_string()
+                }
+                Err(e) => {
+                    self.log.push(("warn", format!("no endgame table: {e}")));
+                    "the table folder".to_string()
+                }
+            },
+            Err(e) => {
+                self.log.push(("warn", format!("no endgame table: {e}")));
+                "the table folder".to_string()
+            }
+        };
+        let sweep = match rules.sweep() {
+            crate::rules::Sweep::Owner => String::new(),
+            other => format!(" --sweep {other}"),
+        };
+        self.log.push((
+            "warn",
+            format!(
+                "no endgame table for {tr} in {store} (option tables): playing with a small one \
+                 built in memory; build the full one once with `kalaha tables build --pits {} \
+                 --seeds {}{}{sweep}`",
+                rules.pits(),
+                rules.seeds(),
+                if rules.empty_capture() {
+                    " --empty-capture"
+                } else {
+                    ""
+                },
+            ),
+        ));
+        quick.and_then(build)
+    }
+
+    fn prepare_book(&mut self, rules: Rules) {
+        self.book = match &self.book_path {
+            Some(None) => None,
+            None => Book::builtin(&rules),
+            Some(Some(path)) => {
+                if self.book.as_ref().is_some_and(|b| b.rules() == &rules) {
+                    return;
+                }
+                match std::fs::read_to_string(path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|t| Book::parse(&t).map_err(|e| e.to_string()))
+                {
+                    Ok(b) if b.rules() == &rules => Some(Arc::new(b)),
+                    Ok(b) => {
+                        self.log.push((
+                            "warn",
+                            format!(
+                                "book {}: made for {}, not for this game's {rules}; playing without it",
+                                path.display(),
+                                b.rules()
+                            ),
+                        ));
+                        None
+                    }
+                    Err(e) => {
+                        self.log.push((
+                            "warn",
+                            format!("book {}: {e}; playing without it", path.display()),
+                        ));
+                        None
+                    }
+                }
+            }
+        };
+    }
+
+    fn solver(&mut self) -> &mut Solver {
+        let (hash_mb, threads) = (self.hash_mb, self.threads);
+        let endgame = self.endgame.as_ref().and_then(|(_, t)| t.clone());
+        let solver = self.solver.get_or_insert_with(|| Solver::new(hash_mb));
+        solver.set_threads(threads);
+        solver.set_endgame(endgame);
+        solver
+    }
+}
+
+fn string_option(name: &str, default: &str) -> EngineOption {
+    EngineOption {
+        name: name.to_string(),
+        kind: crate::protocol::OptionKind::String {
+            default: default.to_string(),
+        },
+    }
+}
+
+fn path_option(value: &serde_json::Value) -> Result<Option<PathBuf>, String> {
+    match value {
+        serde_json::Value::String(s) if s.is_empty() => Ok(None),
+        serde_json::Value::String(s) => Ok(Some(PathBuf::from(s))),
+        other => Err(format!("expected a path as a string, got {other}")),
     }
 }
 
@@ -234,19 +407,31 @@ impl Player for PerfectPlayer {
         "perfect"
     }
 
+    /// Starts each game afresh (empty tables of what was searched), with the endgame
+    /// table and the book for its rules.
     fn new_game(&mut self, game: &str, rules: Rules, side: Side) {
-        let hash_mb = self.hash_mb;
-        // The solver's table keeps only exact values, true in every game: it is kept.
-        self.solver.get_or_insert_with(|| Solver::new(hash_mb));
+        self.prepare_endgame(rules);
+        self.prepare_book(rules);
+        self.solver().clear();
         self.hard.new_game(game, rules, side);
-        self.solved_last = false;
-        self.skipped = 0;
+        self.sure = None;
+        // The solver is tried on the first move.
+        self.skipped = SOLVER_RETRY_EVERY;
+        self.said_fallback = false;
+    }
+
+    fn take_log(&mut self) -> Vec<(&'static str, String)> {
+        std::mem::take(&mut self.log)
     }
 
     fn options(&self) -> Vec<EngineOption> {
         vec![
             int_option("depth", 0, 0, 250),
             int_option("hash_mb", 64, 1, MAX_HASH_MB),
+            int_option("threads", 1, 1, 64),
+            int_option("table_mb", PERFECT_TABLE_MB, 0, 1 << 20),
+            string_option("tables", ""),
+            string_option("book", ""),
         ]
     }
 
@@ -256,10 +441,35 @@ impl Player for PerfectPlayer {
             "hash_mb" => {
                 let mb = parse_int(name, value, 1, MAX_HASH_MB)? as usize;
                 if mb != self.hash_mb {
-                    let depth = self.hard.max_depth;
-                    *self = PerfectPlayer::new(mb);
-                    self.hard.max_depth = depth;
+                    self.hash_mb = mb;
+                    self.solver = None;
+                    self.hard
+                        .set_option("hash_mb", &serde_json::json!((mb / 4).max(1)))?;
                 }
+                Ok(())
+            }
+            "threads" => {
+                self.threads = parse_int(name, value, 1, 64)? as usize;
+                Ok(())
+            }
+            "table_mb" => {
+                self.table_mb = parse_int(name, value, 0, 1 << 20)? as u64;
+                self.endgame = None;
+                Ok(())
+            }
+            "tables" => {
+                self.tables = path_option(value).map_err(|e| format!("option tables: {e}"))?;
+                self.endgame = None;
+                Ok(())
+            }
+            "book" => {
+                self.book_path = match value {
+                    serde_json::Value::String(s) if s == "none" => Some(None),
+                    v => path_option(v)
+                        .map_err(|e| format!("option book: {e}"))?
+                        .map(Some),
+                };
+                self.book = None;
                 Ok(())
             }
             _ => Err(unknown_option(self.name(), name, &self.options())),
@@ -275,40 +485,90 @@ impl Player for PerfectPlayer {
     ) -> u8 {
         let started = Instant::now();
         let budget = time.map_or(DEFAULT_MOVE_TIME, |t| t.budget());
-        // Half the time once the solver is getting through (the rest of the game is then
-        // mostly in its table), a fifth while it is not.
-        let share = if self.solved_last { 0.5 } else { 0.2 };
-        let solve_budget = Budget {
-            deadline: Some(started + budget.mul_f64(share)),
-            max_nodes: None,
+        let deadline = started + budget;
+        if self.endgame.as_ref().is_none_or(|(r, _)| r != pos.rules()) {
+            // Driven without `new_game` (or with other rules): prepare now.
+            self.prepare_endgame(*pos.rules());
+            self.prepare_book(*pos.rules());
+        }
+        let exact = |pit: u8, value: i32, nodes: u64, pv: Vec<u8>| SearchInfo {
+            depth: None,
+            score: Some(value as i64),
+            nodes: Some(nodes),
+            time_ms: Some(started.elapsed().as_millis() as u64),
+            pv: if pv.is_empty() { vec![pit] } else { pv },
         };
-        // While the solver is out of its depth (many seeds still in play), try it only
-        // every few moves: what it learns stays in its table.
-        let seeds = seeds_in_pits(pos) as u32;
-        let worth_trying =
-            self.solved_last || seeds <= SOLVER_SEEDS || self.skipped >= SOLVER_RETRY_EVERY;
-        if !worth_trying {
-            self.skipped += 1;
-            return self.hard.think(pos, started + budget, info);
+        if let Some((pit, value)) = self.book.as_ref().and_then(|b| b.lookup(pos)) {
+            self.sure = Some(value);
+            info(exact(pit, value, 0, Vec::new()));
+            return pit;
         }
-        self.skipped = 0;
-        let hash_mb = self.hash_mb;
-        let solver = self.solver.get_or_insert_with(|| Solver::new(hash_mb));
-        let solution = solver.solve_within(pos, solve_budget);
-        self.solved_last = solution.is_some();
-        if let Some(sol) = solution
-            && let Some(best) = sol.best_move()
-        {
-            info(SearchInfo {
-                depth: Some(sol.pv.len() as u32),
-                score: Some(sol.value as i64),
-                nodes: Some(sol.nodes),
-                time_ms: Some(started.elapsed().as_millis() as u64),
-                pv: sol.pv.iter().map(|m| m.pit).collect(),
-            });
-            return best;
+        let sure = self.sure;
+        // Borrowing the solver below borrows all of `self`.
+        let mut skipped = self.skipped;
+        let solver = self.solver();
+        let found = match sure {
+            // The value is at least what was already sure: prove it with a move, then try
+            // for more within a fixed number of nodes.
+            Some(v) => match solver.test(
+                pos,
+                v,
+                Budget {
+                    deadline: Some(deadline),
+                    max_nodes: None,
+                },
+            ) {
+                Some(Test::AtLeast { bound, pit }) => {
+                    let raise = Budget {
+                        deadline: Some(deadline),
+                        max_nodes: Some(budget.as_millis() as u64 * RAISE_NODES_PER_MS),
+                    };
+                    match solver.test(pos, bound + 1, raise) {
+                        Some(Test::AtLeast { bound, pit }) => Some((pit, bound)),
+                        _ => Some((pit, bound)),
+                    }
+                }
+                _ => None,
+            },
+            // Nothing sure yet: solve within a fifth of the time, on every move while
+            // few seeds are left, else every few moves (what it learns stays in its table).
+            None if seeds_in_pits(pos) as u32 <= SOLVER_SEEDS || skipped >= SOLVER_RETRY_EVERY => {
+                skipped = 0;
+                let share = Budget {
+                    deadline: Some(started + budget.mul_f64(0.2)),
+                    max_nodes: None,
+                };
+                solver
+                    .solve_within(pos, share)
+                    .and_then(|sol| sol.best_move().map(|pit| (pit, sol.value)))
+            }
+            None => {
+                skipped += 1;
+                None
+            }
+        };
+        self.skipped = skipped;
+        if let Some((pit, value)) = found {
+            self.sure = Some(value);
+            info(exact(pit, value, 0, Vec::new()));
+            return pit;
         }
-        self.hard.think(pos, started + budget, info)
+        // `hard`'s move may lose some of what was sure.
+        self.sure = None;
+        if !self.said_fallback {
+            self.said_fallback = true;
+            self.log.push((
+                "info",
+                format!(
+                    "the solver cannot finish in {} ms in this game ({}, {} seeds in pits); \
+                     playing hard's search when it cannot",
+                    budget.as_millis(),
+                    pos.rules(),
+                    seeds_in_pits(pos)
+                ),
+            ));
+        }
+        self.hard.think(pos, deadline, info)
     }
 }
 
@@ -393,15 +653,102 @@ mod tests {
     }
 
     #[test]
-    fn perfect_falls_back_to_search_on_big_boards() {
+    fn perfect_falls_back_to_search_on_big_boards_and_says_so_once() {
         let mut perfect = PerfectPlayer::new(4);
-        let pos = Position::start(Rules::default());
+        perfect
+            .set_option("table_mb", &serde_json::json!(0))
+            .unwrap();
+        let mut pos = Position::start(Rules::new(6, 6, false, Sweep::Owner).unwrap());
         perfect.new_game("g", *pos.rules(), Side::South);
-        let t = Instant::now();
+        perfect.take_log();
+        let mut said = 0;
+        for _ in 0..2 {
+            let t = Instant::now();
+            let mut infos = Vec::new();
+            let pit = perfect.choose_move(&pos, &[], limits_ms(100), &mut |i| infos.push(i));
+            assert!(cfg!(debug_assertions) || t.elapsed() < Duration::from_millis(200));
+            assert!(!infos.is_empty());
+            said += perfect
+                .take_log()
+                .iter()
+                .filter(|(_, m)| m.contains("cannot finish"))
+                .count();
+            pos = pos.play(pit as i64).unwrap();
+            while pos.to_move() == Side::North {
+                let first = pos.legal_moves().next().unwrap();
+                pos = pos.play(first as i64).unwrap();
+            }
+        }
+        assert_eq!(said, 1);
+    }
+
+    #[test]
+    fn perfect_plays_the_book_on_the_standard_board() {
+        let pos = Position::start(Rules::default());
+        let book = Book::builtin(pos.rules()).expect("a book for the standard board");
+        let (pit, value) = book.lookup(&pos).expect("the start is in the book");
+        let mut perfect = PerfectPlayer::new(4);
+        perfect
+            .set_option("table_mb", &serde_json::json!(0))
+            .unwrap();
+        perfect.new_game("g", *pos.rules(), Side::South);
         let mut infos = Vec::new();
-        let pit = perfect.choose_move(&pos, &[], limits_ms(100), &mut |i| infos.push(i));
-        assert!(pos.play(pit as i64).is_ok());
-        assert!(cfg!(debug_assertions) || t.elapsed() < Duration::from_millis(200));
-        assert!(!infos.is_empty());
+        assert_eq!(
+            perfect.choose_move(&pos, &[], limits_ms(100), &mut |i| infos.push(i)),
+            pit
+        );
+        assert_eq!(infos[0].score, Some(value as i64));
+        // Without its book it has to think (and cannot solve the start in that time).
+        perfect
+            .set_option("book", &serde_json::json!("none"))
+            .unwrap();
+        perfect.new_game("g", *pos.rules(), Side::South);
+        let mut infos = Vec::new();
+        perfect.choose_move(&pos, &[], limits_ms(50), &mut |i| infos.push(i));
+        assert!(
+            infos
+                .iter()
+                .all(|i| i.score != Some(value as i64) || i.depth.is_some())
+        );
+    }
+
+    #[test]
+    fn perfect_plays_a_game_alike_whatever_it_played_before() {
+        // On a board the solver finishes at once, every move is exact and the game does
+        // not depend on earlier games.
+        let rules = Rules::new(4, 4, false, Sweep::Owner).unwrap();
+        // Each player's moves straight on the rules, the stores at the end.
+        let game = |p: &mut PerfectPlayer, id: &str, south: bool| {
+            let mut other = crate::engines::GreedyPlayer;
+            let mut pos = Position::start(rules);
+            let (perfect_side, other_side) = if south {
+                (Side::South, Side::North)
+            } else {
+                (Side::North, Side::South)
+            };
+            p.new_game(id, rules, perfect_side);
+            other.new_game(id, rules, other_side);
+            let mut moves = Vec::new();
+            while !pos.is_over() {
+                let side = pos.to_move();
+                let pit = if side == perfect_side {
+                    p.choose_move(&pos, &moves, limits_ms(5000), &mut |_| {})
+                } else {
+                    other.choose_move(&pos, &moves, limits_ms(5000), &mut |_| {})
+                };
+                pos = pos.play(pit as i64).unwrap();
+                moves.push(Move { side, pit });
+            }
+            (moves, pos.outcome().unwrap())
+        };
+        let mut fresh = PerfectPlayer::new(4);
+        let x_fresh = game(&mut fresh, "x", true);
+        let mut used = PerfectPlayer::new(4);
+        game(&mut used, "y", false);
+        let x_used = game(&mut used, "x", true);
+        assert_eq!(x_used, x_fresh);
+        // And it gets the solved value against a greedy opponent at least.
+        let value = Solver::new(4).solve(&Position::start(rules)).value;
+        assert!(x_fresh.1.south as i32 - x_fresh.1.north as i32 >= value);
     }
 }

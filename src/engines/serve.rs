@@ -131,6 +131,9 @@ pub fn serve(
             } => {
                 rules = r;
                 player.new_game(&game, r, side);
+                for (level, message) in player.take_log() {
+                    log(&mut output, level, message)?;
+                }
             }
             ToEngine::Go {
                 position,
@@ -181,6 +184,9 @@ fn go_answer(
             let pit = player.choose_move(&pos, moves, time, &mut report);
             if let Some(e) = io_error {
                 return Err(e);
+            }
+            for (level, message) in player.take_log() {
+                log(output, level, message)?;
             }
             pit as i64
         }

@@ -12,10 +12,21 @@
 //! An extra turn keeps the same mover, so the child's future gain adds to the move's own
 //! gain; otherwise it is subtracted (negamax).
 
+mod book;
+mod cache;
+mod endgame;
+mod index;
 mod search;
-mod table;
+mod tt;
 
-pub use search::{Budget, Solution, Solver};
+pub use book::{Book, BookError, BookMove};
+pub use cache::{
+    IN_MEMORY_BYTES, TableError, TableEvent, TableFile, TableHeader, TableStore, checksum,
+    planned_seeds,
+};
+pub use endgame::{EndgameTable, MAX_TABLE_SEEDS, TableRules, max_seeds_within, table_len};
+pub use index::{Indexer, binomial};
+pub use search::{Budget, Solution, Solver, Step, Test};
 pub(crate) use search::{ordered_moves, pack_bits, pits_key, seeds_in_pits};
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The solver against a deliberately simple second implementation: plain minimax over
 //! whole positions, no table, no pruning, using only the checked `play`.
 
+use super::index::Indexer;
 use super::*;
 use crate::rules::{Position, Row, Rules, Side, Sweep};
 use rand::{RngExt, SeedableRng};
@@ -309,6 +310,156 @@ fn memoized_minimax_agrees_on_larger_boards() {
                 memo.len()
             );
             assert_eq!(value, expected, "{rules}");
+        }
+    }
+}
+
+/// Every variant of a board size, as table rules.
+fn all_table_rules(pits: u8) -> Vec<TableRules> {
+    let mut v = Vec::new();
+    for empty_capture in [false, true] {
+        for sweep in Sweep::ALL {
+            v.push(TableRules {
+                pits,
+                empty_capture,
+                sweep,
+            });
+        }
+    }
+    v
+}
+
+fn build_table(rules: TableRules, k: u32, threads: usize) -> EndgameTable {
+    EndgameTable::build(
+        rules,
+        k,
+        threads,
+        &|_| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .expect("not stopped")
+}
+
+/// The position with configuration `x` (mover's pits first), south to move, empty stores.
+fn position_of(rules: TableRules, x: &[u8]) -> Position {
+    let p = rules.pits as usize;
+    let total: u32 = x.iter().map(|&c| c as u32).sum();
+    let rules = Rules::new(p as u32, 1, rules.empty_capture, rules.sweep).unwrap();
+    let row = |r: &[u8]| Row {
+        pits: r.iter().map(|&c| c as u16).collect(),
+        store: 0,
+    };
+    let pos = Position::from_parts(rules, &row(&x[..p]), &row(&x[p..]), Side::South).unwrap();
+    assert!(pos.is_over() || seeds_in_pits(&pos) as u32 == total);
+    pos
+}
+
+#[test]
+fn endgame_tables_agree_with_the_plain_solver_on_every_position() {
+    // Small boards, every variant, every configuration: the table (built with its own
+    // sowing) against the solver without tables (which sows with the rules' `sow`).
+    for (pits, k) in [(1, 12), (2, 9), (3, 7), (4, 5)] {
+        for rules in all_table_rules(pits) {
+            let table = build_table(rules, k, 2);
+            let ix = Indexer::new(rules.parts(), k).unwrap();
+            let mut solver = Solver::new(1);
+            let mut x = vec![0u8; rules.parts()];
+            let mut checked = 0;
+            for r in 0..table.len() {
+                ix.unrank(r, &mut x);
+                let pos = position_of(rules, &x);
+                if pos.is_over() {
+                    continue;
+                }
+                let expected = solver.solve(&pos).value;
+                assert_eq!(table.value_at(r), expected, "{rules} {x:?}");
+                checked += 1;
+            }
+            assert!(checked > 50, "{rules}: {checked}");
+        }
+    }
+}
+
+#[test]
+fn endgame_tables_agree_with_minimax_and_do_not_depend_on_threads() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for rules in all_table_rules(5) {
+        let one = build_table(rules, 6, 1);
+        let two = build_table(rules, 6, 2);
+        assert_eq!(one.bytes(), two.bytes(), "{rules}");
+        let ix = Indexer::new(rules.parts(), 6).unwrap();
+        let mut x = vec![0u8; rules.parts()];
+        for _ in 0..200 {
+            let r = rng.random_range(0..one.len());
+            ix.unrank(r, &mut x);
+            let pos = position_of(rules, &x);
+            if !pos.is_over() {
+                assert_eq!(one.value_at(r), reference_value(&pos), "{rules} {x:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_solver_with_an_endgame_table_gives_the_same_values() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for (pits, seeds, k) in [(3, 3, 8), (4, 3, 8), (4, 4, 10), (5, 3, 7)] {
+        for rules in all_variants(pits, seeds) {
+            let table = std::sync::Arc::new(build_table(TableRules::of(&rules), k, 2));
+            let mut with = Solver::new(2);
+            with.set_endgame(Some(table));
+            let mut without = Solver::new(2);
+            for i in 0..12 {
+                let pos = if i == 0 {
+                    Position::start(rules)
+                } else {
+                    random_position(&mut rng, rules)
+                };
+                let a = with.solve(&pos);
+                check_pv(&pos, &a);
+                assert_eq!(a.value, without.solve(&pos).value, "{pos:?}");
+                // The null-window test agrees with the value and names a move achieving it.
+                if !pos.is_over() {
+                    match with.test(&pos, a.value, Budget::unlimited()).unwrap() {
+                        Test::AtLeast { bound, pit } => {
+                            assert!(bound >= a.value);
+                            let child = pos.play(pit as i64).unwrap();
+                            let v = without.solve(&child).value;
+                            let v = if child.to_move() == pos.to_move() || child.is_over() {
+                                if child.is_over() {
+                                    child.store_margin(pos.to_move())
+                                } else {
+                                    v
+                                }
+                            } else {
+                                -v
+                            };
+                            assert_eq!(v, a.value, "{pos:?} pit {pit}");
+                        }
+                        other => panic!("{pos:?}: {other:?}"),
+                    }
+                    assert!(matches!(
+                        with.test(&pos, a.value + 1, Budget::unlimited()),
+                        Some(Test::Below { bound }) if bound <= a.value
+                    ));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn two_threads_give_the_same_values() {
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    for rules in all_variants(4, 3) {
+        let mut two = Solver::new(2);
+        two.set_threads(2);
+        let mut one = Solver::new(2);
+        for _ in 0..10 {
+            let pos = random_position(&mut rng, rules);
+            let a = two.solve(&pos);
+            check_pv(&pos, &a);
+            assert_eq!(a.value, one.solve(&pos).value, "{pos:?}");
         }
     }
 }
