@@ -2,7 +2,9 @@
 
 use super::{CliError, CliResult};
 use crate::check::check_engine;
+use crate::kgp::check_agent;
 use crate::supervisor::{EngineCommand, LogPlace, Settings};
+use crate::tournament::spec::EngineProtocol;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -18,7 +20,8 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example:\n  kalaha check -- python3 engines/python/example.py\n  \
-kalaha check builtin=greedy\n  kalaha check --startup-timeout 30s -- ./my-engine --threads 1\n\n\
+kalaha check builtin=greedy\n  kalaha check --startup-timeout 30s -- ./my-engine --threads 1\n  \
+kalaha check --protocol kgp -- python3 my_kgp_agent.py\n\n\
 Exit status: 0 if every step passed, 1 if a step failed, 2 for bad usage or an engine \
 program that does not exist or is not executable."
 )]
@@ -40,6 +43,10 @@ pub struct Args {
     /// in the --logs folder (the current folder without one).
     #[arg(long)]
     pub debug: bool,
+    /// The protocol the engine speaks: `kgp` checks a Kalah Game Protocol agent, which
+    /// connects to KGP_HOST:KGP_PORT (docs/kgp.md).
+    #[arg(long, value_enum, default_value = "kalaha", value_name = "PROTOCOL")]
+    pub protocol: crate::tournament::spec::EngineProtocol,
     /// The engine: `builtin=NAME`, or a program and its arguments (put `--` before a
     /// program that takes options).
     #[arg(required = true, trailing_var_arg = true, value_name = "ENGINE")]
@@ -131,13 +138,17 @@ pub fn run(args: Args) -> CliResult {
         .build()?;
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
-    let results = runtime.block_on(check_engine(&cmd, &settings, &mut |r| {
+    let mut report = |r: &crate::check::StepResult| {
         if write_error.is_none()
             && let Err(e) = writeln!(out, "{r}").and_then(|_| out.flush())
         {
             write_error = Some(e);
         }
-    }));
+    };
+    let results = match args.protocol {
+        EngineProtocol::Kalaha => runtime.block_on(check_engine(&cmd, &settings, &mut report)),
+        EngineProtocol::Kgp => runtime.block_on(check_agent(&cmd, &settings, &mut report)),
+    };
     if let Some(e) = write_error {
         return Err(e.into());
     }
@@ -147,10 +158,11 @@ pub fn run(args: Args) -> CliResult {
         "{} of {} steps passed: {}",
         results.len() - failed,
         results.len(),
-        if failed == 0 {
-            "the engine follows the protocol"
-        } else {
-            "the engine does NOT follow the protocol"
+        match (failed, args.protocol) {
+            (0, EngineProtocol::Kalaha) => "the engine follows the protocol",
+            (_, EngineProtocol::Kalaha) => "the engine does NOT follow the protocol",
+            (0, EngineProtocol::Kgp) => "the agent plays KGP as kalaha needs it",
+            (_, EngineProtocol::Kgp) => "the agent does NOT play KGP as kalaha needs it",
         }
     )?;
     Ok(if failed == 0 { 0 } else { 1 })
