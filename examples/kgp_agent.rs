@@ -24,6 +24,7 @@
 //! - `exit-mid-game`: plays `first` twice, then exits with status 5 at the third state;
 //! - `no-pong`: never answers `ping`;
 //! - `mode-simple`: asks for mode `simple`;
+//! - `refuse`: answers `kgp` with an `error` and no `mode`;
 //! - `never-connect`: never connects;
 //! - `exit-at-start`: exits with status 3 before connecting;
 //! - `argv`: plays `first`, connecting to the host and port of its 2nd and 3rd arguments
@@ -211,6 +212,10 @@ fn main() {
         };
         match cmd.name.as_str() {
             "kgp" => {
+                if mode == "refuse" {
+                    out.send(Command::new("error").arg(Arg::string("protocol not supported")));
+                    continue;
+                }
                 if cmd.args.first() != Some(&Arg::Int(1)) {
                     out.send(Command::new("error").arg(Arg::string("only kgp 1 is spoken")));
                     std::process::exit(1);

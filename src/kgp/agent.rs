@@ -294,12 +294,18 @@ impl KgpEngine {
         // The version command carries no id.
         self.send_command(Command::new("kgp").arg(major).arg(minor).arg(patch))
             .await?;
+        // An `error` from the agent (e.g. about the version) is shown if no `mode` comes.
+        let mut said = String::new();
         let mode_id = loop {
             let Some(line) = self.read_line(end, "kalaha waited for `mode`").await? else {
                 return Err(KgpError::NoMode {
                     timeout: self.settings.startup_timeout,
+                    said,
                 });
             };
+            if said.is_empty() && Command::parse(&line).is_ok_and(|c| c.name == "error") {
+                said = format!("; the agent said: {}", crate::referee::truncate(&line, 200));
+            }
             if let Heard::Mode(mode) = self.hear(&line).await? {
                 let id = Command::parse(&line).ok().and_then(|c| c.id);
                 if mode != "freeplay" {

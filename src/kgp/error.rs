@@ -27,10 +27,10 @@ pub enum KgpError {
     },
     #[error(
         "no `mode` command within the start-up timeout of {}: a KGP agent answers \
-         `kgp 1 0 0` with `mode freeplay`",
+         `kgp 1 0 0` with `mode freeplay`{said}",
         format_duration(*timeout)
     )]
-    NoMode { timeout: Duration },
+    NoMode { timeout: Duration, said: String },
     #[error("the agent asked for mode {mode:?}; kalaha plays only `freeplay`: {line}")]
     UnsupportedMode { mode: String, line: String },
     #[error("no pong within {}: the agent stalled", format_duration(*timeout))]
