@@ -581,10 +581,9 @@ impl KgpEngine {
         during: &'static str,
     ) -> Result<Option<String>, KgpError> {
         loop {
-            // Checked first, so that an agent flooding its connection still times out.
-            if Instant::now() >= end {
-                return Ok(None);
-            }
+            // Lines already read came before `end`: they count even when it has passed.
+            // Nothing more is read after it, so an agent flooding its connection still
+            // times out (a read is one chunk at most).
             if let Some(event) = self.conn.lines.pop() {
                 let line = self.event_line(event)?;
                 if line.trim().is_empty() {
@@ -594,6 +593,9 @@ impl KgpEngine {
             }
             if self.conn.eof {
                 return Err(self.disconnected(during).await);
+            }
+            if Instant::now() >= end {
+                return Ok(None);
             }
             let conn = &mut self.conn;
             tokio::select! {
