@@ -12,7 +12,7 @@
 //!   4 ping                    ->
 //!                             <-           5@4 pong
 //!   ---- for each game: ----
-//!   6 set "game:id" "t-1"     ->
+//!   6 set game:id "t-1"       ->
 //!   8 ping                    ->           (pong)
 //!   ---- for each move: ----
 //!   10 state <6,0,0,4,...>    ->
@@ -348,7 +348,7 @@ impl KgpEngine {
     pub async fn new_game(&mut self, game: &str) -> Result<(), KgpError> {
         self.check_unrequested().await?;
         let set = Command::new("set")
-            .arg(Arg::string("game:id"))
+            .arg(Arg::Word("game:id".into()))
             .arg(Arg::string(game));
         self.send(set).await?;
         self.ping().await.map(|_| ())
@@ -459,9 +459,10 @@ impl KgpEngine {
             TimeLimit::Clock { .. } => "absolute",
         };
         if self.time_mode != Some(mode) {
+            // Quoted: jkgp reads the mode as a string (a word parser takes it too).
             let set = Command::new("set")
                 .arg(Arg::Word("time:mode".into()))
-                .arg(Arg::Word(mode.into()));
+                .arg(Arg::string(mode));
             self.send(set).await?;
             self.time_mode = Some(mode);
         }
