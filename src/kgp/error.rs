@@ -40,9 +40,13 @@ pub enum KgpError {
         during: &'static str,
         stderr: String,
     },
-    #[error("no move within the deadline of {} ms", deadline.as_millis())]
+    #[error(
+        "no move within the deadline of {} ms: an agent sends a `move` as soon as it has one, \
+         and improves it until `stop`",
+        deadline.as_millis()
+    )]
     Timeout { deadline: Duration },
-    #[error("the agent yielded without sending a move")]
+    #[error("the agent yielded without sending a move: `yield` ends the search, after a `move`")]
     YieldWithoutMove { line: String },
     #[error("a line that is not a KGP command ({error}): {line}")]
     NotKgp { line: String, error: String },
