@@ -15,13 +15,19 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// User plus system CPU time of this process, all threads.
-fn cpu() -> Duration {
+/// User and system CPU time of this process, all threads.
+fn cpu_split() -> (Duration, Duration) {
     // SAFETY: getrusage only writes into the struct we pass.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(u.ru_utime) + tv(u.ru_stime)
+    (tv(u.ru_utime), tv(u.ru_stime))
+}
+
+/// User plus system CPU time of this process, all threads.
+fn cpu() -> Duration {
+    let (user, system) = cpu_split();
+    user + system
 }
 
 struct Quiet;
@@ -42,8 +48,8 @@ fn engine(name: &str) -> EngineSpec {
     spec
 }
 
-/// The referee's CPU per engine move over `games` games, and the moves played.
-fn referee(games: u64, dir: &std::path::Path) -> (Duration, u64, Duration) {
+/// The referee's CPU (user, system) over `games` games, the moves played and the time.
+fn referee(games: u64, dir: &std::path::Path) -> ((Duration, Duration), u64, Duration) {
     let config = ConfigFile {
         engines: vec![engine("a"), engine("b")],
         games: Some(games),
@@ -54,9 +60,10 @@ fn referee(games: u64, dir: &std::path::Path) -> (Duration, u64, Duration) {
     .expect("config");
     let mut options = RunOptions::new(dir.join("run"));
     options.concurrency = 2;
-    let (c0, t0) = (cpu(), Instant::now());
-    let outcome = run_tournament(config, &options, &mut [&mut Quiet]).expect("tournament");
-    let (cpu_used, wall) = (cpu() - c0, t0.elapsed());
+    let (c0, t0) = (cpu_split(), Instant::now());
+    let outcome = run_tournament(config, &options, &mut [&mut Quiet], None).expect("tournament");
+    let c1 = cpu_split();
+    let (cpu_used, wall) = ((c1.0 - c0.0, c1.1 - c0.1), t0.elapsed());
     assert_eq!(outcome.summary.played, games);
     (cpu_used, outcome.summary.moves, wall)
 }
@@ -91,12 +98,15 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(400);
     let dir = tempfile::tempdir().expect("temp dir");
-    let (used, moves, wall) = referee(games, dir.path());
-    let per_move = used.as_secs_f64() * 1e6 / moves as f64;
+    let ((user, system), moves, wall) = referee(games, dir.path());
+    let us = |d: Duration| d.as_secs_f64() * 1e6 / moves as f64;
+    let per_move = us(user + system);
     println!(
-        "referee: {games} games, {moves} engine moves in {:.2} s; referee CPU {:.0} ms, {per_move:.1} us per move",
+        "referee: {games} games, {moves} engine moves in {:.2} s; referee CPU {:.0} ms, {per_move:.1} us per move ({:.1} user, {:.1} system)",
         wall.as_secs_f64(),
-        used.as_secs_f64() * 1e3
+        (user + system).as_secs_f64() * 1e3,
+        us(user),
+        us(system)
     );
     let floor = ping_pong(20_000).as_secs_f64() * 1e6;
     println!("floor: {floor:.1} us of CPU per pipe round trip with another process");

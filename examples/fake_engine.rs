@@ -17,7 +17,23 @@
 //! - `bad-log-info`: plays `good`, but sends malformed `log` and `info` lines before each
 //!   answer (`hello`, `pong`, `move`);
 //! - `minimal-hello`: plays `good` with a `hello` of only `protocol` and `name`;
-//! - `empty-name`: plays `good` with an empty `name` in its `hello`.
+//! - `empty-name`: plays `good` with an empty `name` in its `hello`;
+//! - `long-name`: plays `good` with a 70 000-byte `hello` name that starts with an escape
+//!   sequence;
+//! - `double-move`: answers every `go` with two `move` lines;
+//! - `early-move`: sends a `move` right after each `pong`, before any `go`;
+//! - `stray-pong`: sends a second, unasked `pong` after each one;
+//! - `daemon`: starts a daemon of its own (a double fork into a new session) at start,
+//!   then plays `good`;
+//! - `stop-parent`: sends SIGSTOP to its parent at its first `go`, then plays `good`;
+//! - `kill-others`: SIGKILLs every other `fake_engine` it can find in `/proc` at its first
+//!   `go`, then plays `good`;
+//! - `nested-unknown`: plays `good`, each `move` with an unknown field nested 200 deep;
+//! - `spin`: burns CPU forever at its first `go`;
+//! - `hog`: allocates and touches memory without end at its first `go`;
+//! - `chatty`: plays `good`, with a `log` line before each move;
+//! - `fuzz`: answers with lines drawn from mutations of valid ones (seeded by its second
+//!   argument), so that anything may come.
 
 use kalaha::protocol::{FromEngine, HelloReply, ToEngine};
 use std::io::{BufRead, Write};
@@ -77,8 +93,12 @@ fn main() {
                 libc::signal(libc::SIGTERM, libc::SIG_IGN);
             }
         }
+        "daemon" => start_daemon(),
+        "fuzz" => return fuzz(),
         "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
-        | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name" => {}
+        | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name"
+        | "long-name" | "double-move" | "early-move" | "stray-pong" | "stop-parent"
+        | "kill-others" | "nested-unknown" | "spin" | "hog" | "chatty" => {}
         other => {
             eprintln!("fake_engine: unknown mode {other:?}");
             std::process::exit(2);
@@ -115,22 +135,32 @@ fn main() {
                 &mut out,
                 &FromEngine::Hello(HelloReply {
                     protocol: 1,
-                    name: if mode == "empty-name" {
-                        String::new()
-                    } else {
-                        format!("fake-{mode}")
+                    name: match mode.as_str() {
+                        "empty-name" => String::new(),
+                        "long-name" => format!("\u{1b}]0;pwned\u{7}{}", "n".repeat(70_000)),
+                        _ => format!("fake-{mode}"),
                     },
                     version: "0".into(),
                     author: "tests".into(),
                     options: Vec::new(),
                 }),
             ),
-            ToEngine::Ping { id } => send(&mut out, &FromEngine::Pong { id }),
+            ToEngine::Ping { id } => {
+                send(&mut out, &FromEngine::Pong { id });
+                match mode.as_str() {
+                    "stray-pong" => send(&mut out, &FromEngine::Pong { id }),
+                    "early-move" => send(&mut out, &FromEngine::Move { pit: 1 }),
+                    _ => {}
+                }
+            }
             ToEngine::Go {
                 position, legal, ..
             } => {
                 gos += 1;
                 let lowest = legal.first().copied().unwrap_or(1) as i64;
+                if gos == 1 {
+                    first_go(&mode);
+                }
                 match mode.as_str() {
                     "crash-mid-game" if gos >= 2 => {
                         // SAFETY: sending a signal to ourselves has no preconditions.
@@ -181,6 +211,22 @@ fn main() {
                         drop(buf);
                         send(&mut out, &FromEngine::Move { pit: lowest });
                     }
+                    "double-move" => {
+                        send(&mut out, &FromEngine::Move { pit: lowest });
+                        send(&mut out, &FromEngine::Move { pit: lowest });
+                    }
+                    "chatty" => {
+                        let _ = writeln!(
+                            out,
+                            r#"{{"type":"log","level":"info","message":"thinking about go {gos}"}}"#
+                        );
+                        send(&mut out, &FromEngine::Move { pit: lowest });
+                    }
+                    "nested-unknown" => {
+                        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+                        let _ = writeln!(out, r#"{{"type":"move","pit":{lowest},"x":{deep}}}"#);
+                        let _ = out.flush();
+                    }
                     _ => send(&mut out, &FromEngine::Move { pit: lowest }),
                 }
             }
@@ -190,5 +236,147 @@ fn main() {
     }
     if mode == "ignore-quit" {
         sleep_forever();
+    }
+}
+
+/// What the `stop-parent` and `kill-others` modes do at their first `go`.
+fn first_go(mode: &str) {
+    match mode {
+        // SAFETY: sending a signal has no memory-safety preconditions.
+        "stop-parent" => unsafe {
+            libc::kill(libc::getppid(), libc::SIGSTOP);
+        },
+        "spin" => {
+            let mut x = 0u64;
+            loop {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        }
+        "hog" => {
+            let mut kept: Vec<Vec<u8>> = Vec::new();
+            loop {
+                kept.push(vec![1u8; 16 << 20]);
+            }
+        }
+        "kill-others" => {
+            let me = std::process::id();
+            let Ok(dir) = std::fs::read_dir("/proc") else {
+                return;
+            };
+            for entry in dir.flatten() {
+                let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                    continue;
+                };
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let cmdline = String::from_utf8_lossy(&cmdline);
+                if pid != me && cmdline.contains("fake_engine") && !cmdline.contains("kill-others")
+                {
+                    // SAFETY: as above.
+                    unsafe {
+                        libc::kill(pid as i32, libc::SIGKILL);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Starts a daemon: a grandchild in a new session that sleeps (marked with this process's
+/// arguments), the way a careless engine might leave a helper behind.
+fn start_daemon() {
+    let exe = std::env::current_exe().expect("own path");
+    // SAFETY: fork in a single-threaded process; the child only calls setsid, spawns and
+    // exits.
+    unsafe {
+        match libc::fork() {
+            0 => {
+                libc::setsid();
+                let _ = std::process::Command::new(exe)
+                    .arg("grandchild-sleeper")
+                    .args(std::env::args().skip(2))
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn();
+                libc::_exit(0);
+            }
+            -1 => {}
+            child => {
+                libc::waitpid(child, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+}
+
+/// Lines of every kind, valid or not, drawn from a small generator seeded by the second
+/// argument: the engine answers each request with 0 to 3 of them.
+fn fuzz() {
+    let seed: u64 = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    const PIECES: [&str; 16] = [
+        r#"{"type":"move","pit":1}"#,
+        r#"{"type":"move","pit":3}"#,
+        r#"{"type":"move","pit":-7}"#,
+        r#"{"type":"move","pit":1e400}"#,
+        r#"{"type":"pong","id":1}"#,
+        r#"{"type":"info","depth":3,"pv":[1,2]}"#,
+        r#"{"type":"log","message":"\u001b[2J"}"#,
+        r#"{"type":"hello","protocol":1,"name":"x"}"#,
+        r#"{"type":"movе","pit":1}"#,
+        r#"{"type":"move","pit":"1"}"#,
+        "not json",
+        "",
+        "\u{0}\u{1b}]0;t\u{7}",
+        r#"{"type":"move","pit":2,"deep":[[[[[[[[]]]]]]]]}"#,
+        "{",
+        r#"[1,2,3]"#,
+    ];
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let msg = ToEngine::parse(&line).ok();
+        // Mostly answer properly, so that games get somewhere before the fuzz hits.
+        let proper = next() % 4 != 0;
+        match msg {
+            Some(ToEngine::Hello { .. }) if proper => send(
+                &mut out,
+                &FromEngine::Hello(HelloReply {
+                    protocol: 1,
+                    name: "fake-fuzz".into(),
+                    version: "0".into(),
+                    author: "tests".into(),
+                    options: Vec::new(),
+                }),
+            ),
+            Some(ToEngine::Ping { id }) if proper => send(&mut out, &FromEngine::Pong { id }),
+            Some(ToEngine::Go { legal, .. }) if proper => {
+                let pit = legal[(next() as usize) % legal.len()] as i64;
+                send(&mut out, &FromEngine::Move { pit });
+            }
+            Some(ToEngine::Quit) => return,
+            Some(_) | None => {}
+        }
+        for _ in 0..next() % 3 {
+            let piece = PIECES[(next() as usize) % PIECES.len()];
+            let mut bytes = piece.as_bytes().to_vec();
+            if next() % 3 == 0 && !bytes.is_empty() {
+                let i = (next() as usize) % bytes.len();
+                bytes[i] = (next() % 256) as u8;
+            }
+            bytes.push(b'\n');
+            let _ = out.write_all(&bytes);
+        }
+        let _ = out.flush();
     }
 }

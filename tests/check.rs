@@ -34,7 +34,7 @@ fn check_fake(mode: &str) -> (i32, String, Duration, String) {
 /// Every line is a PASS or FAIL line, then the summary.
 fn assert_report_shape(out: &str) {
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines.len() > 10, "{out}");
+    assert!(lines.len() >= 3, "{out}");
     for l in &lines[..lines.len() - 1] {
         assert!(l.starts_with("PASS ") || l.starts_with("FAIL "), "{l}");
     }
@@ -92,7 +92,11 @@ fn builtin_engines_pass() {
 #[test]
 fn each_fake_fails_with_a_clear_report() {
     let cases: &[(&str, &str, &str)] = &[
-        ("crash-at-start", "FAIL handshake", "exited with status 3"),
+        (
+            "crash-at-start",
+            "FAIL handshake",
+            "exited with status 3; its last stderr lines: Traceback (most recent call last): | OSError: cannot load weights.bin",
+        ),
         (
             "crash-mid-game",
             "FAIL new-game",

@@ -94,7 +94,7 @@ async fn anytime_moves_improve_until_stop_and_the_last_one_counts() {
     let pgid = a.pid();
     let t = Instant::now();
     let reply = a
-        .go(&start(), TimeLimit::MoveTime(MS(300)), MS(350))
+        .go(&start(), TimeLimit::MoveTime(MS(300)), MS(1300))
         .await
         .unwrap();
     let took = t.elapsed();
@@ -112,7 +112,7 @@ async fn anytime_moves_improve_until_stop_and_the_last_one_counts() {
     // A second state after the stop is played as well.
     let next = start().play(reply.pit).unwrap();
     let reply = a
-        .go(&next, TimeLimit::MoveTime(MS(100)), MS(150))
+        .go(&next, TimeLimit::MoveTime(MS(100)), MS(1100))
         .await
         .unwrap();
     assert!(next.check(reply.pit).is_ok());
@@ -145,7 +145,7 @@ async fn late_moves_after_stop_are_ignored() {
     let (mut a, _mark) = started("late", &settings()).await;
     let pos = start();
     let reply = a
-        .go(&pos, TimeLimit::MoveTime(MS(200)), MS(250))
+        .go(&pos, TimeLimit::MoveTime(MS(200)), MS(1200))
         .await
         .unwrap();
     assert_eq!(reply.pit, 1);
@@ -153,7 +153,7 @@ async fn late_moves_after_stop_are_ignored() {
     // none of them is taken for the next one, and none is a fault.
     let next = pos.play(1).unwrap();
     let reply = a
-        .go(&next, TimeLimit::MoveTime(MS(200)), MS(250))
+        .go(&next, TimeLimit::MoveTime(MS(200)), MS(1200))
         .await
         .unwrap();
     assert!(next.check(reply.pit).is_ok());
@@ -273,7 +273,7 @@ async fn no_move_is_a_timeout() {
 async fn an_illegal_move_is_left_to_the_referee() {
     let (mut a, _mark) = started("illegal", &settings()).await;
     let reply = a
-        .go(&start(), TimeLimit::MoveTime(MS(500)), MS(550))
+        .go(&start(), TimeLimit::MoveTime(MS(500)), MS(1500))
         .await
         .unwrap();
     assert_eq!(reply.pit, 0);
@@ -288,7 +288,7 @@ async fn third_state_fails(mode: &str) -> (KgpError, String) {
     let mut pos = start();
     for _ in 0..2 {
         let r = a
-            .go(&pos, TimeLimit::MoveTime(MS(300)), MS(350))
+            .go(&pos, TimeLimit::MoveTime(MS(300)), MS(1300))
             .await
             .unwrap();
         pos = pos.play(r.pit).unwrap();
@@ -341,7 +341,7 @@ async fn children_die_with_the_agent_and_stubborn_agents_are_killed() {
     let mut pos = start();
     for _ in 0..3 {
         let r = a
-            .go(&pos, TimeLimit::MoveTime(MS(300)), MS(350))
+            .go(&pos, TimeLimit::MoveTime(MS(300)), MS(1300))
             .await
             .unwrap();
         pos = pos.play(r.pit).unwrap();
@@ -416,7 +416,7 @@ async fn host_and_port_can_be_given_as_arguments() {
     let cmd = EngineCommand::new(agent_exe(), ["argv", "{host}", "{port}", mark.as_str()]);
     let mut a = KgpEngine::start(&cmd, &settings()).await.unwrap();
     let r = a
-        .go(&start(), TimeLimit::MoveTime(MS(500)), MS(550))
+        .go(&start(), TimeLimit::MoveTime(MS(500)), MS(1500))
         .await
         .unwrap();
     assert_eq!(r.pit, 1);
@@ -504,6 +504,9 @@ fn kgp_agents_play_a_tournament_against_the_built_in_engines() {
             "2",
             "--move-time",
             "30ms",
+            // The tests run side by side: a loaded machine may delay a first move.
+            "--time-margin",
+            "500ms",
             "--quiet",
             "--debug",
             "--out",
@@ -573,6 +576,8 @@ fn faulty_agents_lose_with_the_right_termination_and_are_restarted() {
             "4",
             "--move-time",
             "50ms",
+            "--time-margin",
+            "500ms",
             "--quiet",
             "--out",
         ]
@@ -767,6 +772,8 @@ fn the_python_agent_computing_in_child_processes_plays_and_leaves_nothing() {
             "2",
             "--move-time",
             "100ms",
+            "--time-margin",
+            "1s",
             "--quiet",
             "--out",
             &out.display().to_string(),
@@ -839,7 +846,7 @@ fn referee_cpu_per_move(protocol: &str, games: u64, dir: &Path) -> (f64, u64) {
     options.concurrency = 2;
     let c0 = cpu();
     let outcome =
-        kalaha::tournament::run_tournament(config, &options, &mut [&mut Quiet]).expect("run");
+        kalaha::tournament::run_tournament(config, &options, &mut [&mut Quiet], None).expect("run");
     let used = cpu() - c0;
     assert_eq!(outcome.summary.played, games);
     let moves = outcome.summary.moves;

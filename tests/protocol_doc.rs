@@ -114,3 +114,59 @@ fn the_transcript_game_ends_as_stated() {
     let outcome = end.outcome().expect("the game is over");
     assert_eq!((outcome.south, outcome.north), (8, 4));
 }
+
+/// Every line of the ```moves blocks of RULES.md: a position, a sowing, the position after
+/// it, and what the sowing did.
+#[test]
+fn every_example_of_the_rules_holds() {
+    use kalaha::rules::Sweep;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/RULES.md");
+    let text = std::fs::read_to_string(path).expect("RULES.md");
+    let mut variant: Option<(bool, Sweep)> = None;
+    let mut checked = 0;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(info) = t.strip_prefix("```moves") {
+            let sweep = if info.contains("sweep=empty_side") {
+                Sweep::EmptySide
+            } else if info.contains("sweep=none") {
+                Sweep::None
+            } else {
+                Sweep::Owner
+            };
+            variant = Some((info.contains("empty_capture"), sweep));
+            continue;
+        }
+        if t.starts_with("```") {
+            variant = None;
+            continue;
+        }
+        let Some((empty_capture, sweep)) = variant else {
+            continue;
+        };
+        if t.is_empty() {
+            continue;
+        }
+        let (before, rest) = t.split_once("  sow ").expect("POSITION  sow N  =>  ...");
+        let (pit, rest) = rest.split_once("  =>  ").expect("=>");
+        let mut words = rest.split_whitespace();
+        let after = words.next().expect("the position after");
+        let notes: Vec<&str> = words.collect();
+        let south_pits = before.split(':').next().unwrap();
+        let pits = south_pits.split(',').count() as u32;
+        let rules = Rules::new(pits, 4, empty_capture, sweep).unwrap();
+        let pos = Position::from_compact(before, rules).unwrap();
+        let (next, effect) = pos.play_traced(pit.trim().parse().unwrap()).unwrap();
+        let n = i + 1;
+        assert_eq!(next.to_compact(), after, "RULES.md:{n}");
+        assert_eq!(effect.extra_turn, notes.contains(&"extra"), "RULES.md:{n}");
+        assert_eq!(next.is_over(), notes.contains(&"over"), "RULES.md:{n}");
+        let captured = notes
+            .iter()
+            .position(|w| *w == "capture")
+            .map_or(0, |k| notes[k + 1].parse::<u16>().unwrap());
+        assert_eq!(effect.captured, captured, "RULES.md:{n}");
+        checked += 1;
+    }
+    assert!(checked >= 9, "only {checked} examples");
+}

@@ -332,9 +332,13 @@ async fn transcript_and_options() {
         .unwrap_err();
     assert!(matches!(err, EngineError::BadOption { .. }), "{err}");
     engine.send_raw(r#"{"type":"future","x":1}"#).await.unwrap();
+    let long = format!(r#"{{"type":"future","pad":"{}"}}"#, "p".repeat(5000));
+    engine.send_raw(&long).await.unwrap();
     engine.ping().await.unwrap();
     engine.shutdown().await;
     let text = std::fs::read_to_string(&transcript).unwrap();
+    // Lines are kept whole, so a failing exchange can be replayed.
+    assert!(text.contains(&format!("> {long}")), "the long line was cut");
     assert!(
         text.contains(r#"> {"type":"hello","protocol":1}"#),
         "{text}"
@@ -403,10 +407,11 @@ async fn log_lines_and_unknown_types_are_recorded() {
         .go(&pos, &[], MOVE_TIME, Duration::from_secs(2))
         .await
         .unwrap();
-    // Greedy: pit 3 ends in the store (1 seed and an extra turn, bonus 3).
+    // Greedy: pit 3 ends in the store (1 seed and an extra turn, bonus 3); the score is
+    // the store difference it leads to.
     assert_eq!(reply.pit, 3);
     assert_eq!(reply.infos.len(), 1);
-    assert_eq!(reply.infos[0].score, Some(4));
+    assert_eq!(reply.infos[0].score, Some(1));
     let stopped = engine.shutdown().await;
     assert!(matches!(stopped, Stopped::Exited(e) if e.code == Some(0)));
 }

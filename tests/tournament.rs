@@ -5,50 +5,10 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-fn kalaha() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kalaha"))
-}
-
-fn engine(mode: &str, name: &str, mark: &str) -> Vec<String> {
-    vec![
-        "--engine".into(),
-        format!("cmd={}", common::fake_engine().display()),
-        format!("arg={mode}"),
-        format!("arg={mark}"),
-        format!("name={name}"),
-    ]
-}
-
-fn run(args: &[String]) -> Output {
-    kalaha().args(args).output().expect("kalaha runs")
-}
-
-fn csv_rows(dir: &Path) -> Vec<BTreeMap<String, String>> {
-    let mut r = csv::Reader::from_path(dir.join("games.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    r.records()
-        .map(|rec| {
-            let rec = rec.unwrap();
-            headers
-                .iter()
-                .zip(rec.iter())
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{csv_rows, engine, kalaha, run, text};
 
 #[test]
 fn faults_end_as_the_right_termination_for_the_right_engine() {

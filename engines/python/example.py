@@ -37,17 +37,20 @@ def gain(own, opp, pit):
 
 
 def choose(msg):
+    """The best pit, and the store difference it leads to (what `info.score` reports)."""
     pos = msg["position"]
     me = pos["to_move"]
-    own = pos[me]["pits"]
-    opp = pos["north" if me == "south" else "south"]["pits"]
-    best, best_score = None, None
+    other = "north" if me == "south" else "south"
+    own, opp = pos[me]["pits"], pos[other]["pits"]
+    best, best_value, best_diff = None, None, None
     for pit in msg["legal"]:
         seeds, extra = gain(own, opp, pit)
-        score = seeds + (extra_turn_bonus if extra else 0)
-        if best is None or score > best_score:
-            best, best_score = pit, score
-    return best, best_score
+        value = seeds + (extra_turn_bonus if extra else 0)
+        if best is None or value > best_value:
+            best, best_value = pit, value
+            # The expected final store difference for the mover, as far as one move sees.
+            best_diff = pos[me]["store"] + seeds - pos[other]["store"]
+    return best, best_diff
 
 
 for line in sys.stdin:

@@ -2,7 +2,8 @@
 //! of `protocol.md` and reports each step as passed or failed, with the line received.
 //!
 //! After a step fails on a bad message the engine is restarted for the next step; after it
-//! fails on a dead or silent engine the remaining steps are reported as not run.
+//! fails on a dead or silent engine the remaining steps are counted in one last line, as
+//! not run, with the reason.
 
 use crate::protocol::{EngineOption, FromEngine, OptionKind, ToEngine};
 use crate::record::{SideResult, Termination, TimeLimit};
@@ -20,6 +21,9 @@ pub struct StepResult {
     /// Things a passed step noticed that the protocol allows but advises against (such
     /// as a `hello` without `version`); they do not fail the step.
     pub warnings: Vec<String>,
+    /// Steps this result stands for: 1, or the number of steps not run after the engine
+    /// died.
+    pub steps: usize,
 }
 
 /// Why a step failed, and the line that showed it (if any).
@@ -141,6 +145,10 @@ struct Checker<'a> {
     engine: Option<Engine>,
     /// Set when the engine can no longer be used: the reason the remaining steps do not run.
     dead: Option<String>,
+    /// Steps not run because the engine is dead.
+    skipped: usize,
+    /// Options to set after every start (`option.NAME=VALUE` of the engine spec).
+    options: &'a [(String, String)],
     results: Vec<StepResult>,
     report: &'a mut dyn FnMut(&StepResult),
 }
@@ -162,6 +170,7 @@ impl Checker<'_> {
             name: name.to_string(),
             failure,
             warnings,
+            steps: 1,
         };
         (self.report)(&r);
         self.results.push(r);
@@ -173,7 +182,7 @@ impl Checker<'_> {
             return Err(reason.clone());
         }
         if self.engine.is_none() {
-            match Engine::start(self.cmd, self.settings).await {
+            match start_with_options(self.cmd, self.settings, self.options).await {
                 Ok(e) => self.engine = Some(e),
                 Err(e) => {
                     let reason = format!("not run: the engine could not be restarted: {e}");
@@ -191,7 +200,10 @@ impl Checker<'_> {
     {
         let engine = match self.engine().await {
             Ok(e) => e,
-            Err(reason) => return self.push(name, Some(Failure::msg(reason))),
+            Err(_) => {
+                self.skipped += 1;
+                return;
+            }
         };
         match f(engine).await {
             Ok(()) => self.push(name, None),
@@ -463,7 +475,10 @@ impl Checker<'_> {
         let name = "quit";
         let engine = match self.engine().await {
             Ok(_) => self.engine.take().expect("engine"),
-            Err(reason) => return self.push(name, Some(Failure::msg(reason))),
+            Err(_) => {
+                self.skipped += 1;
+                return;
+            }
         };
         let grace = self.settings.quit_grace;
         let failure = match engine.shutdown().await {
@@ -552,11 +567,38 @@ fn hello_fields(line: &str) -> Result<Vec<String>, Failure> {
     Ok(warnings)
 }
 
-/// Runs every step against the engine and returns the results; `report` sees each result
-/// as soon as it is known.
+/// Starts the engine and sets `options` (given as text, converted to the declared types).
+async fn start_with_options(
+    cmd: &EngineCommand,
+    settings: &Settings,
+    options: &[(String, String)],
+) -> Result<Engine, EngineError> {
+    let mut engine = Engine::start(cmd, settings).await?;
+    for (name, text) in options {
+        let value = crate::protocol::find_option(&engine.hello().options, name)
+            .and_then(|o| o.parse_text(text))
+            .map_err(|reason| EngineError::BadOption {
+                name: name.clone(),
+                reason,
+            });
+        let set = match value {
+            Ok(v) => engine.set_option(name, v).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = set {
+            engine.shutdown().await;
+            return Err(e);
+        }
+    }
+    Ok(engine)
+}
+
+/// Runs every step against the engine (with `options` set after each start) and returns
+/// the results; `report` sees each result as soon as it is known.
 pub async fn check_engine(
     cmd: &EngineCommand,
     settings: &Settings,
+    options: &[(String, String)],
     report: &mut dyn FnMut(&StepResult),
 ) -> Vec<StepResult> {
     let mut checker = Checker {
@@ -564,6 +606,8 @@ pub async fn check_engine(
         settings,
         engine: None,
         dead: None,
+        skipped: 0,
+        options,
         results: Vec::new(),
         report,
     };
@@ -572,6 +616,14 @@ pub async fn check_engine(
     checker.robustness_steps().await;
     checker.game_steps().await;
     checker.quit_step().await;
+    if checker.skipped > 0 {
+        let reason = checker.dead.clone().unwrap_or_default();
+        let name = format!("{} more steps", checker.skipped);
+        checker.push(&name, Some(Failure::msg(reason)));
+        if let Some(last) = checker.results.last_mut() {
+            last.steps = checker.skipped;
+        }
+    }
     checker.results
 }
 
@@ -632,12 +684,14 @@ mod tests {
             name: "go-start".into(),
             failure: Some(Failure::with_line("bad", "move 3")),
             warnings: Vec::new(),
+            steps: 1,
         };
         assert_eq!(r.to_string(), "FAIL go-start: bad (received: move 3)");
         let r = StepResult {
             name: "hello-fields".into(),
             failure: None,
             warnings: vec!["no version".into(), "no author".into()],
+            steps: 1,
         };
         assert_eq!(
             r.to_string(),

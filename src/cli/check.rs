@@ -4,7 +4,7 @@ use super::{CliError, CliResult};
 use crate::check::check_engine;
 use crate::kgp::check_agent;
 use crate::supervisor::{EngineCommand, LogPlace, Settings};
-use crate::tournament::spec::EngineProtocol;
+use crate::tournament::spec::{EngineProtocol, EngineSpec};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -20,17 +20,19 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example:\n  kalaha check -- python3 engines/python/example.py\n  \
-kalaha check builtin=greedy\n  kalaha check --startup-timeout 30s -- ./my-engine --threads 1\n  \
-kalaha check --protocol kgp -- python3 my_kgp_agent.py\n\n\
+kalaha check builtin=greedy\n  kalaha check cmd=./my-engine arg=--threads arg=1 option.depth=8\n  \
+kalaha check --startup-timeout 30s -- ./my-engine --threads 1\n  \
+kalaha check --protocol kgp -- python3 my_kgp_agent.py\n  \
+kalaha check cmd=python3 arg=my_kgp_agent.py protocol=kgp\n\n\
 Exit status: 0 if every step passed, 1 if a step failed, 2 for bad usage or an engine \
 program that does not exist or is not executable."
 )]
 pub struct Args {
     /// Time the engine has to answer the first hello.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "10s", value_parser = time_arg, value_name = "TIME")]
     pub startup_timeout: Duration,
     /// Time the engine has to exit after quit.
-    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "1s", value_parser = time_arg, value_name = "TIME")]
     pub quit_grace: Duration,
     /// The longest line accepted from the engine, in bytes (a longer one is a fault).
     #[arg(long, default_value_t = crate::protocol::DEFAULT_LINE_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), value_name = "BYTES")]
@@ -44,29 +46,53 @@ pub struct Args {
     #[arg(long)]
     pub debug: bool,
     /// The protocol the engine speaks: `kgp` checks a Kalah Game Protocol agent, which
-    /// connects to KGP_HOST:KGP_PORT (docs/kgp.md).
+    /// connects to KGP_HOST:KGP_PORT (docs/kgp.md); so does `protocol=kgp` in a spec.
     #[arg(long, value_enum, default_value = "kalaha", value_name = "PROTOCOL")]
-    pub protocol: crate::tournament::spec::EngineProtocol,
-    /// The engine: `builtin=NAME`, or a program and its arguments (put `--` before a
-    /// program that takes options).
+    pub protocol: EngineProtocol,
+    /// The engine, as for every command: `builtin=NAME`, or `cmd=PROGRAM` with `arg=`,
+    /// `dir=`, `env.VAR=`, `option.NAME=` and `protocol=` words; or a program and its
+    /// arguments (put `--` before a program that takes options).
     #[arg(required = true, trailing_var_arg = true, value_name = "ENGINE")]
     pub engine: Vec<String>,
 }
 
-/// The engine command from `builtin=NAME` or `PROGRAM ARGS...`.
-pub fn engine_command(words: &[String]) -> Result<EngineCommand, CliError> {
+/// A time with its unit, at most a day.
+fn time_arg(s: &str) -> Result<Duration, String> {
+    crate::record::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// The engine to check, the options (`NAME`, `VALUE`) to set on it and the protocol of its
+/// spec.
+type CheckedEngine = (EngineCommand, Vec<(String, String)>, EngineProtocol);
+
+/// The engine to check: an engine spec as every command takes it (`cmd=PROGRAM arg=...
+/// dir=... env.VAR=... option.NAME=... protocol=...`, or `builtin=NAME`), or a program and
+/// its arguments.
+pub fn engine_command(words: &[String]) -> Result<CheckedEngine, CliError> {
+    let is_spec = words.first().is_some_and(|w| {
+        w.split_once('=')
+            .is_some_and(|(k, _)| ["cmd", "builtin"].contains(&k))
+    });
     match words {
         [] => Err(CliError::input_msg("no engine given")),
-        [one] if one.starts_with("builtin=") => {
-            let name = &one["builtin=".len()..];
-            if name.is_empty() {
-                return Err(CliError::input_msg("builtin= needs an engine name"));
-            }
-            Ok(EngineCommand::builtin(name)?)
+        _ if is_spec => {
+            let spec = EngineSpec::parse(words).map_err(CliError::input)?;
+            let r = spec.resolve().map_err(CliError::input)?;
+            let cmd = EngineCommand {
+                program: r.program,
+                args: r.args,
+                dir: r.dir,
+                env: r.env,
+            };
+            Ok((cmd, r.options, r.protocol))
         }
         [program, args @ ..] => {
             check_program(Path::new(program))?;
-            Ok(EngineCommand::new(program, args.iter().cloned()))
+            Ok((
+                EngineCommand::new(program, args.iter().cloned()),
+                Vec::new(),
+                EngineProtocol::Kalaha,
+            ))
         }
     }
 }
@@ -107,7 +133,11 @@ fn check_program(program: &Path) -> Result<(), CliError> {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let cmd = engine_command(&args.engine)?;
+    let (cmd, options, spec_protocol) = engine_command(&args.engine)?;
+    let protocol = match (args.protocol, spec_protocol) {
+        (EngineProtocol::Kalaha, EngineProtocol::Kalaha) => EngineProtocol::Kalaha,
+        _ => EngineProtocol::Kgp,
+    };
     let logs = match (&args.logs, args.debug) {
         (Some(dir), _) => Some(dir.clone()),
         (None, true) => Some(PathBuf::from(".")),
@@ -145,20 +175,26 @@ pub fn run(args: Args) -> CliResult {
             write_error = Some(e);
         }
     };
-    let results = match args.protocol {
-        EngineProtocol::Kalaha => runtime.block_on(check_engine(&cmd, &settings, &mut report)),
+    let results = match protocol {
+        EngineProtocol::Kalaha => {
+            runtime.block_on(check_engine(&cmd, &settings, &options, &mut report))
+        }
         EngineProtocol::Kgp => runtime.block_on(check_agent(&cmd, &settings, &mut report)),
     };
     if let Some(e) = write_error {
         return Err(e.into());
     }
-    let failed = results.iter().filter(|r| r.failure.is_some()).count();
+    let steps: usize = results.iter().map(|r| r.steps).sum();
+    let failed: usize = results
+        .iter()
+        .filter(|r| r.failure.is_some())
+        .map(|r| r.steps)
+        .sum();
     writeln!(
         out,
-        "{} of {} steps passed: {}",
-        results.len() - failed,
-        results.len(),
-        match (failed, args.protocol) {
+        "{} of {steps} steps passed: {}",
+        steps - failed,
+        match (failed, protocol) {
             (0, EngineProtocol::Kalaha) => "the engine follows the protocol",
             (_, EngineProtocol::Kalaha) => "the engine does NOT follow the protocol",
             (0, EngineProtocol::Kgp) => "the agent plays KGP as kalaha needs it",

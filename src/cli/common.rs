@@ -3,10 +3,9 @@
 
 use super::CliError;
 use super::rules_args::SweepArg;
-use crate::record::TimeControl;
 use crate::referee::Adjudication;
-use crate::rules::{Rules, Sweep};
-use crate::tournament::config::{ConfigError, ConfigFile, Restart, TournamentConfig};
+use crate::rules::Sweep;
+use crate::tournament::config::{ConfigError, ConfigFile, Restart, RulesSpec, TournamentConfig};
 use crate::tournament::spec::EngineSpec;
 use std::path::PathBuf;
 
@@ -117,6 +116,9 @@ pub struct CommonArgs {
     /// [default: random].
     #[arg(long, value_name = "ID")]
     pub id: Option<String>,
+    /// The title of the leaderboard, kept in tournament.toml [default: the tournament id].
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
     /// No live display.
     #[arg(long, short)]
     pub quiet: bool,
@@ -155,21 +157,18 @@ impl TournamentRulesArgs {
         self.pits.is_some() || self.seeds.is_some() || self.empty_capture || self.sweep.is_some()
     }
 
-    /// The rules given on the command line over `under` (the file's, or the defaults);
-    /// `None` when no rules flag was given.
-    pub fn over(&self, under: Option<Rules>) -> Result<Option<Rules>, CliError> {
+    /// The rules given on the command line over `under` (the file's), one by one.
+    pub fn over(&self, under: Option<RulesSpec>) -> Option<RulesSpec> {
         if !self.any() {
-            return Ok(under);
+            return under;
         }
-        let base = under.unwrap_or_default();
-        let rules = Rules::new(
-            self.pits.unwrap_or(base.pits() as u32),
-            self.seeds.unwrap_or(base.seeds() as u32),
-            self.empty_capture || base.empty_capture(),
-            self.sweep.map(Sweep::from).unwrap_or(base.sweep()),
-        )
-        .map_err(CliError::input)?;
-        Ok(Some(rules))
+        let flags = RulesSpec {
+            pits: self.pits,
+            seeds: self.seeds,
+            empty_capture: self.empty_capture.then_some(true),
+            sweep: self.sweep.map(Sweep::from),
+        };
+        Some(flags.over(under.unwrap_or_default()))
     }
 }
 
@@ -189,6 +188,15 @@ pub(crate) fn resume_flag(flag: &str) -> CliError {
          DIR/tournament.toml; only --concurrency, --quiet, --debug and --report-every may \
          be given with it"
     ))
+}
+
+/// How a run goes (not what it plays).
+#[derive(Clone, Copy, Debug)]
+pub struct RunFlags {
+    pub concurrency: usize,
+    pub report_every: Option<u64>,
+    pub quiet: bool,
+    pub debug: bool,
 }
 
 impl CommonArgs {
@@ -213,6 +221,7 @@ impl CommonArgs {
             ("--depth", self.depth.is_some()),
             ("--nodes", self.nodes.is_some()),
             ("--id", self.id.is_some()),
+            ("--title", self.title.is_some()),
             ("--pits", r.pits.is_some()),
             ("--seeds", r.seeds.is_some()),
             ("--empty-capture", r.empty_capture),
@@ -234,23 +243,18 @@ impl CommonArgs {
         } else {
             Some(EngineSpec::parse(&self.each).map_err(CliError::input)?)
         };
-        let tc = match (&self.move_time, &self.clock) {
-            (Some(m), _) => Some(
-                TimeControl::parse_move_time(m)
-                    .map_err(|e| CliError::input_msg(format!("--move-time: {e}")))?,
-            ),
-            (None, Some(c)) => Some(
-                TimeControl::parse_clock(c)
-                    .map_err(|e| CliError::input_msg(format!("--clock: {e}")))?,
-            ),
-            (None, None) => None,
-        };
         let cli = ConfigFile {
             id: self.id.clone(),
+            title: self.title.clone(),
             schedule: None,
             games: self.games,
             rules: None,
-            tc,
+            tc: None,
+            move_time: self.move_time.clone(),
+            clock: self.clock.clone(),
+            concurrency: self.concurrency,
+            report_every: self.report_every,
+            out: self.out.clone(),
             time_margin: self.time_margin.clone(),
             opening_plies: self.opening_plies,
             openings: self.openings.clone(),
@@ -270,7 +274,7 @@ impl CommonArgs {
             Some(path) => cli.or(ConfigFile::load(path).map_err(CliError::input)?),
             None => cli,
         };
-        file.rules = self.rules.over(file.rules)?;
+        file.rules = self.rules.over(file.rules);
         Ok(file)
     }
 
@@ -301,6 +305,8 @@ impl CommonArgs {
     fn flag_given(&self, setting: &str) -> bool {
         match setting {
             "games" => self.games.is_some(),
+            "move_time" => self.move_time.is_some(),
+            "clock" => self.clock.is_some(),
             "time_margin" => self.time_margin.is_some(),
             "startup_timeout" => self.startup_timeout.is_some(),
             "line_limit" => self.line_limit.is_some(),
@@ -314,12 +320,19 @@ impl CommonArgs {
         }
     }
 
-    pub(crate) fn concurrency(&self) -> usize {
-        self.concurrency.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
+    /// How to run: the flags, else the configuration file's keys (already merged into
+    /// `file`), else the defaults.
+    pub fn run_flags(&self, file: Option<&ConfigFile>) -> RunFlags {
+        let concurrency = file
+            .and_then(|f| f.concurrency)
+            .or(self.concurrency)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        RunFlags {
+            concurrency,
+            report_every: file.and_then(|f| f.report_every).or(self.report_every),
+            quiet: self.quiet,
+            debug: self.debug,
+        }
     }
 }
 
@@ -329,21 +342,25 @@ mod tests {
 
     #[test]
     fn rules_flags_override_the_file_one_by_one() {
-        let file = Rules::new(4, 3, true, Sweep::None).unwrap();
+        let file = RulesSpec::from(crate::rules::Rules::new(4, 3, true, Sweep::None).unwrap());
         let args = TournamentRulesArgs {
             seeds: Some(5),
             ..TournamentRulesArgs::default()
         };
-        let r = args.over(Some(file)).unwrap().unwrap();
+        let r = args.over(Some(file)).unwrap().resolve().unwrap();
         assert_eq!((r.pits(), r.seeds(), r.empty_capture()), (4, 5, true));
         assert_eq!(r.sweep(), Sweep::None);
         let none = TournamentRulesArgs::default();
-        assert_eq!(none.over(Some(file)).unwrap(), Some(file));
-        assert_eq!(none.over(None).unwrap(), None);
+        assert_eq!(none.over(Some(file)), Some(file));
+        assert_eq!(none.over(None), None);
         let pits = TournamentRulesArgs {
             pits: Some(6),
             ..TournamentRulesArgs::default()
         };
-        assert_eq!(pits.over(Some(file)).unwrap().unwrap().pits(), 6);
+        let r = pits.over(Some(file)).unwrap().resolve().unwrap();
+        assert_eq!(r.pits(), 6);
+        // A flag alone fills the rest from the defaults.
+        let r = pits.over(None).unwrap().resolve().unwrap();
+        assert_eq!((r.pits(), r.seeds()), (6, 4));
     }
 }

@@ -2,10 +2,10 @@
 //! display and the leaderboard views, interruption and its exit code, the CPU figures.
 
 use super::CliError;
-use super::common::CommonArgs;
+use super::common::RunFlags;
 use crate::record::format_duration;
 use crate::tournament::config::TournamentConfig;
-use crate::tournament::events::View;
+use crate::tournament::events::{StopRule, View};
 use crate::tournament::schedule::ScheduleKind;
 use crate::tournament::{RunOptions, TournamentError, TournamentOutcome};
 use crate::views::{DisplayMode, LeaderboardView, LiveDisplay};
@@ -62,8 +62,9 @@ pub fn execute(
     out: PathBuf,
     resume: bool,
     kind: RunKind,
-    common: &CommonArgs,
+    flags: &RunFlags,
     extra: &mut [&mut dyn View],
+    stop: Option<Box<dyn StopRule>>,
 ) -> Result<Executed, CliError> {
     // `cargo run` execs this program: the CPU time of cargo and of the compilers it waited
     // for is already on the counters, so only what is used from here on is reported.
@@ -71,10 +72,10 @@ pub fn execute(
     let options = RunOptions {
         out: out.clone(),
         resume,
-        concurrency: common.concurrency(),
-        debug: common.debug,
+        concurrency: flags.concurrency,
+        debug: flags.debug,
     };
-    let mode = DisplayMode::detect(common.quiet);
+    let mode = DisplayMode::detect(flags.quiet);
     if mode != DisplayMode::Quiet {
         let what = match (kind, config.schedule.kind) {
             (RunKind::Match, _) => "match",
@@ -95,7 +96,7 @@ pub fn execute(
             out.display()
         )?;
     }
-    let mut leaderboard = LeaderboardView::new(&out, common.report_every);
+    let mut leaderboard = LeaderboardView::new(&out, flags.report_every);
     let mut display = LiveDisplay::new(mode);
     let mut views: Vec<&mut dyn View> = Vec::with_capacity(extra.len() + 2);
     for v in extra.iter_mut() {
@@ -103,7 +104,7 @@ pub fn execute(
     }
     views.push(&mut leaderboard);
     views.push(&mut display);
-    let outcome = match crate::tournament::run_tournament(config, &options, &mut views) {
+    let outcome = match crate::tournament::run_tournament(config, &options, &mut views, stop) {
         Ok(o) => o,
         Err(TournamentError::Input(m)) => return Err(CliError::input_msg(m)),
         Err(e) => return Err(e.into()),

@@ -42,9 +42,10 @@ pub fn run(args: Args) -> CliResult {
     }
     file.engines = engines;
     let config = args.common.resolve(&file)?;
-    let out = match args.common.out.clone() {
+    let out = match file.out.clone() {
         Some(out) => out,
         None => crate::tournament::claim_default_out_dir("")?,
     };
-    Ok(execute(config, out, false, RunKind::Match, &args.common, &mut [])?.code)
+    let flags = args.common.run_flags(Some(&file));
+    Ok(execute(config, out, false, RunKind::Match, &flags, &mut [], None)?.code)
 }

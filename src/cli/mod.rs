@@ -51,18 +51,97 @@ pub enum Command {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    use std::io::IsTerminal;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .without_time()
         .with_target(false)
         .try_init();
 }
 
+/// What kalaha calls an option that cutechess-cli or fastchess spell another way.
+const FOREIGN_FLAGS: &[(&str, &str)] = &[
+    (
+        "-engine",
+        "--engine cmd=PROGRAM name=NAME ... (one --engine per engine)",
+    ),
+    ("-each", "--each KEY=VALUE ..."),
+    ("-games", "--games N (games per pairing)"),
+    (
+        "-rounds",
+        "--games N (games per pairing; each opening is played twice, seats swapped)",
+    ),
+    (
+        "--rounds",
+        "--games N (games per pairing; each opening is played twice, seats swapped)",
+    ),
+    ("-concurrency", "--concurrency N"),
+    (
+        "-tc",
+        "--clock BASE+INC (e.g. 10s+100ms) or --move-time TIME; tc= in an engine spec for odds",
+    ),
+    (
+        "--tc",
+        "--clock BASE+INC (e.g. 10s+100ms) or --move-time TIME; tc= in an engine spec for odds",
+    ),
+    ("-st", "--move-time TIME (e.g. 100ms)"),
+    (
+        "-openings",
+        "--openings FILE (pit numbers per line) or --opening-plies K",
+    ),
+    (
+        "-repeat",
+        "nothing: every opening is played twice, seats swapped, always",
+    ),
+    ("-sprt", "kalaha sprt --elo0 A --elo1 B"),
+    (
+        "-pgnout",
+        "nothing: every game is in games.csv and games.jsonl of the results folder",
+    ),
+    (
+        "-epdout",
+        "nothing: every game is in games.jsonl of the results folder",
+    ),
+    (
+        "-recover",
+        "nothing: an engine that fails is restarted for its next game",
+    ),
+    ("-draw", "--adjudicate decided"),
+    ("-resign", "--adjudicate decided"),
+    ("-ratinginterval", "--report-every N"),
+    ("-srand", "--seed N"),
+    ("-debug", "--debug"),
+    ("-pgnin", "--openings FILE"),
+    ("-config", "--config FILE"),
+];
+
+/// A hint for a cutechess-cli or fastchess spelling among `args`, if any.
+fn foreign_flag(args: &[String]) -> Option<String> {
+    args.iter().skip(1).find_map(|a| {
+        let flag = a.split('=').next().unwrap_or(a);
+        FOREIGN_FLAGS
+            .iter()
+            .find(|(f, _)| *f == flag)
+            .map(|(f, ours)| {
+                format!(
+                    "error: {f} is how cutechess-cli or fastchess write it; kalaha writes {ours}. \
+                     See `kalaha <command> --help`."
+                )
+            })
+    })
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     init_logging();
-    let cli = match Cli::try_parse() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(hint) = foreign_flag(&args) {
+        eprintln!("{hint}");
+        return ExitCode::from(2);
+    }
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version to stdout with exit 0, usage errors with 2.
@@ -84,5 +163,24 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => e.report(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutechess_spellings_get_a_hint() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let h = foreign_flag(&args(&["kalaha", "tournament", "-engine", "cmd=x"])).unwrap();
+        assert!(h.contains("--engine cmd="), "{h}");
+        let h = foreign_flag(&args(&["kalaha", "match", "--rounds", "10"])).unwrap();
+        assert!(h.contains("--games"), "{h}");
+        let h = foreign_flag(&args(&["kalaha", "match", "-tc=40/60"])).unwrap();
+        assert!(h.contains("--clock"), "{h}");
+        assert!(foreign_flag(&args(&["kalaha", "match", "--games", "4", "-j", "2"])).is_none());
+        // Values are not flags.
+        assert!(foreign_flag(&args(&["kalaha", "check", "--", "./x", "-x"])).is_none());
     }
 }

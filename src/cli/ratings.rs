@@ -3,10 +3,12 @@
 
 use super::{CliError, CliResult};
 use crate::report::{self, ReportContext, SettingsSection};
-use crate::results::{ReadSummary, games_csv_path, read_games_csv};
+use crate::results::{ReadSummary, games_csv_path, read_games_from};
 use crate::stats::{Added, Tally};
-use std::io::Write;
-use std::path::PathBuf;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Rate engines from the games of one or more tournaments.
 ///
@@ -15,7 +17,8 @@ use std::path::PathBuf;
 /// (by default into the one input when it is a folder, as a tournament does; with several
 /// inputs or a file, --out is required).
 /// Ratings are a joint Bradley-Terry maximum-likelihood fit (a draw is half a point), mean 0
-/// unless --anchor fixes one engine, with 95% intervals.
+/// unless --anchor fixes one engine, with 95% intervals. On a terminal, progress (bytes read
+/// of all inputs, then the fit) is shown on stderr.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example:\n  kalaha ratings results/2026-01-02T10-00-00 --out site\n  \
@@ -32,9 +35,10 @@ pub struct Args {
     /// Fix one engine's rating instead of centring the ratings on 0.
     #[arg(long, value_name = "NAME=ELO")]
     pub anchor: Option<String>,
-    /// Title of the leaderboard.
-    #[arg(long, default_value = "Kalah engine leaderboard")]
-    pub title: String,
+    /// Title of the leaderboard [default: the run's own title or id when there is one run,
+    /// else "Kalah engine leaderboard"].
+    #[arg(long)]
+    pub title: Option<String>,
 }
 
 fn parse_anchor(s: &str) -> Result<(String, f64), CliError> {
@@ -67,49 +71,133 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
     }
 }
 
+/// A reader that advances a progress bar by the bytes it reads.
+struct Counted<R> {
+    inner: R,
+    bar: ProgressBar,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bar.inc(n as u64);
+        Ok(n)
+    }
+}
+
+/// A bar of the bytes of all inputs on stderr when it is a terminal, else a hidden one.
+fn progress_bar(csvs: &[PathBuf]) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let total = csvs
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg} {wide_bar} {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, ETA {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// The games.csv of every input, checked to exist.
+fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
+    inputs
+        .iter()
+        .map(|input| {
+            let csv = games_csv_path(input);
+            if csv.is_file() {
+                Ok(csv)
+            } else {
+                Err(CliError::input_msg(format!(
+                    "no results file at {}: give a games.csv file or a results folder holding one",
+                    csv.display()
+                )))
+            }
+        })
+        .collect()
+}
+
 pub fn run(args: Args) -> CliResult {
     let anchor = args.anchor.as_deref().map(parse_anchor).transpose()?;
+    let csvs = input_files(&args.inputs)?;
+    let out_dir = out_dir(&args)?;
     let mut tally = Tally::new();
     let mut summary = ReadSummary::default();
     let (mut counted, mut duplicates, mut ignored) = (0u64, 0u64, 0u64);
     let mut settings: Vec<SettingsSection> = Vec::new();
-    for input in &args.inputs {
-        let csv = games_csv_path(input);
-        if !csv.is_file() {
-            return Err(CliError::input_msg(format!(
-                "no results file at {}",
-                csv.display()
-            )));
+    let bar = progress_bar(&csvs);
+    for (k, csv) in csvs.iter().enumerate() {
+        if csvs.len() > 1 {
+            bar.set_message(format!("reading {}/{}", k + 1, csvs.len()));
+        } else {
+            bar.set_message("reading");
         }
-        let read = read_games_csv(&csv, |row| match tally.add(row) {
+        let file = std::fs::File::open(csv)
+            .map_err(|e| CliError::input_msg(format!("failed to open {}: {e}", csv.display())))?;
+        let reader = Counted {
+            inner: file,
+            bar: bar.clone(),
+        };
+        let read = read_games_from(csv, reader, |row| match tally.add(row) {
             Added::Counted { .. } => counted += 1,
             Added::Duplicate => duplicates += 1,
             Added::Ignored => ignored += 1,
         })
         .map_err(CliError::input)?;
         summary.add(read);
-        if let Some(section) = report::read_tournament_toml(&csv)
-            && !settings.iter().any(|s| s.entries == section.entries)
-        {
-            settings.push(section);
+        if let Some(section) = csv.parent().and_then(report::read_settings) {
+            report::merge_settings(&mut settings, section);
         }
     }
-    let out_dir = out_dir(&args)?;
+    if !bar.is_hidden()
+        && let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+    {
+        bar.set_style(style);
+    }
+    bar.set_message(format!(
+        "rating {} engines from {} games",
+        tally.engines().len(),
+        tally.games()
+    ));
+    bar.enable_steady_tick(Duration::from_millis(200));
     let standings = tally
         .standings(anchor.as_ref().map(|(n, e)| (n.as_str(), *e)))
         .map_err(CliError::input)?;
+    drop(tally);
+    bar.set_message("writing the reports");
     let context = ReportContext {
         title: args.title.clone(),
         settings,
         ..ReportContext::default()
     };
     report::write_reports(&out_dir, &standings, &context)?;
+    bar.finish_and_clear();
+    print_summary(
+        &standings,
+        &summary,
+        (counted, duplicates, ignored),
+        &out_dir,
+    )?;
+    Ok(0)
+}
 
+/// The standings table and what was read, on stdout.
+fn print_summary(
+    standings: &crate::stats::Standings,
+    summary: &ReadSummary,
+    (counted, duplicates, ignored): (u64, u64, u64),
+    out_dir: &Path,
+) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     write!(
         out,
         "{}",
-        report::standings_table(&standings, 100, usize::MAX)
+        report::standings_table(standings, 100, usize::MAX)
     )?;
     writeln!(
         out,
@@ -127,8 +215,7 @@ pub fn run(args: Args) -> CliResult {
             standings.groups.len()
         )?;
     }
-    writeln!(out, "reports written to {}", out_dir.display())?;
-    Ok(0)
+    writeln!(out, "reports written to {}", out_dir.display())
 }
 
 #[cfg(test)]

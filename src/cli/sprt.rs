@@ -3,11 +3,14 @@
 //! runs out). The test itself is [`crate::views::sprt`]; this module reads the flags, and
 //! runs it like a tournament (same runtime, interruption and resume).
 
-use super::common::CommonArgs;
+use super::common::{CommonArgs, RunFlags};
 use super::execute::{RunKind, execute};
 use super::{CliError, CliResult};
+use crate::tournament::config::TournamentConfig;
 use crate::tournament::load_saved;
-use crate::views::sprt::{ModelName, SprtSettings, SprtView, replay, save_verdict, verdict};
+use crate::views::sprt::{
+    ModelName, SprtRule, SprtSettings, SprtView, replay, save_verdict, verdict,
+};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -70,17 +73,11 @@ pub enum ModelArg {
     Logistic,
 }
 
+/// A new test: its configuration, folder, settings and how to run it.
+type NewTest = (TournamentConfig, PathBuf, SprtSettings, RunFlags);
+
 /// Reads a new test's settings and configuration from the flags.
-fn new_test(
-    args: &Args,
-) -> Result<
-    (
-        crate::tournament::config::TournamentConfig,
-        PathBuf,
-        SprtSettings,
-    ),
-    CliError,
-> {
+fn new_test(args: &Args) -> Result<NewTest, CliError> {
     let common = &args.common;
     let settings = SprtSettings {
         elo0: args.elo0,
@@ -105,7 +102,7 @@ fn new_test(
     }
     file.games = Some(args.max_games.unwrap_or(DEFAULT_MAX_GAMES));
     let config = common.resolve(&file)?;
-    let out = match &common.out {
+    let out = match &file.out {
         Some(out) => out.clone(),
         None => crate::tournament::claim_default_out_dir("sprt-")?,
     };
@@ -120,7 +117,8 @@ fn new_test(
         out.join("sprt.toml"),
         toml::to_string(&settings).map_err(anyhow::Error::from)?,
     )?;
-    Ok((config, out, settings))
+    let flags = common.run_flags(Some(&file));
+    Ok((config, out, settings, flags))
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -130,7 +128,7 @@ pub fn run(args: Args) -> CliResult {
             "sprt plays until a decision: use --max-games instead of --games; --shard does not apply",
         ));
     }
-    let (config, out, settings, resume) = match &args.resume {
+    let (config, out, settings, flags, resume) = match &args.resume {
         Some(dir) => {
             if !common.engines.0.is_empty() || common.config.is_some() || common.out.is_some() {
                 return Err(CliError::input_msg(
@@ -143,16 +141,12 @@ pub fn run(args: Args) -> CliResult {
             })?;
             let settings: SprtSettings = toml::from_str(&text).map_err(CliError::input)?;
             settings.validate().map_err(CliError::input_msg)?;
-            (
-                load_saved(dir).map_err(CliError::input)?,
-                dir.clone(),
-                settings,
-                true,
-            )
+            let config = load_saved(dir).map_err(CliError::input)?;
+            (config, dir.clone(), settings, common.run_flags(None), true)
         }
         None => {
-            let (config, out, settings) = new_test(&args)?;
-            (config, out, settings, false)
+            let (config, out, settings, flags) = new_test(&args)?;
+            (config, out, settings, flags, false)
         }
     };
     let names = config.names();
@@ -185,8 +179,9 @@ pub fn run(args: Args) -> CliResult {
         out.clone(),
         resume,
         RunKind::Sprt,
-        common,
+        &flags,
         &mut [&mut view],
+        Some(Box::new(SprtRule::new(&settings, &new, &base))),
     )?;
     let last = view.status(&executed.outcome.tally);
     if view.end.is_none() && executed.code == 130 {

@@ -64,17 +64,19 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     let config = args.common.resolve(&file)?;
-    let out = match args.common.out.clone() {
+    let out = match file.out.clone() {
         Some(out) => out,
         None => crate::tournament::claim_default_out_dir("")?,
     };
+    let flags = args.common.run_flags(Some(&file));
     Ok(execute(
         config,
         out,
         false,
         RunKind::Tournament,
-        &args.common,
+        &flags,
         &mut [],
+        None,
     )?
     .code)
 }
@@ -96,13 +98,15 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         )));
     }
     let config = load_saved(dir).map_err(CliError::input)?;
+    let flags = common.run_flags(None);
     Ok(execute(
         config,
         dir.to_path_buf(),
         true,
         RunKind::Tournament,
-        common,
+        &flags,
         &mut [],
+        None,
     )?
     .code)
 }

@@ -5,8 +5,8 @@
 //! respected, and `goodbye`.
 //!
 //! After a step fails on a bad command the agent is restarted for the next step; after it
-//! fails on a dead, silent or disconnected agent the remaining steps are reported as not
-//! run.
+//! fails on a dead, silent or disconnected agent the remaining steps are counted in one
+//! last line, as not run, with the reason.
 
 use super::agent::{KgpEngine, Launch};
 use super::command::{Arg, Command};
@@ -48,6 +48,8 @@ struct Checker<'a> {
     settings: &'a Settings,
     agent: Option<KgpEngine>,
     dead: Option<String>,
+    /// Steps not run because the agent could not be used.
+    skipped: usize,
     results: Vec<StepResult>,
     report: &'a mut dyn FnMut(&StepResult),
 }
@@ -58,6 +60,7 @@ impl Checker<'_> {
             name: name.to_string(),
             failure,
             warnings,
+            steps: 1,
         };
         (self.report)(&r);
         self.results.push(r);
@@ -98,7 +101,10 @@ impl Checker<'_> {
     {
         let agent = match self.agent().await {
             Ok(a) => a,
-            Err(reason) => return self.not_run(name, reason),
+            Err(_) => {
+                self.skipped += 1;
+                return;
+            }
         };
         match f(agent).await {
             Ok(warnings) => self.push(name, None, warnings),
@@ -114,13 +120,14 @@ impl Checker<'_> {
         }
     }
 
-    /// `start`, `connect`, `mode`, `info` and `ping`, on the first instance.
+    /// `start`, `connect`, `mode` and `info`, on the first instance.
     async fn connection_steps(&mut self) {
         let end = Instant::now() + self.settings.startup_timeout;
         let launch = match Launch::spawn(self.cmd, self.settings).await {
             Ok(l) => l,
             Err(e) => {
                 self.dead = Some(format!("not run: {e}"));
+                self.skipped += 3;
                 return self.push("start", Some(failure(&e)), Vec::new());
             }
         };
@@ -129,6 +136,7 @@ impl Checker<'_> {
             Ok(a) => a,
             Err(e) => {
                 self.dead = Some("not run: the agent never connected".to_string());
+                self.skipped += 2;
                 return self.push("connect", Some(failure(&e)), Vec::new());
             }
         };
@@ -136,6 +144,7 @@ impl Checker<'_> {
         if let Err(e) = agent.handshake(end).await {
             agent.shutdown().await;
             self.dead = Some("not run: no mode".to_string());
+            self.skipped += 1;
             return self.push("mode", Some(failure(&e)), Vec::new());
         }
         self.push("mode", None, Vec::new());
@@ -152,6 +161,10 @@ impl Checker<'_> {
         }
         self.push("info", None, warnings);
         self.agent = Some(agent);
+    }
+
+    /// `ping`, and an unknown `set` ignored.
+    async fn robustness_steps(&mut self) {
         self.step("ping", async |a: &mut KgpEngine| {
             a.ping().await.map_err(fail)?;
             Ok(Vec::new())
@@ -273,8 +286,9 @@ impl Checker<'_> {
 
     async fn goodbye_step(&mut self) {
         let name = "goodbye";
-        if let Err(reason) = self.agent().await {
-            return self.not_run(name, reason);
+        if self.agent().await.is_err() {
+            self.skipped += 1;
+            return;
         }
         let Some(mut agent) = self.agent.take() else {
             return self.not_run(name, "not run: no agent".to_string());
@@ -339,13 +353,23 @@ pub async fn check_agent(
         settings,
         agent: None,
         dead: None,
+        skipped: 0,
         results: Vec::new(),
         report,
     };
     checker.connection_steps().await;
+    checker.robustness_steps().await;
     checker.state_steps().await;
     checker.stop_step().await;
     checker.goodbye_step().await;
+    if checker.skipped > 0 {
+        let reason = checker.dead.clone().unwrap_or_default();
+        let name = format!("{} more steps", checker.skipped);
+        checker.not_run(&name, reason);
+        if let Some(last) = checker.results.last_mut() {
+            last.steps = checker.skipped;
+        }
+    }
     checker.results
 }
 

@@ -5,6 +5,7 @@
 //! and ignored.
 
 mod options;
+mod shallow;
 
 pub use options::{EngineOption, OptionKind, find_option};
 
@@ -127,6 +128,28 @@ struct TypeProbe<'a> {
 }
 
 fn parse_tagged<T: serde::de::DeserializeOwned>(
+    line: &str,
+    known: &[&str],
+) -> Result<T, ParseError> {
+    match parse_tagged_once(line, known) {
+        // Unknown fields are ignored however deep they nest.
+        Err(ParseError::NotJson(e)) if e.contains("recursion limit") => {
+            match shallow::without_deep_fields(line) {
+                Some(shallow) => parse_tagged_once(&shallow, known),
+                None => Err(ParseError::NotJson(e)),
+            }
+        }
+        Err(ParseError::Malformed { kind, error }) if error.contains("recursion limit") => {
+            match shallow::without_deep_fields(line) {
+                Some(shallow) => parse_tagged_once(&shallow, known),
+                None => Err(ParseError::Malformed { kind, error }),
+            }
+        }
+        r => r,
+    }
+}
+
+fn parse_tagged_once<T: serde::de::DeserializeOwned>(
     line: &str,
     known: &[&str],
 ) -> Result<T, ParseError> {
@@ -315,6 +338,16 @@ mod tests {
             level: "warn".into(),
             message: "hi".into(),
         });
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored_however_deep() {
+        let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+        let m = FromEngine::parse(&format!(r#"{{"type":"move","x":{deep},"pit":4}}"#));
+        assert_eq!(m.unwrap(), FromEngine::Move { pit: 4 });
+        // A known field that deep is still wrong.
+        let e = FromEngine::parse(&format!(r#"{{"type":"move","pit":{deep}}}"#)).unwrap_err();
+        assert!(matches!(e, ParseError::Malformed { .. }), "{e}");
     }
 
     #[test]

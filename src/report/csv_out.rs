@@ -1,51 +1,50 @@
-//! `standings.csv` and `h2h.csv`.
+//! `standings.csv` and `h2h.csv`, streamed row by row (h2h.csv has a row per ordered
+//! pairing that met, which can be hundreds of thousands).
 
-use super::num;
+use super::{num, safe};
 use crate::record::FaultKind;
 use crate::stats::Standings;
+use std::io::{self, Write};
 
-/// A text cell that a spreadsheet would not run as a formula.
+/// A text cell that is safe to show and that a spreadsheet would not run as a formula.
 fn text_cell(s: &str) -> String {
-    crate::results::text_cell(s).into_owned()
+    crate::results::text_cell(&safe(s)).into_owned()
 }
 
-fn to_string(rows: Vec<Vec<String>>) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in rows {
-        w.write_record(&r).expect("writing to memory");
+fn csv_error(e: csv::Error) -> io::Error {
+    match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => io::Error::other(format!("{other:?}")),
     }
-    String::from_utf8(w.into_inner().expect("writing to memory")).expect("utf-8 input")
 }
 
-fn header(names: &[&str]) -> Vec<String> {
-    names.iter().map(|s| s.to_string()).collect()
-}
+/// The columns of `standings.csv`.
+pub(crate) const STANDINGS_COLUMNS: [&str; 17] = [
+    "rank",
+    "engine",
+    "games",
+    "wins",
+    "draws",
+    "losses",
+    "score",
+    "elo",
+    "elo_error",
+    "mean_margin",
+    "margin_error",
+    "timeouts",
+    "illegal_moves",
+    "protocol_errors",
+    "crashes",
+    "stalls",
+    "group",
+];
 
 /// One row per engine, best first.
-pub(crate) fn standings_csv(s: &Standings) -> String {
-    let mut rows = vec![header(&[
-        "rank",
-        "engine",
-        "games",
-        "wins",
-        "draws",
-        "losses",
-        "score",
-        "elo",
-        "elo_error",
-        "nelo",
-        "nelo_error",
-        "mean_margin",
-        "margin_error",
-        "timeouts",
-        "illegal_moves",
-        "protocol_errors",
-        "crashes",
-        "stalls",
-        "group",
-    ])];
+pub(crate) fn standings_csv(out: &mut impl Write, s: &Standings) -> io::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(STANDINGS_COLUMNS).map_err(csv_error)?;
     for r in &s.rows {
-        rows.push(vec![
+        w.write_record([
             r.rank.to_string(),
             text_cell(&r.engine),
             r.wdl.games().to_string(),
@@ -55,8 +54,6 @@ pub(crate) fn standings_csv(s: &Standings) -> String {
             num(r.wdl.score(), 4),
             num(r.elo.value, 2),
             num(r.elo.error, 2),
-            num(r.nelo.value, 2),
-            num(r.nelo.error, 2),
             num(r.margin.value, 3),
             num(r.margin.error, 3),
             r.faults.count(FaultKind::Timeout).to_string(),
@@ -65,50 +62,61 @@ pub(crate) fn standings_csv(s: &Standings) -> String {
             r.faults.count(FaultKind::Crash).to_string(),
             r.faults.count(FaultKind::Stall).to_string(),
             (r.group + 1).to_string(),
-        ]);
+        ])
+        .map_err(csv_error)?;
     }
-    to_string(rows)
+    w.flush()
 }
 
-/// One row per ordered pair of engines that met.
-pub(crate) fn h2h_csv(s: &Standings) -> String {
-    let mut rows = vec![header(&[
-        "engine",
-        "opponent",
-        "games",
-        "wins",
-        "draws",
-        "losses",
-        "score",
-        "elo",
-        "elo_error",
-        "los",
-        "pairs",
-        "ll",
-        "ld",
-        "wl_dd",
-        "wd",
-        "ww",
-        "penta_elo",
-        "penta_elo_error",
-        "nelo",
-        "nelo_error",
-        "mean_margin",
-        "margin_error",
-    ])];
-    for h in &s.h2h {
+/// The columns of `h2h.csv`.
+pub(crate) const H2H_COLUMNS: [&str; 23] = [
+    "engine",
+    "opponent",
+    "games",
+    "wins",
+    "draws",
+    "losses",
+    "score",
+    "elo",
+    "elo_error",
+    "los",
+    "pairs",
+    "ll",
+    "ld",
+    "wl_dd",
+    "wd",
+    "ww",
+    "penta_elo",
+    "penta_elo_error",
+    "penta_los",
+    "nelo",
+    "nelo_error",
+    "mean_margin",
+    "margin_error",
+];
+
+/// One row per ordered pair of engines that met, in standings order. `elo` and `los` are
+/// from the games, `penta_*` from the game pairs; `nelo` from the pairs when any pair was
+/// completed, else from the games (empty when the results have no spread).
+pub(crate) fn h2h_csv(out: &mut impl Write, s: &Standings) -> io::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(H2H_COLUMNS).map_err(csv_error)?;
+    let mut row: Vec<String> = Vec::with_capacity(H2H_COLUMNS.len());
+    for h in s.h2h_rows() {
         let t = &h.tally;
         let elo = t.wdl.elo();
         let penta_elo = t.penta.elo();
-        let nelo = if t.penta.pairs() > 0 {
-            t.penta.nelo()
+        let penta_los = if t.penta.pairs() > 0 {
+            num(t.penta.los(), 4)
         } else {
-            t.wdl.nelo()
+            String::new()
         };
+        let nelo = t.nelo();
         let margin = t.margin.estimate();
-        let mut row = vec![
-            text_cell(&h.engine),
-            text_cell(&h.opponent),
+        row.clear();
+        row.extend([
+            text_cell(&s.row_of(h.engine_index).engine),
+            text_cell(&s.row_of(h.opponent_index).engine),
             t.wdl.games().to_string(),
             t.wdl.wins.to_string(),
             t.wdl.draws.to_string(),
@@ -118,24 +126,31 @@ pub(crate) fn h2h_csv(s: &Standings) -> String {
             num(elo.error, 2),
             num(t.wdl.los(), 4),
             t.penta.pairs().to_string(),
-        ];
+        ]);
         row.extend(t.penta.0.iter().map(|c| c.to_string()));
         row.extend([
             num(penta_elo.value, 2),
             num(penta_elo.error, 2),
+            penta_los,
             num(nelo.value, 2),
             num(nelo.error, 2),
             num(margin.value, 3),
             num(margin.error, 3),
         ]);
-        rows.push(row);
+        w.write_record(&row).map_err(csv_error)?;
     }
-    to_string(rows)
+    w.flush()
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    pub(crate) fn to_text(f: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        f(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
 
     #[test]
     fn formula_cells_are_neutralised_numbers_are_not() {
@@ -145,7 +160,7 @@ mod tests {
         assert_eq!(text_cell("+x"), "'+x");
         assert_eq!(text_cell("plain"), "plain");
         let s = super::super::tests::sample();
-        let text = standings_csv(&s);
+        let text = to_text(|w| standings_csv(w, &s));
         let mut r = csv::Reader::from_reader(text.as_bytes());
         let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
         assert_eq!(rows.len(), 4);
@@ -155,7 +170,9 @@ mod tests {
         // Elo cells stay plain numbers, negative ones included.
         let elos: Vec<f64> = rows.iter().map(|r| r[7].parse().unwrap()).collect();
         assert!(elos.iter().any(|&e| e < 0.0));
-        let h2h = h2h_csv(&s);
+        let h2h = to_text(|w| h2h_csv(w, &s));
         assert_eq!(h2h.lines().count(), 1 + 12);
+        let header: Vec<&str> = h2h.lines().next().unwrap().split(',').collect();
+        assert_eq!(header, H2H_COLUMNS);
     }
 }

@@ -1,13 +1,23 @@
 //! `leaderboard.html`: one self-contained page (inline CSS and SVG; no scripts, fonts or
-//! images from anywhere), safe to publish as it is.
+//! images from anywhere), safe to publish as it is, readable from a phone (every table
+//! scrolls inside its own box, the chart scales) to a desktop.
+//!
+//! Sections: standings, chart, pairings and head-to-head matrix (small fields only), faults,
+//! settings of each run with its engines, and the notes that explain the numbers.
 
-use super::{NELO_UNDEFINED_NOTE, ReportContext, num, pm};
+use super::html_chart::chart;
+use super::notes::{notes, shows_pairings};
+use super::settings::{EngineInfo, SettingsSection};
+use super::{ReportContext, num, pm, safe};
 use crate::record::FaultKind;
-use crate::stats::Standings;
+use crate::stats::{PairingTally, Standings};
+use std::collections::HashMap;
 use std::fmt::Write;
 
-/// Escapes text for HTML element content and quoted attribute values.
+/// Escapes text for HTML element content and quoted attribute values; control characters
+/// and bidirectional overrides are written as visible escapes first.
 pub(crate) fn esc(s: &str) -> String {
+    let s = safe(s);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -16,7 +26,6 @@ pub(crate) fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c if c.is_control() => out.push(' '),
             c => out.push(c),
         }
     }
@@ -24,103 +33,187 @@ pub(crate) fn esc(s: &str) -> String {
 }
 
 const STYLE: &str = "
-body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#1d2330;background:#fff}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #dde;padding-bottom:.2rem}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:72rem;padding:1rem 1.25rem 2rem;color:#1d2330;background:#fff;line-height:1.45;overflow-wrap:anywhere}
+h1{font-size:1.7rem;margin:.6rem 0 .2rem;line-height:1.2}
+h2{font-size:1.25rem;margin-top:2.2rem;border-bottom:1px solid #dde;padding-bottom:.2rem}
+h3{font-size:1.05rem;margin:1.4rem 0 .4rem}h4{font-size:.95rem;margin:1rem 0 .3rem;color:#445}
 .meta,.note{color:#556;font-size:.9rem}
-table{border-collapse:collapse;font-size:.9rem;margin:.5rem 0}
-th,td{padding:.25rem .6rem;border-bottom:1px solid #e4e6ee;text-align:right;white-space:nowrap}
-th{background:#f3f4f8}td.name,th.name{text-align:left;max-width:20rem;overflow:hidden;text-overflow:ellipsis}
+.wrap{overflow-x:auto;max-width:100%;margin:.5rem 0}
+table{border-collapse:collapse;font-size:.9rem}
+th,td{padding:.25rem .6rem;border-bottom:1px solid #e4e6ee;text-align:right;white-space:nowrap;vertical-align:top}
+th{background:#f3f4f8}
+td.name,th.name{text-align:left;max-width:20rem;overflow:hidden;text-overflow:ellipsis}
+td.text{text-align:left;white-space:normal;min-width:6rem;max-width:24rem}
 tr:nth-child(even) td{background:#fafbfd}
+.ver{color:#667;font-size:.8rem;margin-left:.35rem}
 .matrix td{text-align:center}.matrix td.name{text-align:left}.matrix td.self{background:#eee}
 .good{color:#0a6b2f}.bad{color:#a0241b}
+#elo-chart{display:block;width:100%;height:auto}
 svg text{font-family:inherit;font-size:12px;fill:#1d2330}
+dl.settings{display:grid;grid-template-columns:minmax(8rem,max-content) 1fr;gap:.15rem 1.2rem;margin:.3rem 0;font-size:.92rem}
+dl.settings dt{color:#445}dl.settings dd{margin:0}
+ol.notes{padding-left:1.3rem;font-size:.92rem;color:#334}ol.notes li{margin:.35rem 0}
+@media (max-width:40rem){body{padding:.6rem .7rem 1.5rem}h1{font-size:1.35rem}th,td{padding:.2rem .4rem}
+dl.settings{grid-template-columns:1fr}dl.settings dd{margin:0 0 .4rem .8rem}}
 ";
 
+/// The whole page.
 pub(crate) fn leaderboard_html(s: &Standings, ctx: &ReportContext) -> String {
-    let mut o = String::new();
-    let title = esc(&ctx.title);
+    let mut o = String::with_capacity(4096 + 400 * s.rows.len());
+    let title = esc(&ctx.page_title());
     let date = humantime::format_rfc3339_seconds(ctx.generated);
     let _ = write!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
-    );
-    let rating = match &s.anchor {
-        Some((name, elo)) => format!("anchored at {} = {elo}", esc(name)),
-        None => "mean-centred".to_string(),
-    };
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">{} games · generated {date} · Elo: joint Bradley-Terry maximum likelihood, {rating}, \
-         95% intervals from the Fisher information</p>",
+         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n<h1>{title}</h1>\n\
+         <p class=\"meta\">{} engines · {} games · ranked by Elo (see the notes at the end) · generated {date}</p>\n",
+        s.rows.len(),
         s.games
     );
-
-    // Standings.
+    let engines = engine_infos(ctx);
+    standings_section(&mut o, s, &engines);
     let _ = writeln!(
         o,
-        "<section id=\"standings\">\n<h2>Standings</h2>\n<table id=\"standings-table\">\n<thead><tr>\
-         <th>#</th><th class=\"name\">Engine</th><th>Elo</th><th>nElo</th><th>Games</th><th>W</th><th>D</th><th>L</th>\
-         <th>Score</th><th>Mean margin</th></tr></thead>\n<tbody>"
+        "<section id=\"chart\">\n<h2>Elo with 95% interval</h2>\n{}\n</section>",
+        chart(s)
+    );
+    if shows_pairings(s) {
+        pairings_section(&mut o, s);
+        if s.rows.len() > 2 {
+            matrix_section(&mut o, s);
+        }
+    }
+    faults_section(&mut o, s);
+    settings_section(&mut o, ctx);
+    let _ = writeln!(
+        o,
+        "<section id=\"notes\">\n<h2>Notes</h2>\n<ol class=\"notes\">"
+    );
+    for note in notes(s) {
+        let _ = writeln!(o, "<li>{}</li>", esc(&note));
+    }
+    let _ = writeln!(o, "</ol>\n</section>\n</main>\n</body>\n</html>");
+    o
+}
+
+/// What the runs' settings say about each engine, by name (the first run that names it).
+fn engine_infos(ctx: &ReportContext) -> HashMap<&str, &EngineInfo> {
+    let mut map = HashMap::new();
+    for e in ctx.settings.iter().flat_map(|s| &s.engines) {
+        map.entry(e.name.as_str()).or_insert(e);
+    }
+    map
+}
+
+/// An engine's name cell, with its version when known and its author in the tooltip.
+fn name_cell(name: &str, info: Option<&&EngineInfo>) -> String {
+    let n = esc(name);
+    let mut tip = n.clone();
+    let mut version = String::new();
+    if let Some(e) = info {
+        if let Some(v) = &e.version {
+            version = format!(" <span class=\"ver\">{}</span>", esc(v));
+            let _ = write!(tip, " {}", esc(v));
+        }
+        if let Some(a) = &e.author {
+            let _ = write!(tip, " by {}", esc(a));
+        }
+    }
+    format!("<td class=\"name\" title=\"{tip}\">{n}{version}</td>")
+}
+
+fn standings_section(o: &mut String, s: &Standings, engines: &HashMap<&str, &EngineInfo>) {
+    let _ = writeln!(
+        o,
+        "<section id=\"standings\">\n<h2>Standings</h2>\n<div class=\"wrap\">\n<table id=\"standings-table\">\n\
+         <thead><tr><th>#</th><th class=\"name\">Engine</th><th>Elo</th><th>Games</th><th>W</th><th>D</th>\
+         <th>L</th><th>Score</th><th>Margin</th><th>Faults</th></tr></thead>\n<tbody>"
     );
     for r in &s.rows {
-        let name = esc(&r.engine);
         let _ = writeln!(
             o,
-            "<tr class=\"engine-row\" data-rank=\"{}\"><td>{}</td><td class=\"name\" title=\"{name}\">{name}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}%</td><td>{}</td></tr>",
+            "<tr class=\"engine-row\" data-rank=\"{}\"><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}%</td><td>{}</td><td>{}</td></tr>",
             r.rank,
             r.rank,
+            name_cell(&r.engine, engines.get(r.engine.as_str())),
             esc(&pm(r.elo, 1)),
-            esc(&pm(r.nelo, 1)),
             r.wdl.games(),
             r.wdl.wins,
             r.wdl.draws,
             r.wdl.losses,
             num(100.0 * r.wdl.score(), 1),
             esc(&pm(r.margin, 2)),
+            r.faults.total(),
         );
     }
-    let _ = writeln!(o, "</tbody>\n</table>");
+    let _ = writeln!(o, "</tbody>\n</table>\n</div>");
     if s.groups.len() > 1 {
         let _ = writeln!(
             o,
-            "<p class=\"note\">The engines form {} groups that never met; ratings are comparable only within a group:</p>\n<ul>",
+            "<p class=\"note\">The engines form {} groups that never met: ratings compare only \
+             within a group (see the notes).</p>",
             s.groups.len()
         );
-        for (i, g) in s.groups.iter().enumerate() {
-            let names: Vec<String> = g.engines.iter().map(|n| esc(n)).collect();
-            let _ = writeln!(o, "<li>group {}: {}</li>", i + 1, names.join(", "));
-        }
-        let _ = writeln!(o, "</ul>");
-    }
-    if s.groups.iter().any(|g| g.regularized) {
-        let _ = writeln!(
-            o,
-            "<p class=\"note\">Some engines won or lost every game against the rest of their group: \
-             one virtual draw per pairing was added there to keep the ratings finite.</p>"
-        );
-    }
-    if s.rows.iter().any(|r| r.nelo.value.is_nan()) {
-        let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(NELO_UNDEFINED_NOTE));
     }
     let _ = writeln!(o, "</section>");
+}
 
-    // Chart.
+/// A pairing's Elo difference, nElo and LOS cells.
+fn pairing_cells(t: &PairingTally) -> String {
+    format!(
+        "<td>{}</td><td>{}</td><td>{}%</td>",
+        esc(&pm(t.elo(), 1)),
+        esc(&pm(t.nelo(), 1)),
+        num(100.0 * t.los(), 1)
+    )
+}
+
+fn pairings_section(o: &mut String, s: &Standings) {
     let _ = writeln!(
         o,
-        "<section id=\"chart\">\n<h2>Elo with 95% interval</h2>\n{}\n</section>",
-        chart(s)
+        "<section id=\"pairings\">\n<h2>Pairings</h2>\n<p class=\"note\">Each pairing from the \
+         higher-ranked engine's side; statistics from game pairs where pairs were completed \
+         (see the notes).</p>\n<div class=\"wrap\">\n<table id=\"pairings-table\">\n<thead><tr>\
+         <th class=\"name\">Engine</th><th class=\"name\">Opponent</th><th>Games</th><th>W-D-L</th>\
+         <th>Score</th><th>Elo diff</th><th>nElo</th><th>LOS</th><th>Pairs 0-½-1-1½-2</th></tr></thead>\n<tbody>"
     );
+    for h in s.pairings() {
+        let (a, b) = (s.row_of(h.engine_index), s.row_of(h.opponent_index));
+        let t = &h.tally;
+        let w = t.wdl;
+        let c = t.penta.0;
+        let _ = writeln!(
+            o,
+            "<tr class=\"pairing-row\"><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{}</td>\
+             <td>{}-{}-{}</td><td>{}%</td>{}<td>{}</td></tr>",
+            esc(&a.engine),
+            esc(&b.engine),
+            w.games(),
+            w.wins,
+            w.draws,
+            w.losses,
+            num(100.0 * w.score(), 1),
+            pairing_cells(t),
+            if t.by_pairs() {
+                format!("{}-{}-{}-{}-{}", c[0], c[1], c[2], c[3], c[4])
+            } else {
+                String::new()
+            }
+        );
+    }
+    let _ = writeln!(o, "</tbody>\n</table>\n</div>\n</section>");
+}
 
-    // Head to head.
+fn matrix_section(o: &mut String, s: &Standings) {
     let _ = writeln!(
         o,
-        "<section id=\"h2h\">\n<h2>Head to head</h2>\n<p class=\"note\">Score of the row's engine against \
-         the column's engine, with wins-draws-losses; hover for the Elo difference.</p>\n\
-         <table class=\"matrix\" id=\"h2h-table\">\n<thead><tr><th class=\"name\">Engine</th>"
+        "<section id=\"h2h\">\n<h2>Head to head</h2>\n<p class=\"note\">Score of the row's engine \
+         against the column's, with wins-draws-losses; hover for the Elo difference.</p>\n\
+         <div class=\"wrap\">\n<table class=\"matrix\" id=\"h2h-table\">\n<thead><tr><th class=\"name\">Engine</th>"
     );
     for r in &s.rows {
         let _ = write!(o, "<th title=\"{}\">{}</th>", esc(&r.engine), r.rank);
@@ -138,55 +231,62 @@ pub(crate) fn leaderboard_html(s: &Standings, ctx: &ReportContext) -> String {
                 o.push_str("<td class=\"self\"></td>");
                 continue;
             }
-            match s.h2h(a.index, b.index) {
-                Some(h) => {
-                    let w = h.tally.wdl;
-                    let score = w.score();
-                    let class = if score > 0.5 {
-                        "good"
-                    } else if score < 0.5 {
-                        "bad"
-                    } else {
-                        ""
-                    };
-                    let _ = write!(
-                        o,
-                        "<td class=\"{class}\" title=\"{} vs {}: Elo {}\">{}%<br><small>{}-{}-{}</small></td>",
-                        esc(&a.engine),
-                        esc(&b.engine),
-                        esc(&pm(w.elo(), 1)),
-                        num(100.0 * score, 1),
-                        w.wins,
-                        w.draws,
-                        w.losses
-                    );
-                }
-                None => o.push_str("<td></td>"),
-            }
+            let Some(h) = s.h2h(a.index, b.index) else {
+                o.push_str("<td></td>");
+                continue;
+            };
+            let w = h.tally.wdl;
+            let score = w.score();
+            let class = if score > 0.5 {
+                "good"
+            } else if score < 0.5 {
+                "bad"
+            } else {
+                ""
+            };
+            let _ = write!(
+                o,
+                "<td class=\"{class}\" title=\"{} vs {}: Elo {}\">{}%<br><small>{}-{}-{}</small></td>",
+                esc(&a.engine),
+                esc(&b.engine),
+                esc(&pm(h.tally.elo(), 1)),
+                num(100.0 * score, 1),
+                w.wins,
+                w.draws,
+                w.losses
+            );
         }
         let _ = writeln!(o, "</tr>");
     }
-    let _ = writeln!(o, "</tbody>\n</table>\n</section>");
+    let _ = writeln!(o, "</tbody>\n</table>\n</div>\n</section>");
+}
 
-    // Faults.
+fn faults_section(o: &mut String, s: &Standings) {
+    let _ = writeln!(o, "<section id=\"faults\">\n<h2>Faults</h2>");
+    let faulty: Vec<_> = s.rows.iter().filter(|r| r.faults.total() > 0).collect();
+    if faulty.is_empty() {
+        let _ = writeln!(o, "<p>No engine had a fault.</p>\n</section>");
+        return;
+    }
     let _ = write!(
         o,
-        "<section id=\"faults\">\n<h2>Faults</h2>\n<table id=\"faults-table\">\n<thead><tr><th class=\"name\">Engine</th>"
+        "<div class=\"wrap\">\n<table id=\"faults-table\">\n<thead><tr><th class=\"name\">Engine</th>"
     );
     for kind in FaultKind::ALL {
         let _ = write!(o, "<th>{}</th>", super::fault_label(kind));
     }
     let _ = writeln!(o, "</tr></thead>\n<tbody>");
-    for r in &s.rows {
+    for r in faulty {
         let _ = write!(o, "<tr><td class=\"name\">{}</td>", esc(&r.engine));
         for kind in FaultKind::ALL {
             let _ = write!(o, "<td>{}</td>", r.faults.count(kind));
         }
         let _ = writeln!(o, "</tr>");
     }
-    let _ = writeln!(o, "</tbody>\n</table>\n</section>");
+    let _ = writeln!(o, "</tbody>\n</table>\n</div>\n</section>");
+}
 
-    // Settings.
+fn settings_section(o: &mut String, ctx: &ReportContext) {
     let _ = writeln!(o, "<section id=\"settings\">\n<h2>Settings</h2>");
     if ctx.settings.is_empty() {
         let _ = writeln!(
@@ -194,146 +294,59 @@ pub(crate) fn leaderboard_html(s: &Standings, ctx: &ReportContext) -> String {
             "<p class=\"note\">No tournament.toml was found next to the results.</p>"
         );
     }
+    let several = ctx.settings.len() > 1;
     for sec in &ctx.settings {
-        let _ = writeln!(o, "<h3>{}</h3>\n<table>", esc(&sec.label));
-        for (k, v) in &sec.entries {
-            let _ = writeln!(
-                o,
-                "<tr><th class=\"name\">{}</th><td class=\"name\">{}</td></tr>",
-                esc(k),
-                esc(v)
-            );
+        if several {
+            let _ = writeln!(o, "<h3>{}</h3>", esc(&sec.heading()));
         }
-        let _ = writeln!(o, "</table>");
-    }
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">Games counted: {} · duplicate ids ignored: {} · interrupted or self-play games ignored: {} · \
-         games without their pair partner: {}</p>\n</section>\n</body>\n</html>",
-        s.games, s.duplicates, s.ignored, s.unpaired
-    );
-    o
-}
-
-/// A round step (1, 2 or 5 times a power of ten) giving about `target` ticks over `range`.
-fn nice_step(range: f64, target: f64) -> f64 {
-    let raw = (range / target).max(1e-9);
-    let mag = 10f64.powf(raw.log10().floor());
-    let f = raw / mag;
-    let m = if f <= 1.0 {
-        1.0
-    } else if f <= 2.0 {
-        2.0
-    } else if f <= 5.0 {
-        5.0
-    } else {
-        10.0
-    };
-    m * mag
-}
-
-/// A horizontal chart: one line per engine, its Elo as a dot and its interval as a bar.
-fn chart(s: &Standings) -> String {
-    let label_w = 190.0;
-    let plot_w = 560.0;
-    let row_h = 24.0;
-    let top = 10.0;
-    let n = s.rows.len().max(1) as f64;
-    let height = top + n * row_h + 34.0;
-    let width = label_w + plot_w + 70.0;
-    let (mut lo, mut hi) = (0.0f64, 0.0f64);
-    for r in &s.rows {
-        if r.elo.value.is_finite() {
-            let e = if r.elo.error.is_finite() {
-                r.elo.error
-            } else {
-                0.0
-            };
-            lo = lo.min(r.elo.value - e);
-            hi = hi.max(r.elo.value + e);
-        }
-    }
-    if hi - lo < 20.0 {
-        lo -= 10.0;
-        hi += 10.0;
-    }
-    let step = nice_step(hi - lo, 6.0);
-    lo = (lo / step).floor() * step;
-    hi = (hi / step).ceil() * step;
-    let x = |v: f64| label_w + (v - lo) / (hi - lo) * plot_w;
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "<svg id=\"elo-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
-         viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"Elo of each engine with its 95% interval\">"
-    );
-    let axis_y = top + n * row_h;
-    let mut t = lo;
-    while t <= hi + step * 1e-6 {
-        let xt = x(t);
-        let stroke = if t.abs() < step * 1e-6 {
-            "#889"
-        } else {
-            "#e4e6ee"
-        };
-        let _ = writeln!(
-            o,
-            "<line x1=\"{xt:.1}\" y1=\"{top}\" x2=\"{xt:.1}\" y2=\"{axis_y}\" stroke=\"{stroke}\"/>\
-             <text x=\"{xt:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            axis_y + 16.0,
-            t.round()
-        );
-        t += step;
-    }
-    let _ = writeln!(
-        o,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">Elo</text>",
-        label_w + plot_w / 2.0,
-        axis_y + 31.0
-    );
-    for (i, r) in s.rows.iter().enumerate() {
-        let y = top + i as f64 * row_h + row_h / 2.0;
-        let label: String = r.engine.chars().take(28).collect();
-        let _ = writeln!(
-            o,
-            "<g class=\"chart-row\" data-rank=\"{}\"><title>{}: {}</title>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}. {}</text>",
-            r.rank,
-            esc(&r.engine),
-            esc(&pm(r.elo, 1)),
-            label_w - 8.0,
-            y + 4.0,
-            r.rank,
-            esc(&label)
-        );
-        if r.elo.value.is_finite() {
-            let cx = x(r.elo.value);
-            if r.elo.error.is_finite() && r.elo.error > 0.0 {
-                let (x1, x2) = (x(r.elo.value - r.elo.error), x(r.elo.value + r.elo.error));
-                let _ = write!(
-                    o,
-                    "<line x1=\"{x1:.1}\" y1=\"{y:.1}\" x2=\"{x2:.1}\" y2=\"{y:.1}\" stroke=\"#5470c6\" stroke-width=\"3\"/>\
-                     <line x1=\"{x1:.1}\" y1=\"{:.1}\" x2=\"{x1:.1}\" y2=\"{:.1}\" stroke=\"#5470c6\"/>\
-                     <line x1=\"{x2:.1}\" y1=\"{:.1}\" x2=\"{x2:.1}\" y2=\"{:.1}\" stroke=\"#5470c6\"/>",
-                    y - 6.0,
-                    y + 6.0,
-                    y - 6.0,
-                    y + 6.0
-                );
+        for g in sec.display_groups() {
+            let _ = writeln!(o, "<h4>{}</h4>\n<dl class=\"settings\">", esc(g.name));
+            for (k, v) in &g.entries {
+                let _ = writeln!(o, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
             }
-            let _ = write!(
-                o,
-                "<circle cx=\"{cx:.1}\" cy=\"{y:.1}\" r=\"4.5\" fill=\"#1d2330\"/>\
-                 <text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-                label_w + plot_w + 8.0,
-                y + 4.0,
-                r.elo.value.round()
-            );
+            let _ = writeln!(o, "</dl>");
         }
-        let _ = writeln!(o, "</g>");
+        engines_table(o, sec);
     }
-    o.push_str("</svg>");
-    o
+    let _ = writeln!(o, "</section>");
+}
+
+/// The engines of a run: version and author (from their `hello`), program, own time control
+/// (with time odds), options.
+fn engines_table(o: &mut String, sec: &SettingsSection) {
+    if sec.engines.is_empty() {
+        return;
+    }
+    let odds = sec.has_time_odds();
+    let _ = write!(
+        o,
+        "<h4>Engines</h4>\n<div class=\"wrap\">\n<table class=\"engines\">\n<thead><tr><th class=\"name\">Engine</th>\
+         <th class=\"name\">Version</th><th class=\"name\">Author</th><th class=\"name\">Program</th>"
+    );
+    if odds {
+        o.push_str("<th class=\"name\">Time control</th>");
+    }
+    let _ = writeln!(o, "<th class=\"name\">Options</th></tr></thead>\n<tbody>");
+    for e in &sec.engines {
+        let cell = |v: &Option<String>| esc(v.as_deref().unwrap_or(""));
+        let _ = write!(
+            o,
+            "<tr><td class=\"name\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td>",
+            esc(&e.name),
+            cell(&e.version),
+            cell(&e.author),
+            cell(&e.program)
+        );
+        if odds {
+            let _ = write!(o, "<td class=\"text\">{}</td>", cell(&e.time_control));
+        }
+        let _ = writeln!(
+            o,
+            "<td class=\"text\">{}</td></tr>",
+            esc(&e.options.join(", "))
+        );
+    }
+    let _ = writeln!(o, "</tbody>\n</table>\n</div>");
 }
 
 #[cfg(test)]
@@ -346,6 +359,7 @@ mod tests {
             esc("<a href='x'>&\"</a>"),
             "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
         );
+        assert_eq!(esc("a\u{202e}b\u{1b}c"), "a\\u{202e}b\\u{1b}c");
         let s = super::super::tests::sample();
         let page = leaderboard_html(&s, &ReportContext::default());
         assert!(page.contains("&lt;b&gt;evil&lt;/b&gt; &amp; co"));
@@ -357,12 +371,19 @@ mod tests {
         assert!(!page.contains("url("));
         assert_eq!(page.matches("class=\"engine-row\"").count(), 4);
         assert_eq!(page.matches("class=\"chart-row\"").count(), 4);
-    }
-
-    #[test]
-    fn steps_are_round() {
-        assert_eq!(nice_step(600.0, 6.0), 100.0);
-        assert_eq!(nice_step(130.0, 6.0), 50.0);
-        assert_eq!(nice_step(12.0, 6.0), 2.0);
+        assert_eq!(page.matches("class=\"pairing-row\"").count(), 6);
+        assert!(page.contains("id=\"h2h-table\""));
+        // The notes come last.
+        let notes = page.find("id=\"notes\"").unwrap();
+        for id in [
+            "standings",
+            "chart",
+            "pairings",
+            "h2h",
+            "faults",
+            "settings",
+        ] {
+            assert!(page.find(&format!("id=\"{id}\"")).unwrap() < notes, "{id}");
+        }
     }
 }

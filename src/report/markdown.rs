@@ -1,12 +1,16 @@
-//! `leaderboard.md`.
+//! `leaderboard.md`: the same sections as the HTML page, as GitHub-flavoured Markdown.
 
-use super::{NELO_UNDEFINED_NOTE, ReportContext, num, pm};
+use super::notes::{notes, shows_pairings};
+use super::settings::SettingsSection;
+use super::{ReportContext, num, pm, safe};
 use crate::record::FaultKind;
 use crate::stats::Standings;
 use std::fmt::Write;
 
-/// Escapes text for a Markdown table cell (also safe when the Markdown is rendered to HTML).
+/// Escapes text for a Markdown table cell (also safe when the Markdown is rendered to HTML);
+/// control characters and bidirectional overrides are written as visible escapes first.
 pub(crate) fn md(s: &str) -> String {
+    let s = safe(s);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -17,7 +21,6 @@ pub(crate) fn md(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if c.is_control() => out.push(' '),
             c => out.push(c),
         }
     }
@@ -25,66 +28,93 @@ pub(crate) fn md(s: &str) -> String {
 }
 
 pub(crate) fn leaderboard_md(s: &Standings, ctx: &ReportContext) -> String {
-    let mut o = String::new();
+    let mut o = String::with_capacity(2048 + 120 * s.rows.len());
     let date = humantime::format_rfc3339_seconds(ctx.generated);
-    let _ = writeln!(o, "# {}\n", md(&ctx.title));
+    let _ = writeln!(o, "# {}\n", md(&ctx.page_title()));
     let _ = writeln!(
         o,
-        "{} games, generated {date}. Elo: joint Bradley-Terry maximum likelihood{}, 95% intervals.\n",
-        s.games,
-        match &s.anchor {
-            Some((name, elo)) => format!(", anchored at {} = {elo}", md(name)),
-            None => ", mean 0".to_string(),
-        }
+        "{} engines, {} games, ranked by Elo (see the notes at the end); generated {date}.\n",
+        s.rows.len(),
+        s.games
     );
     let _ = writeln!(o, "## Standings\n");
     let _ = writeln!(
         o,
-        "| # | Engine | Elo | nElo | Games | W | D | L | Score | Margin |"
+        "| # | Engine | Elo | Games | W | D | L | Score | Margin | Faults |"
     );
     let _ = writeln!(o, "|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|");
     for r in &s.rows {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {}% | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {}% | {} | {} |",
             r.rank,
             md(&r.engine),
             pm(r.elo, 1),
-            pm(r.nelo, 1),
             r.wdl.games(),
             r.wdl.wins,
             r.wdl.draws,
             r.wdl.losses,
             num(100.0 * r.wdl.score(), 1),
             pm(r.margin, 2),
+            r.faults.total(),
         );
     }
-    if s.groups.len() > 1 {
-        let _ = writeln!(
-            o,
-            "\nThe engines form {} groups that never met; ratings are comparable only within a group:\n",
-            s.groups.len()
-        );
-        for (i, g) in s.groups.iter().enumerate() {
-            let names: Vec<String> = g.engines.iter().map(|n| md(n)).collect();
-            let _ = writeln!(o, "- group {}: {}", i + 1, names.join(", "));
+    if shows_pairings(s) {
+        pairings(&mut o, s);
+        if s.rows.len() > 2 {
+            matrix(&mut o, s);
         }
     }
-    if s.groups.iter().any(|g| g.regularized) {
-        let _ = writeln!(
-            o,
-            "\nSome engines won or lost every game against the rest of their group: one virtual \
-             draw per pairing was added there to keep the ratings finite."
-        );
+    faults(&mut o, s);
+    let _ = writeln!(o, "\n## Settings");
+    if ctx.settings.is_empty() {
+        let _ = writeln!(o, "\nNo tournament.toml was found next to the results.");
     }
-    if s.rows.iter().any(|r| r.nelo.value.is_nan()) {
-        let _ = writeln!(o, "\n{NELO_UNDEFINED_NOTE}");
+    for sec in &ctx.settings {
+        settings(&mut o, sec, ctx.settings.len() > 1);
     }
+    let _ = writeln!(o, "\n## Notes\n");
+    for (i, note) in notes(s).iter().enumerate() {
+        let _ = writeln!(o, "{}. {}", i + 1, md(note));
+    }
+    o
+}
 
-    let _ = writeln!(o, "\n## Head to head\n");
+fn pairings(o: &mut String, s: &Standings) {
     let _ = writeln!(
         o,
-        "Score of the row's engine against the column's, with W-D-L.\n"
+        "\n## Pairings\n\n| Engine | Opponent | Games | W-D-L | Score | Elo diff | nElo | LOS | Pairs 0-½-1-1½-2 |\n\
+         |:--|:--|--:|:-:|--:|--:|--:|--:|:-:|"
+    );
+    for h in s.pairings() {
+        let t = &h.tally;
+        let (w, c) = (t.wdl, t.penta.0);
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {}-{}-{} | {}% | {} | {} | {}% | {} |",
+            md(&s.row_of(h.engine_index).engine),
+            md(&s.row_of(h.opponent_index).engine),
+            w.games(),
+            w.wins,
+            w.draws,
+            w.losses,
+            num(100.0 * w.score(), 1),
+            pm(t.elo(), 1),
+            pm(t.nelo(), 1),
+            num(100.0 * t.los(), 1),
+            if t.by_pairs() {
+                format!("{}-{}-{}-{}-{}", c[0], c[1], c[2], c[3], c[4])
+            } else {
+                String::new()
+            }
+        );
+    }
+}
+
+fn matrix(o: &mut String, s: &Standings) {
+    let _ = writeln!(
+        o,
+        "\n## Head to head\n\nScore of the row's engine against the column's, with W-D-L.\n"
     );
     let mut head = String::from("| Engine |");
     let mut rule = String::from("|:--|");
@@ -113,32 +143,64 @@ pub(crate) fn leaderboard_md(s: &Standings, ctx: &ReportContext) -> String {
         }
         o.push('\n');
     }
+}
 
+fn faults(o: &mut String, s: &Standings) {
     let _ = writeln!(o, "\n## Faults\n");
+    let faulty: Vec<_> = s.rows.iter().filter(|r| r.faults.total() > 0).collect();
+    if faulty.is_empty() {
+        let _ = writeln!(o, "No engine had a fault.");
+        return;
+    }
     let _ = write!(o, "| Engine |");
     for kind in FaultKind::ALL {
         let _ = write!(o, " {} |", super::fault_label(kind));
     }
     let _ = writeln!(o, "\n|:--|{}", "--:|".repeat(FaultKind::ALL.len()));
-    for r in &s.rows {
+    for r in faulty {
         let _ = write!(o, "| {} |", md(&r.engine));
         for kind in FaultKind::ALL {
             let _ = write!(o, " {} |", r.faults.count(kind));
         }
         o.push('\n');
     }
+}
 
-    if !ctx.settings.is_empty() {
-        let _ = writeln!(o, "\n## Settings");
-        for sec in &ctx.settings {
-            let _ = writeln!(o, "\n### {}\n", md(&sec.label));
-            let _ = writeln!(o, "| Setting | Value |\n|:--|:--|");
-            for (k, v) in &sec.entries {
-                let _ = writeln!(o, "| {} | {} |", md(k), md(v));
-            }
+fn settings(o: &mut String, sec: &SettingsSection, with_heading: bool) {
+    if with_heading {
+        let _ = writeln!(o, "\n### {}", md(&sec.heading()));
+    }
+    for g in sec.display_groups() {
+        let _ = writeln!(o, "\n**{}**\n", md(g.name));
+        for (k, v) in &g.entries {
+            let _ = writeln!(o, "- {}: {}", md(k), md(v));
         }
     }
-    o
+    if sec.engines.is_empty() {
+        return;
+    }
+    let odds = sec.has_time_odds();
+    let _ = writeln!(
+        o,
+        "\n**Engines**\n\n| Engine | Version | Author | Program |{} Options |\n|:--|:--|:--|:--|{}:--|",
+        if odds { " Time control |" } else { "" },
+        if odds { ":--|" } else { "" }
+    );
+    for e in &sec.engines {
+        let cell = |v: &Option<String>| md(v.as_deref().unwrap_or(""));
+        let _ = write!(
+            o,
+            "| {} | {} | {} | {} |",
+            md(&e.name),
+            cell(&e.version),
+            cell(&e.author),
+            cell(&e.program)
+        );
+        if odds {
+            let _ = write!(o, " {} |", cell(&e.time_control));
+        }
+        let _ = writeln!(o, " {} |", md(&e.options.join(", ")));
+    }
 }
 
 #[cfg(test)]
@@ -148,6 +210,7 @@ mod tests {
     #[test]
     fn escapes_cells() {
         assert_eq!(md("a|b<c>"), "a\\|b&lt;c&gt;");
-        assert_eq!(md("x\ny"), "x y");
+        assert_eq!(md("x\ny"), "x\\\\u{a}y");
+        assert_eq!(md("evil\u{202e}txt"), "evil\\\\u{202e}txt");
     }
 }

@@ -1,36 +1,61 @@
 //! Standings, head-to-head tables and leaderboards written from [`Standings`]:
 //! `standings.csv`, `h2h.csv`, `leaderboard.md` and `leaderboard.html` (one self-contained
-//! page), plus the compact live standings for a terminal.
+//! page), the compact live standings for a terminal, and the summary of a two-engine match.
 //!
-//! Every string that comes from an engine (names, details) is escaped for HTML and Markdown,
-//! and CSV text cells that a spreadsheet would run as a formula (starting with `=`, `+`,
-//! `-`, `@`, tab or carriage return) are prefixed with `'`. Numbers are written as numbers;
-//! a value that cannot be estimated (an infinite Elo from a 100% score, an error without
-//! enough games) is an empty cell.
+//! Every report ranks by the joint Elo rating. Normalized Elo and LOS are shown only per
+//! pairing (in h2h.csv, the pairings table and the match summary): an engine's results
+//! pooled over different opponents are not on a common scale.
+//!
+//! Every string that comes from an engine or a configuration (names, versions, settings) is
+//! made safe: control characters and bidirectional overrides are written as escapes
+//! ([`clean_text`]), then escaped for HTML or Markdown; CSV text cells that a spreadsheet
+//! would run as a formula (starting with `=`, `+`, `-`, `@`, tab or carriage return) are
+//! prefixed with `'`. Numbers are written as numbers; a value that cannot be estimated (an
+//! infinite Elo from a 100% score, an error without enough games) is an empty cell.
+//!
+//! Sizes stay linear in the number of engines and of pairings that met: the head-to-head
+//! matrix and the pairings table are written only for up to [`MATRIX_MAX_ENGINES`] engines,
+//! the chart shows at most [`CHART_MAX_ENGINES`] (h2h.csv always holds every pairing).
 //!
 //! Files are written to a temporary name in the same folder and renamed into place, so a
 //! reader never sees half a file.
 
 mod csv_out;
 mod html;
+mod html_chart;
 mod markdown;
+mod notes;
 pub mod settings;
+mod summary;
 mod terminal;
 
-pub use settings::{SettingsSection, read_tournament_toml, settings_from_toml};
+pub use settings::{SettingsSection, merge_settings, read_settings, settings_from_files};
+pub use summary::match_summary;
 pub use terminal::{standings_line, standings_table};
 
-use crate::record::FaultKind;
+use crate::record::{FaultKind, clean_text};
 use crate::results::{ReadError, read_games_csv};
 use crate::stats::{Estimate, Standings, Tally, UnknownEngine};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+
+/// The head-to-head matrix and the pairings table are written for at most this many
+/// engines (beyond, h2h.csv holds the pairings: a matrix grows with the square).
+pub const MATRIX_MAX_ENGINES: usize = 30;
+
+/// The chart shows at most this many engines (the best rated).
+pub const CHART_MAX_ENGINES: usize = 60;
+
+/// The title of a leaderboard whose runs have neither a title nor a single id.
+pub const DEFAULT_TITLE: &str = "Kalah engine leaderboard";
 
 /// What a leaderboard says besides the numbers.
 #[derive(Clone, Debug)]
 pub struct ReportContext {
-    pub title: String,
-    /// One section per distinct `tournament.toml`.
+    /// The page's title (`--title`); by default the run's own title or id.
+    pub title: Option<String>,
+    /// One section per run (the shards of one tournament are one run).
     pub settings: Vec<SettingsSection>,
     /// When the report was made (shown in UTC).
     pub generated: SystemTime,
@@ -39,9 +64,23 @@ pub struct ReportContext {
 impl Default for ReportContext {
     fn default() -> Self {
         ReportContext {
-            title: "Kalah engine leaderboard".to_string(),
+            title: None,
             settings: Vec::new(),
             generated: SystemTime::now(),
+        }
+    }
+}
+
+impl ReportContext {
+    /// The title: as given, else the single run's title or heading, else
+    /// [`DEFAULT_TITLE`].
+    pub fn page_title(&self) -> String {
+        if let Some(t) = self.title.as_ref().filter(|t| !t.trim().is_empty()) {
+            return t.clone();
+        }
+        match self.settings.as_slice() {
+            [one] if one.title.is_some() || one.id.is_some() => one.heading(),
+            _ => DEFAULT_TITLE.to_string(),
         }
     }
 }
@@ -53,7 +92,9 @@ pub enum ReportError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Anchor(#[from] UnknownEngine),
-    #[error("failed to write {path}: {source}")]
+    #[error(
+        "failed to write {path}: {source} (check that the folder is writable and the disk not full)"
+    )]
     Write {
         path: PathBuf,
         source: std::io::Error,
@@ -69,7 +110,7 @@ pub const REPORT_FILES: [&str; 4] = [
 ];
 
 /// Writes `standings.csv`, `h2h.csv`, `leaderboard.md` and `leaderboard.html` into `dir`
-/// (created if missing).
+/// (created if missing). Each file is streamed to a temporary file and renamed into place.
 pub fn write_reports(
     dir: &Path,
     standings: &Standings,
@@ -80,16 +121,22 @@ pub fn write_reports(
         move |source| ReportError::Write { path, source }
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let contents = [
-        csv_out::standings_csv(standings).into_bytes(),
-        csv_out::h2h_csv(standings).into_bytes(),
-        markdown::leaderboard_md(standings, context).into_bytes(),
-        html::leaderboard_html(standings, context).into_bytes(),
-    ];
-    for (name, bytes) in REPORT_FILES.iter().zip(contents) {
+    for name in REPORT_FILES {
         let path = dir.join(name);
         let tmp = dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+        let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+        match name {
+            "standings.csv" => csv_out::standings_csv(&mut w, standings),
+            "h2h.csv" => csv_out::h2h_csv(&mut w, standings),
+            "leaderboard.md" => {
+                w.write_all(markdown::leaderboard_md(standings, context).as_bytes())
+            }
+            _ => w.write_all(html::leaderboard_html(standings, context).as_bytes()),
+        }
+        .and_then(|()| w.flush())
+        .map_err(io(&tmp))?;
+        drop(w);
         std::fs::rename(&tmp, &path).map_err(io(&path))?;
     }
     Ok(())
@@ -106,8 +153,8 @@ pub(crate) fn fault_label(kind: FaultKind) -> &'static str {
     }
 }
 
-/// Reads a tournament folder's `games.csv` (and `tournament.toml`) and writes the reports
-/// into the same folder. Returns the standings.
+/// Reads a tournament folder's `games.csv` (and its settings) and writes the reports into
+/// the same folder. Returns the standings.
 pub fn refresh_tournament_reports(dir: &Path) -> Result<Standings, ReportError> {
     let csv = dir.join(crate::results::GAMES_CSV);
     let mut tally = Tally::new();
@@ -116,18 +163,18 @@ pub fn refresh_tournament_reports(dir: &Path) -> Result<Standings, ReportError> 
     })?;
     let standings = tally.standings(None)?;
     let context = ReportContext {
-        settings: read_tournament_toml(&csv).into_iter().collect(),
+        settings: read_settings(dir).into_iter().collect(),
         ..ReportContext::default()
     };
     write_reports(dir, &standings, &context)?;
     Ok(standings)
 }
 
-/// The leaderboards' note for engines without a normalized Elo (standings.csv leaves both
-/// `nelo` and `nelo_error` empty for them).
-pub(crate) const NELO_UNDEFINED_NOTE: &str = "nElo is shown as ? for an engine that won, \
-     lost or drew every game: its results have no spread, so its normalized Elo is undefined \
-     (standings.csv leaves nelo and nelo_error empty).";
+/// Text from an engine or a configuration, safe to show: control characters and
+/// bidirectional overrides written as escapes.
+pub(crate) fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    clean_text(s)
+}
 
 /// Formats a number with `decimals` places; empty if it is not finite.
 pub(crate) fn num(x: f64, decimals: usize) -> String {
@@ -164,7 +211,7 @@ pub(crate) fn pm(e: Estimate, decimals: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::record::{FaultKind, GameResult, GameRow, Termination};
     use crate::rules::Side;
@@ -220,6 +267,12 @@ mod tests {
                 assert!(!text.contains("<b>evil"), "{name} has an unescaped name");
             }
         }
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
     #[test]
@@ -279,29 +332,122 @@ mod tests {
         assert!(cols[1].is_some() && cols[1] == cols[2], "{live}");
     }
 
+    fn csv_rows(text: &str) -> (csv::StringRecord, Vec<csv::StringRecord>) {
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let header = r.headers().unwrap().clone();
+        (header, r.records().map(|x| x.unwrap()).collect())
+    }
+
     #[test]
-    fn undefined_nelo_is_consistent_across_reports() {
+    fn a_clean_sweep_has_los_one_and_undefined_nelo_everywhere() {
         let s = one_sided("winner");
-        let csv = csv_out::standings_csv(&s);
-        let mut lines = csv.lines();
-        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-        let (v, e) = (
-            header.iter().position(|h| *h == "nelo").unwrap(),
-            header.iter().position(|h| *h == "nelo_error").unwrap(),
-        );
-        for line in lines {
-            let cells: Vec<&str> = line.split(',').collect();
-            assert_eq!((cells[v], cells[e]), ("", ""), "{line}");
+        let (header, rows) = csv_rows(&csv_out::tests::to_text(|w| csv_out::h2h_csv(w, &s)));
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        for r in &rows {
+            let winner = &r[0] == "winner";
+            let los = if winner { "1.0000" } else { "0.0000" };
+            assert_eq!((&r[col("los")], &r[col("penta_los")]), (los, los), "{r:?}");
+            assert_eq!((&r[col("nelo")], &r[col("nelo_error")]), ("", ""), "{r:?}");
         }
+        // No per-engine nElo: pooled over opponents, it is on no common scale.
+        let standings = csv_out::tests::to_text(|w| csv_out::standings_csv(w, &s));
+        assert!(!standings.lines().next().unwrap().contains("nelo"));
         let md = markdown::leaderboard_md(&s, &ReportContext::default());
         let html = html::leaderboard_html(&s, &ReportContext::default());
         for text in [&md, &html] {
             assert!(text.contains("normalized Elo is undefined"), "{text}");
+            assert!(text.contains("100.0%"), "LOS of the winner: {text}");
         }
-        let row = md.lines().find(|l| l.contains("| loser |")).unwrap();
-        assert!(row.contains("| ? |") && !row.contains('∞'), "{row}");
-        // No note when every nElo is defined.
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| winner | loser |"))
+            .unwrap();
+        assert!(row.contains("| ? |"), "{row}");
+        // No such note when every nElo is defined.
         let md = markdown::leaderboard_md(&sample(), &ReportContext::default());
         assert!(!md.contains("normalized Elo is undefined"));
+    }
+
+    #[test]
+    fn engine_text_is_neutralised_in_every_file() {
+        let evil = "ev\u{202e}il\u{1b}[31m\u{7}";
+        let s = one_sided(evil);
+        let section = settings_from_files(
+            "id = \"x\"\n[[engine]]\nname = \"w\"\nversion = \"1\\u202e2<b>\"\nauthor = \"A\\u0007\"\n",
+            None,
+            None,
+        );
+        let ctx = ReportContext {
+            title: Some("T\u{202e}<i>".into()),
+            settings: vec![section],
+            ..ReportContext::default()
+        };
+        let texts = [
+            csv_out::tests::to_text(|w| csv_out::standings_csv(w, &s)),
+            csv_out::tests::to_text(|w| csv_out::h2h_csv(w, &s)),
+            markdown::leaderboard_md(&s, &ctx),
+            html::leaderboard_html(&s, &ctx),
+        ];
+        for text in &texts {
+            for c in ['\u{202e}', '\u{1b}', '\u{7}'] {
+                assert!(!text.contains(c), "{c:?} in {text}");
+            }
+            assert!(text.contains("u{202e}il"), "{text}");
+            assert!(!text.contains("<b>") && !text.contains("<i>"), "{text}");
+        }
+    }
+
+    #[test]
+    fn big_fields_get_no_matrix_and_a_capped_chart() {
+        let mut t = Tally::new();
+        let n = MATRIX_MAX_ENGINES.max(CHART_MAX_ENGINES) + 5;
+        for k in 0..n {
+            let (a, b) = (format!("e{k}"), format!("e{}", (k + 1) % n));
+            t.add(&GameRow {
+                game: &format!("t-{k}"),
+                pair: None,
+                south: &a,
+                north: &b,
+                result: GameResult::Draw,
+                south_score: Some(24),
+                north_score: Some(24),
+                termination: Termination::Normal,
+                loser: None,
+            });
+        }
+        let s = t.standings(None).unwrap();
+        let html = html::leaderboard_html(&s, &ReportContext::default());
+        let md = markdown::leaderboard_md(&s, &ReportContext::default());
+        assert!(!html.contains("id=\"h2h-table\"") && !html.contains("id=\"pairings-table\""));
+        assert!(!md.contains("## Head to head") && !md.contains("## Pairings"));
+        assert_eq!(
+            html.matches("class=\"chart-row\"").count(),
+            CHART_MAX_ENGINES
+        );
+        assert_eq!(html.matches("class=\"engine-row\"").count(), n);
+        for text in [&html, &md] {
+            assert!(
+                text.contains(&format!("h2h.csv holds all {n} pairings")),
+                "{text}"
+            );
+        }
+        let h2h = csv_out::tests::to_text(|w| csv_out::h2h_csv(w, &s));
+        assert_eq!(h2h.lines().count(), 1 + 2 * n);
+    }
+
+    #[test]
+    fn the_title_comes_from_the_flag_the_run_or_a_default() {
+        let run = |id: &str| settings_from_files(&format!("id = \"{id}\"\n"), None, None);
+        let mut ctx = ReportContext::default();
+        assert_eq!(ctx.page_title(), DEFAULT_TITLE);
+        ctx.settings = vec![run("abc")];
+        assert_eq!(ctx.page_title(), "Tournament abc");
+        ctx.settings.push(run("def"));
+        assert_eq!(ctx.page_title(), DEFAULT_TITLE);
+        ctx.title = Some("Spring cup".into());
+        assert_eq!(ctx.page_title(), "Spring cup");
+        let html = html::leaderboard_html(&sample(), &ctx);
+        assert!(html.contains("<title>Spring cup</title>") && html.contains("<h1>Spring cup</h1>"));
+        assert!(html.contains("<h3>Tournament abc</h3>"));
     }
 }

@@ -1,89 +1,690 @@
-//! The settings shown on a leaderboard, read tolerantly from a tournament's `tournament.toml`
-//! (whatever keys it has: rules, time control, games, seed, date...).
+//! What a leaderboard says about the runs behind its games, read tolerantly from each
+//! results folder: `tournament.toml` (the resolved configuration), and in the folder of an
+//! SPRT also `sprt.toml` (the test) and `sprt-result.toml` (its verdict).
+//!
+//! Settings are shown grouped, under labels people read (`Time control`, not `tc`), with
+//! values in words where a bare value would need the documentation (`100ms per move`). An
+//! engine's `version` and `author` are shown when its `[[engine]]` table has them (the runner
+//! writes what the engine's `hello` said). Keys this version does not know are kept under
+//! "Other" rather than dropped; local paths (commands, working folders) are never shown.
 
+use crate::record::TimeControl;
 use std::path::Path;
 
-/// Key/value lines describing one tournament (or one source of games).
+/// What kind of run produced the games.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunKind {
+    #[default]
+    Tournament,
+    /// An SPRT (`sprt.toml` next to `tournament.toml`): its game count is a limit, not a plan.
+    Sprt,
+}
+
+/// Labelled settings of one topic (rules, time...).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SettingsSection {
-    /// What the settings describe (a folder name or a tournament id).
-    pub label: String,
+pub struct SettingsGroup {
+    pub name: &'static str,
     pub entries: Vec<(String, String)>,
 }
 
-/// Reads `tournament.toml` next to a `games.csv`, if there is one. Unreadable files give a
-/// section that says so rather than an error: a leaderboard is still worth writing.
-pub fn read_tournament_toml(games_csv: &Path) -> Option<SettingsSection> {
-    let dir = games_csv.parent()?;
-    let path = dir.join("tournament.toml");
-    let text = std::fs::read_to_string(&path).ok()?;
-    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let label = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| dir.display().to_string());
-    Some(settings_from_toml(label, &text))
+/// One engine as the configuration (and its `hello`) describe it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EngineInfo {
+    pub name: String,
+    pub version: Option<String>,
+    pub author: Option<String>,
+    /// `built-in hard`, or the program's file name (never its folder).
+    pub program: Option<String>,
+    /// Its time control in words, set only when the engines' time controls differ (odds).
+    pub time_control: Option<String>,
+    /// Protocol options and resource limits, `key=value`.
+    pub options: Vec<String>,
 }
 
-/// Flattens a TOML document into display lines: scalars as they are, tables as dotted keys
-/// (two levels), arrays of scalars joined, arrays of tables as their `name`s.
-pub fn settings_from_toml(label: String, text: &str) -> SettingsSection {
-    let mut entries = Vec::new();
-    match text.parse::<toml::Table>() {
-        Ok(table) => flatten("", &table, 0, &mut entries),
-        Err(e) => entries.push(("error".to_string(), format!("unreadable: {e}"))),
-    }
-    SettingsSection { label, entries }
+/// The settings of one run (all the shards of one tournament are one run).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SettingsSection {
+    pub id: Option<String>,
+    /// A title given to the run (`title` in `tournament.toml`).
+    pub title: Option<String>,
+    pub kind: RunKind,
+    /// The shards (`K/N`) whose games were read, if the run was sharded.
+    pub shards: Vec<String>,
+    pub groups: Vec<SettingsGroup>,
+    pub engines: Vec<EngineInfo>,
 }
 
-fn flatten(prefix: &str, table: &toml::Table, depth: usize, out: &mut Vec<(String, String)>) {
-    for (k, v) in table {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
+impl SettingsSection {
+    /// The section's heading: the run's title, else its kind and id.
+    pub fn heading(&self) -> String {
+        if let Some(t) = &self.title {
+            return t.clone();
+        }
+        let kind = match self.kind {
+            RunKind::Tournament => "Tournament",
+            RunKind::Sprt => "SPRT",
         };
-        match v {
-            toml::Value::Table(t) if depth < 2 => flatten(&key, t, depth + 1, out),
-            v => out.push((key, display(v))),
+        match &self.id {
+            Some(id) => format!("{kind} {id}"),
+            None => kind.to_string(),
         }
     }
+
+    /// The groups to show: [`Self::groups`] with the run's id first and the shards read
+    /// last in the first group.
+    pub fn display_groups(&self) -> Vec<SettingsGroup> {
+        let mut groups = self.groups.clone();
+        if let Some(first) = groups.first_mut() {
+            if let Some(id) = &self.id {
+                let label = match self.kind {
+                    RunKind::Tournament => "Tournament id",
+                    RunKind::Sprt => "SPRT id",
+                };
+                first.entries.insert(0, (label.to_string(), id.clone()));
+            }
+            if !self.shards.is_empty() {
+                first
+                    .entries
+                    .push(("Shards read".to_string(), self.shards.join(", ")));
+            }
+        }
+        groups
+    }
+
+    /// Whether the engines play with different time controls (time odds).
+    pub fn has_time_odds(&self) -> bool {
+        self.engines.iter().any(|e| e.time_control.is_some())
+    }
 }
 
-fn display(v: &toml::Value) -> String {
+/// Adds `section` to `list`, merging it into a section of the same run (the shards of one
+/// tournament differ only in their shard).
+pub fn merge_settings(list: &mut Vec<SettingsSection>, mut section: SettingsSection) {
+    let same = |s: &SettingsSection| {
+        s.id == section.id
+            && s.kind == section.kind
+            && s.groups == section.groups
+            && s.engines == section.engines
+    };
+    match list.iter_mut().find(|s| same(s)) {
+        Some(existing) => {
+            for shard in section.shards.drain(..) {
+                if !existing.shards.contains(&shard) {
+                    existing.shards.push(shard);
+                }
+            }
+            existing.shards.sort_by_key(|s| shard_order(s));
+        }
+        None => list.push(section),
+    }
+}
+
+fn shard_order(shard: &str) -> (u64, String) {
+    let k = shard.split('/').next().and_then(|k| k.parse().ok());
+    (k.unwrap_or(u64::MAX), shard.to_string())
+}
+
+/// Reads the settings of the results folder `dir`; `None` without a `tournament.toml`.
+/// A file that cannot be parsed gives a section that says so: a leaderboard is still worth
+/// writing.
+pub fn read_settings(dir: &Path) -> Option<SettingsSection> {
+    let text = std::fs::read_to_string(dir.join("tournament.toml")).ok()?;
+    let sprt = std::fs::read_to_string(dir.join("sprt.toml")).ok();
+    let result = std::fs::read_to_string(dir.join("sprt-result.toml")).ok();
+    Some(settings_from_files(
+        &text,
+        sprt.as_deref(),
+        result.as_deref(),
+    ))
+}
+
+/// The settings described by the text of `tournament.toml`, and of `sprt.toml` and
+/// `sprt-result.toml` when the run was an SPRT.
+pub fn settings_from_files(
+    tournament: &str,
+    sprt: Option<&str>,
+    sprt_result: Option<&str>,
+) -> SettingsSection {
+    let mut table = match tournament.parse::<toml::Table>() {
+        Ok(t) => t,
+        Err(e) => {
+            return SettingsSection {
+                groups: vec![SettingsGroup {
+                    name: "Other",
+                    entries: vec![(
+                        "tournament.toml".to_string(),
+                        format!("unreadable: {}", e.message()),
+                    )],
+                }],
+                ..SettingsSection::default()
+            };
+        }
+    };
+    let kind = if sprt.is_some() {
+        RunKind::Sprt
+    } else {
+        RunKind::Tournament
+    };
+    let mut take = |key: &str| table.remove(key);
+    let id = take("id").map(|v| text(&v));
+    let title = take("title").map(|v| text(&v));
+    let shards: Vec<String> = take("shard").map(|v| text(&v)).into_iter().collect();
+    let default_tc = take("tc").map(|v| text(&v));
+    let mut engines = engines(take("engine"), default_tc.as_deref());
+    let mut groups = Vec::new();
+    let run = match (kind, sprt) {
+        (RunKind::Sprt, Some(sprt)) => sprt_group(sprt, sprt_result, &engines, &mut take),
+        _ => tournament_group(&mut take),
+    };
+    groups.push(run);
+    groups.push(rules_group(take("rules")));
+    groups.push(time_group(default_tc.as_deref(), &mut engines, &mut take));
+    groups.push(openings_group(&mut take));
+    groups.push(handling_group(&mut take));
+    let mut other = SettingsGroup {
+        name: "Other",
+        entries: Vec::new(),
+    };
+    for (k, v) in &table {
+        other.entries.push((k.clone(), text(v)));
+    }
+    groups.push(other);
+    groups.retain(|g| !g.entries.is_empty());
+    SettingsSection {
+        id,
+        title,
+        kind,
+        shards,
+        groups,
+        engines,
+    }
+}
+
+type Take<'a> = dyn FnMut(&str) -> Option<toml::Value> + 'a;
+
+/// A value as text: strings without quotes, arrays joined, tables as `key=value` pairs.
+fn text(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
-        toml::Value::Array(items) => items
+        toml::Value::Float(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
+        toml::Value::Array(items) => items.iter().map(text).collect::<Vec<_>>().join(", "),
+        toml::Value::Table(t) => t
             .iter()
-            .map(|item| match item {
-                toml::Value::Table(t) => match t.get("name") {
-                    Some(toml::Value::String(s)) => s.clone(),
-                    _ => "{…}".to_string(),
-                },
-                other => display(other),
-            })
+            .map(|(k, v)| format!("{k}={}", text(v)))
             .collect::<Vec<_>>()
             .join(", "),
-        toml::Value::Table(_) => "{…}".to_string(),
         other => other.to_string(),
     }
+}
+
+fn entry(label: &str, value: impl Into<String>) -> (String, String) {
+    (label.to_string(), value.into())
+}
+
+fn tournament_group(take: &mut Take<'_>) -> SettingsGroup {
+    let mut entries = Vec::new();
+    if let Some(s) = take("schedule") {
+        let s = text(&s);
+        let words = match s.as_str() {
+            "round_robin" => "round robin: every engine against every other".to_string(),
+            "gauntlet" => "gauntlet: the first engine against each of the others".to_string(),
+            other => other.to_string(),
+        };
+        entries.push(entry("Schedule", words));
+    }
+    if let Some(g) = take("games") {
+        let words = match g.as_integer() {
+            Some(n) if n >= 2 && n % 2 == 0 => format!(
+                "{n} ({} openings, each played twice with the seats swapped)",
+                n / 2
+            ),
+            _ => text(&g),
+        };
+        entries.push(entry("Games per pairing", words));
+    }
+    if let Some(seed) = take("seed") {
+        entries.push(entry("Seed", text(&seed)));
+    }
+    SettingsGroup {
+        name: "Run",
+        entries,
+    }
+}
+
+/// The test of an SPRT folder: its hypotheses, error rates, limit and verdict (the
+/// schedule and game count of its `tournament.toml` are only the limit it ran under).
+fn sprt_group(
+    sprt: &str,
+    result: Option<&str>,
+    engines: &[EngineInfo],
+    take: &mut Take<'_>,
+) -> SettingsGroup {
+    let _ = take("schedule");
+    let limit = take("games");
+    let sprt = sprt.parse::<toml::Table>().unwrap_or_default();
+    let num = |k: &str| sprt.get(k).map(text).unwrap_or_else(|| "?".into());
+    let mut entries = Vec::new();
+    if let [new, base, ..] = engines {
+        entries.push(entry(
+            "Test",
+            format!("is {} stronger than {}?", new.name, base.name),
+        ));
+    }
+    let model = sprt.get("model").map(text).unwrap_or_else(|| "?".into());
+    entries.push(entry(
+        "Hypotheses",
+        format!(
+            "H0: {model} Elo difference {}; H1: {}",
+            num("elo0"),
+            num("elo1")
+        ),
+    ));
+    entries.push(entry(
+        "Error rates",
+        format!(
+            "α = {} (accepting H1 wrongly), β = {} (accepting H0 wrongly)",
+            num("alpha"),
+            num("beta")
+        ),
+    ));
+    if let Some(limit) = sprt.get("max_games").or(limit.as_ref()) {
+        entries.push(entry("Game limit", format!("at most {}", text(limit))));
+    }
+    match result.and_then(|r| r.parse::<toml::Table>().ok()) {
+        Some(r) => {
+            if let Some(v) = r.get("verdict") {
+                entries.push(entry("Verdict", text(v)));
+            }
+        }
+        None => entries.push(entry("Verdict", "none yet (the test was still running)")),
+    }
+    if let Some(seed) = take("seed") {
+        entries.push(entry("Seed", text(&seed)));
+    }
+    SettingsGroup {
+        name: "Test",
+        entries,
+    }
+}
+
+fn rules_group(rules: Option<toml::Value>) -> SettingsGroup {
+    let mut entries = Vec::new();
+    let Some(toml::Value::Table(mut r)) = rules else {
+        if let Some(v) = rules {
+            entries.push(entry("Rules", text(&v)));
+        }
+        return SettingsGroup {
+            name: "Rules",
+            entries,
+        };
+    };
+    match (r.remove("pits"), r.remove("seeds")) {
+        (Some(p), Some(s)) => entries.push(entry(
+            "Board",
+            format!("{} pits a side, {} seeds a pit", text(&p), text(&s)),
+        )),
+        (p, s) => {
+            entries.extend(p.map(|p| entry("Pits a side", text(&p))));
+            entries.extend(s.map(|s| entry("Seeds a pit", text(&s))));
+        }
+    }
+    if let Some(v) = r.remove("empty_capture") {
+        let words = match v.as_bool() {
+            Some(true) => "yes: a last seed in an empty pit is captured alone when the \
+                           opposite pit is empty"
+                .to_string(),
+            Some(false) => "no: a last seed in an empty pit captures only when the \
+                            opposite pit holds seeds"
+                .to_string(),
+            None => text(&v),
+        };
+        entries.push(entry("Empty capture", words));
+    }
+    if let Some(v) = r.remove("sweep") {
+        let t = text(&v);
+        let words = match t.as_str() {
+            "owner" => "to each player's own store".to_string(),
+            "empty_side" => "to the player whose pits ran empty".to_string(),
+            "none" => "to no one".to_string(),
+            _ => t,
+        };
+        entries.push(entry("Seeds left at the end", words));
+    }
+    for (k, v) in &r {
+        entries.push((k.clone(), text(v)));
+    }
+    SettingsGroup {
+        name: "Rules",
+        entries,
+    }
+}
+
+/// A time control in words: `100ms per move`, `10s a game + 100ms a move`.
+pub fn time_control_words(tc: &str) -> String {
+    match tc.parse::<TimeControl>() {
+        Ok(TimeControl::MoveTime(_)) => format!("{tc} per move"),
+        Ok(TimeControl::Clock { .. }) => match tc.split_once('+') {
+            Some((base, inc)) => format!("{base} a game + {inc} a move"),
+            None => format!("{tc} a game"),
+        },
+        Err(_) => tc.to_string(),
+    }
+}
+
+/// The time group; `engines` keep their own time control only when they differ (odds).
+fn time_group(
+    default_tc: Option<&str>,
+    engines: &mut [EngineInfo],
+    take: &mut Take<'_>,
+) -> SettingsGroup {
+    let mut entries = Vec::new();
+    let first = engines.first().and_then(|e| e.time_control.clone());
+    if first.is_some() && engines.iter().all(|e| e.time_control == first) {
+        // Every engine has the same time control of its own: no odds.
+        for e in engines.iter_mut() {
+            e.time_control = None;
+        }
+        entries.extend(first.map(|tc| entry("Time control", tc)));
+    } else if engines.iter().any(|e| e.time_control.is_some()) {
+        if let Some(tc) = default_tc {
+            let tc = time_control_words(tc);
+            for e in engines.iter_mut().filter(|e| e.time_control.is_none()) {
+                e.time_control = Some(tc.clone());
+            }
+        }
+        entries.push(entry(
+            "Time control",
+            "each engine its own (time odds): see Engines",
+        ));
+    } else if let Some(tc) = default_tc {
+        entries.push(entry("Time control", time_control_words(tc)));
+    }
+    if let Some(m) = take("time_margin") {
+        entries.push(entry("Tolerance on every time limit", text(&m)));
+    }
+    if let Some(t) = take("startup_timeout") {
+        entries.push(entry("Time to answer hello", text(&t)));
+    }
+    SettingsGroup {
+        name: "Time",
+        entries,
+    }
+}
+
+fn openings_group(take: &mut Take<'_>) -> SettingsGroup {
+    let mut entries = Vec::new();
+    let plies = take("opening_plies");
+    let list = take("opening_list");
+    let file = take("openings");
+    match (&list, &file) {
+        (Some(toml::Value::Array(items)), _) => entries.push(entry(
+            "Openings",
+            format!("{} from a list, each played by both sides", items.len()),
+        )),
+        (_, Some(f)) => {
+            let t = text(f);
+            let name = Path::new(&t)
+                .file_name()
+                .map_or(t.clone(), |n| n.to_string_lossy().into_owned());
+            entries.push(entry("Openings", format!("from the file {name}")));
+        }
+        _ => match plies.as_ref().and_then(toml::Value::as_integer) {
+            Some(0) => entries.push(entry("Openings", "the start position")),
+            Some(n) => entries.push(entry(
+                "Openings",
+                format!("{n} random sowings from the start, each opening played by both sides"),
+            )),
+            None => entries.extend(plies.map(|p| entry("Opening sowings", text(&p)))),
+        },
+    }
+    SettingsGroup {
+        name: "Openings",
+        entries,
+    }
+}
+
+fn handling_group(take: &mut Take<'_>) -> SettingsGroup {
+    let mut entries = Vec::new();
+    if let Some(v) = take("restart") {
+        let t = text(&v);
+        let words = match t.as_str() {
+            "on_fault" => "after a fault only".to_string(),
+            "always" => "before every game".to_string(),
+            _ => t,
+        };
+        entries.push(entry("Engine restarts", words));
+    }
+    if let Some(v) = take("adjudicate") {
+        let t = text(&v);
+        let words = match t.as_str() {
+            "off" => "none: every game is played to its end".to_string(),
+            "decided" => "a game ends once a store holds more than half of the seeds".to_string(),
+            _ => t,
+        };
+        entries.push(entry("Adjudication", words));
+    }
+    if let Some(v) = take("line_limit") {
+        let words = match v.as_integer() {
+            Some(n) if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+            Some(n) if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+            Some(n) => format!("{n} bytes"),
+            None => text(&v),
+        };
+        entries.push(entry("Longest line an engine may send", words));
+    }
+    for (key, label) in [
+        ("depth", "Depth limit (engines with a depth option)"),
+        ("nodes", "Node limit (engines with a nodes option)"),
+    ] {
+        if let Some(v) = take(key) {
+            entries.push(entry(label, text(&v)));
+        }
+    }
+    SettingsGroup {
+        name: "Engine handling",
+        entries,
+    }
+}
+
+/// The `[[engine]]` tables.
+fn engines(value: Option<toml::Value>, default_tc: Option<&str>) -> Vec<EngineInfo> {
+    let Some(toml::Value::Array(items)) = value else {
+        return Vec::new();
+    };
+    let string = |t: &toml::Table, k: &str| {
+        t.get(k)
+            .map(text)
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    items
+        .iter()
+        .filter_map(toml::Value::as_table)
+        .enumerate()
+        .map(|(i, t)| {
+            let program = match (string(t, "builtin"), string(t, "cmd")) {
+                (Some(b), _) => Some(format!("built-in {b}")),
+                (None, Some(cmd)) => Path::new(&cmd)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned()),
+                (None, None) => None,
+            };
+            let own_tc = string(t, "tc").filter(|tc| Some(tc.as_str()) != default_tc);
+            let mut options: Vec<String> = Vec::new();
+            for key in ["options", "limit"] {
+                if let Some(toml::Value::Table(o)) = t.get(key) {
+                    let prefix = if key == "limit" { "limit." } else { "" };
+                    options.extend(o.iter().map(|(k, v)| format!("{prefix}{k}={}", text(v))));
+                }
+            }
+            EngineInfo {
+                name: string(t, "name").unwrap_or_else(|| format!("engine {}", i + 1)),
+                version: string(t, "version"),
+                author: string(t, "author"),
+                program,
+                time_control: own_tc.map(|tc| time_control_words(&tc)),
+                options,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const TOURNAMENT: &str = r#"
+id = "fa6d0001f0c7"
+schedule = "round_robin"
+games = 4
+tc = "100ms"
+time_margin = "50ms"
+opening_plies = 4
+seed = 0
+shard = "2/4"
+restart = "on_fault"
+adjudicate = "off"
+startup_timeout = "10s"
+line_limit = 1048576
+future_key = "kept"
+
+[rules]
+pits = 6
+seeds = 4
+empty_capture = false
+sweep = "owner"
+
+[[engine]]
+name = "greedy"
+builtin = "greedy"
+version = "2.1"
+author = "Ada"
+command = "/home/someone/kalaha engine greedy"
+
+[[engine]]
+name = "random"
+builtin = "random"
+tc = "20ms"
+command = "/home/someone/kalaha engine random"
+
+[[engine]]
+name = "mine"
+cmd = "/home/someone/bots/mine.py"
+dir = "/home/someone/bots"
+options = { depth = 3 }
+"#;
+
+    fn value<'a>(s: &'a SettingsSection, label: &str) -> &'a str {
+        s.groups
+            .iter()
+            .flat_map(|g| &g.entries)
+            .find(|(k, _)| k == label)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("no {label:?} in {s:#?}"))
+    }
+
     #[test]
-    fn flattens_whatever_is_there() {
-        let s = settings_from_toml(
-            "t".into(),
-            "id = \"abc\"\ngames = 10\n[rules]\npits = 6\nseeds = 4\n[[engines]]\nname = \"x\"\n[[engines]]\nname = \"y\"\n",
+    fn groups_labels_and_time_odds() {
+        let s = settings_from_files(TOURNAMENT, None, None);
+        assert_eq!(s.heading(), "Tournament fa6d0001f0c7");
+        let names: Vec<&str> = s.groups.iter().map(|g| g.name).collect();
+        assert_eq!(
+            names,
+            [
+                "Run",
+                "Rules",
+                "Time",
+                "Openings",
+                "Engine handling",
+                "Other"
+            ]
         );
-        assert!(s.entries.contains(&("id".into(), "abc".into())));
-        assert!(s.entries.contains(&("games".into(), "10".into())));
-        assert!(s.entries.contains(&("rules.pits".into(), "6".into())));
-        assert!(s.entries.contains(&("engines".into(), "x, y".into())));
-        let bad = settings_from_toml("t".into(), "this is = = not toml");
-        assert_eq!(bad.entries[0].0, "error");
+        assert!(value(&s, "Schedule").starts_with("round robin"));
+        assert!(value(&s, "Games per pairing").starts_with("4 (2 openings"));
+        assert_eq!(value(&s, "Board"), "6 pits a side, 4 seeds a pit");
+        // Odds: the default time control is not shown as everyone's.
+        assert!(value(&s, "Time control").contains("time odds"));
+        assert_eq!(s.engines[0].time_control.as_deref(), Some("100ms per move"));
+        assert_eq!(s.engines[1].time_control.as_deref(), Some("20ms per move"));
+        assert_eq!(value(&s, "Longest line an engine may send"), "1 MiB");
+        assert_eq!(value(&s, "future_key"), "kept");
+        assert_eq!(s.shards, ["2/4"]);
+        let greedy = &s.engines[0];
+        assert_eq!(greedy.version.as_deref(), Some("2.1"));
+        assert_eq!(greedy.author.as_deref(), Some("Ada"));
+        assert_eq!(greedy.program.as_deref(), Some("built-in greedy"));
+        assert_eq!(s.engines[2].program.as_deref(), Some("mine.py"));
+        assert_eq!(s.engines[2].options, ["depth=3"]);
+        // No local path anywhere, no raw snake_case key of a known setting.
+        let all = format!("{s:?}");
+        assert!(!all.contains("/home/someone"), "{all}");
+        assert!(
+            !all.contains("time_margin") && !all.contains("\"tc\""),
+            "{all}"
+        );
+    }
+
+    #[test]
+    fn one_time_control_for_all_is_shown_once() {
+        let text = TOURNAMENT.replace("tc = \"20ms\"\n", "");
+        let s = settings_from_files(&text, None, None);
+        assert_eq!(value(&s, "Time control"), "100ms per move");
+        assert!(!s.has_time_odds());
+        let clock = text.replace("tc = \"100ms\"", "tc = \"10s+100ms\"");
+        let s = settings_from_files(&clock, None, None);
+        assert_eq!(value(&s, "Time control"), "10s a game + 100ms a move");
+        // Every engine with the same time control of its own: no odds either.
+        let own = text.replace("builtin = \"", "tc = \"20ms\"\nbuiltin = \"");
+        let own = own.replace("cmd = ", "tc = \"20ms\"\ncmd = ");
+        let s = settings_from_files(&own, None, None);
+        assert_eq!(value(&s, "Time control"), "20ms per move");
+        assert!(!s.has_time_odds());
+    }
+
+    #[test]
+    fn an_sprt_shows_its_test_not_a_schedule() {
+        let text = TOURNAMENT.replace("games = 4", "games = 200000");
+        let sprt = "elo0 = 0.0\nelo1 = 5.0\nalpha = 0.05\nbeta = 0.05\nmodel = \"normalized\"\n";
+        let result = "verdict = \"H1 accepted: greedy is stronger than random\"\nexit_code = 0\n";
+        let s = settings_from_files(&text, Some(sprt), Some(result));
+        assert_eq!(s.kind, RunKind::Sprt);
+        assert_eq!(s.heading(), "SPRT fa6d0001f0c7");
+        let all = format!("{s:?}");
+        assert!(!all.contains("round robin") && !all.contains("Games per pairing"));
+        assert_eq!(value(&s, "Game limit"), "at most 200000");
+        assert!(value(&s, "Verdict").starts_with("H1 accepted"));
+        assert_eq!(
+            value(&s, "Hypotheses"),
+            "H0: normalized Elo difference 0; H1: 5"
+        );
+        assert!(value(&s, "Test").contains("greedy stronger than random"));
+        let running = settings_from_files(&text, Some(sprt), None);
+        assert!(value(&running, "Verdict").starts_with("none yet"));
+    }
+
+    #[test]
+    fn shards_of_one_run_merge_and_bad_files_say_so() {
+        let mut list = Vec::new();
+        for k in [3, 1, 2] {
+            let text = TOURNAMENT.replace("shard = \"2/4\"", &format!("shard = \"{k}/4\""));
+            merge_settings(&mut list, settings_from_files(&text, None, None));
+        }
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].shards, ["1/4", "2/4", "3/4"]);
+        let other = TOURNAMENT.replace("fa6d0001f0c7", "other");
+        merge_settings(&mut list, settings_from_files(&other, None, None));
+        assert_eq!(list.len(), 2);
+        let shown = list[0].display_groups();
+        assert!(
+            shown[0]
+                .entries
+                .iter()
+                .any(|(k, v)| k == "Shards read" && v == "1/4, 2/4, 3/4")
+        );
+        let bad = settings_from_files("this is = = not toml", None, None);
+        assert!(bad.groups[0].entries[0].1.starts_with("unreadable"));
+        let titled =
+            settings_from_files(&format!("title = \"Spring cup\"\n{TOURNAMENT}"), None, None);
+        assert_eq!(titled.heading(), "Spring cup");
     }
 }

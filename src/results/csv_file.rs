@@ -212,12 +212,23 @@ fn pair_number(cell: &str) -> Option<u64> {
 /// Reads one `games.csv`, handing every readable row to `visit`.
 pub fn read_games_csv(
     path: &Path,
-    mut visit: impl FnMut(&GameRow<'_>),
+    visit: impl FnMut(&GameRow<'_>),
 ) -> Result<ReadSummary, ReadError> {
     let file = std::fs::File::open(path).map_err(|source| ReadError::Open {
         path: path.to_path_buf(),
         source,
     })?;
+    read_games_from(path, file, visit)
+}
+
+/// Reads `games.csv` text from `file` (opened from `path`, which messages name), as
+/// [`read_games_csv`] does: for readers that count the bytes (progress) or come from
+/// elsewhere.
+pub fn read_games_from(
+    path: &Path,
+    file: impl std::io::Read,
+    mut visit: impl FnMut(&GameRow<'_>),
+) -> Result<ReadSummary, ReadError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)

@@ -20,7 +20,7 @@ mod writer;
 
 pub use csv_file::{
     CSV_COLUMNS, ReadError, ReadSummary, csv_row, from_text_cell, games_csv_path, read_games_csv,
-    text_cell,
+    read_games_from, text_cell,
 };
 pub use jsonl::{JsonlSummary, find_game, read_jsonl};
 pub use lock::{FolderLock, LockError};

@@ -12,7 +12,9 @@
 //!   of one game's result (for pairs, `√2` times that of one pair's mean result); its error is
 //!   `z/√games · 800/ln 10`;
 //! - LOS (likelihood of superiority) is `Φ((s - ½)/(σ/√n))`, the probability that the true
-//!   score is above ½ under the same normal approximation.
+//!   score is above ½ under the same normal approximation. Results without spread (every
+//!   game won, or every pair won twice) take the formula's limit: 1 above ½, 0 below, ½ at ½
+//!   (fastchess prints the same 100% and 0%).
 //!
 //! `z` is the 97.5% quantile of the standard normal distribution (a two-sided 95% interval).
 
@@ -57,6 +59,19 @@ impl Estimate {
     /// Whether both the value and the error are finite numbers.
     pub fn is_finite(&self) -> bool {
         self.value.is_finite() && self.error.is_finite()
+    }
+
+    /// The estimate when both parts are finite, otherwise NaN for both (so that no report
+    /// shows an error next to a missing value).
+    pub fn or_undefined(self) -> Estimate {
+        if self.is_finite() {
+            self
+        } else {
+            Estimate {
+                value: f64::NAN,
+                error: f64::NAN,
+            }
+        }
     }
 }
 
@@ -184,14 +199,16 @@ impl Wdl {
     }
 
     /// Likelihood of superiority in [0, 1]: the probability that the true score exceeds ½
-    /// under the normal approximation, `Φ((s - ½)/(σ/√n))`; ½ without games or without
-    /// variance.
+    /// under the normal approximation, `Φ((s - ½)/(σ/√n))`. Without spread in the results
+    /// it is 1 when the score is above ½ (every game won), 0 below and ½ at ½ (every game
+    /// drawn, or no game).
     pub fn los(&self) -> f64 {
         los_of(&self.points_dist())
     }
 }
 
-/// `Φ((mean - ½)/(σ/√n))` of a distribution of results.
+/// `Φ((mean - ½)/(σ/√n))` of a distribution of results; without spread, the limit of that
+/// formula as `σ` goes to 0: 1 above ½, 0 below, ½ at ½ (and ½ without results).
 fn los_of(points: &[(f64, f64)]) -> f64 {
     let n: f64 = points.iter().map(|p| p.1).sum();
     match mean_var(points) {
@@ -199,6 +216,8 @@ fn los_of(points: &[(f64, f64)]) -> f64 {
             let z = (mean - 0.5) / (var / n).sqrt();
             0.5 * (1.0 + statrs::function::erf::erf(z / std::f64::consts::SQRT_2))
         }
+        Some((mean, _)) if mean > 0.5 => 1.0,
+        Some((mean, _)) if mean < 0.5 => 0.0,
         _ => 0.5,
     }
 }
@@ -351,6 +370,9 @@ mod tests {
         assert_eq!((r2(elo.value), r2(elo.error)), (55.58, 27.65));
         let nelo = p.nelo();
         assert_eq!((r2(nelo.value), r2(nelo.error)), (57.94, 28.28));
+        // As fastchess computes it: (1 - erf(-(s - ½)/√(2σ²/pairs)))/2.
+        assert_eq!(r2(p.los() * 100.0), 100.0);
+        assert!((p.los() - 0.999_970_39).abs() < 1e-8, "{}", p.los());
     }
 
     #[test]
@@ -368,6 +390,27 @@ mod tests {
         assert_eq!(Wdl::new(5, 0, 0).elo().value, f64::INFINITY);
         assert_eq!(Wdl::default().los(), 0.5);
         assert_eq!(Wdl::new(0, 4, 0).elo().value, 0.0);
+    }
+
+    #[test]
+    fn los_without_spread_is_the_limit_not_a_coin_flip() {
+        // One engine won every game (the README demo's h2h.csv once said 0.5 here).
+        let all_won = Wdl::new(20, 0, 0);
+        assert_eq!(all_won.los(), 1.0);
+        assert_eq!(all_won.flipped().los(), 0.0);
+        let all_pairs_won = Pentanomial([0, 0, 0, 0, 10]);
+        assert_eq!(all_pairs_won.los(), 1.0);
+        assert_eq!(all_pairs_won.flipped().los(), 0.0);
+        // Every pair a win and a draw: no spread either, still superior.
+        assert_eq!(Pentanomial([0, 0, 0, 7, 0]).los(), 1.0);
+        assert_eq!(Pentanomial([0, 7, 0, 0, 0]).los(), 0.0);
+        // Nothing to tell the engines apart.
+        assert_eq!(Wdl::new(0, 9, 0).los(), 0.5);
+        assert_eq!(Pentanomial([0, 0, 5, 0, 0]).los(), 0.5);
+        assert_eq!(Pentanomial::default().los(), 0.5);
+        // Some losses among the wins: a finite z, close to 1.
+        let nearly = Wdl::new(15, 0, 5).los();
+        assert!(nearly > 0.99 && nearly < 1.0, "{nearly}");
     }
 
     #[test]

@@ -18,11 +18,14 @@
 //! and so are games of an engine against itself.
 
 use super::elo::{Estimate, MeanAcc, Pentanomial, Wdl};
-use super::ratings::{self, PairingScore};
 use crate::record::{FaultKind, GameRow, Termination};
 use crate::rules::Side;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
+
+mod standings;
+
+pub use standings::{GroupInfo, H2hRow, StandingRow, Standings, UnknownEngine};
 
 /// What [`Tally::add`] did with a game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +76,42 @@ pub struct PairingTally {
 }
 
 impl PairingTally {
+    /// Whether the pair statistics are used: at least one game pair is complete. Pairs
+    /// (each opening played with the seats swapped) cancel the opening's bias, so their
+    /// variance is the honest one; games whose partner is missing are then left out.
+    pub fn by_pairs(&self) -> bool {
+        self.penta.pairs() > 0
+    }
+
+    /// The Elo difference with its 95% interval: from the game pairs when
+    /// [`by_pairs`](Self::by_pairs), else from the games.
+    pub fn elo(&self) -> Estimate {
+        if self.by_pairs() {
+            self.penta.elo()
+        } else {
+            self.wdl.elo()
+        }
+    }
+
+    /// Normalized Elo with its 95% interval (pairs or games as for [`elo`](Self::elo));
+    /// NaN for both when the results have no spread.
+    pub fn nelo(&self) -> Estimate {
+        if self.by_pairs() {
+            self.penta.nelo().or_undefined()
+        } else {
+            self.wdl.nelo().or_undefined()
+        }
+    }
+
+    /// Likelihood of superiority (pairs or games as for [`elo`](Self::elo)).
+    pub fn los(&self) -> f64 {
+        if self.by_pairs() {
+            self.penta.los()
+        } else {
+            self.wdl.los()
+        }
+    }
+
     /// The same results from the other engine's point of view.
     pub fn flipped(self) -> PairingTally {
         PairingTally {
@@ -84,7 +123,7 @@ impl PairingTally {
 }
 
 /// The game ids seen so far (see the module documentation for the representation).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct GameIds {
     blocks: HashMap<(u32, u64), Box<[u64; 16]>>,
     hashed: HashSet<u128>,
@@ -129,7 +168,7 @@ struct PairKey {
 }
 
 /// Streaming aggregation of games; feed it with [`Tally::add`].
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Tally {
     names: HashMap<Box<str>, u32>,
     engines: Vec<EngineTally>,
@@ -275,199 +314,13 @@ impl Tally {
         let p = *self.pairings.get(&(lo, hi))?;
         Some(if a as u32 == lo { p } else { p.flipped() })
     }
-
-    /// Computes ratings and standings; `anchor` fixes one engine's Elo.
-    pub fn standings(&self, anchor: Option<(&str, f64)>) -> Result<Standings, UnknownEngine> {
-        let anchor = match anchor {
-            Some((name, elo)) => Some((
-                self.engine_index(name)
-                    .ok_or_else(|| UnknownEngine(name.to_string()))?,
-                elo,
-            )),
-            None => None,
-        };
-        let scores: Vec<PairingScore> = self
-            .pairings
-            .iter()
-            .map(|(&(a, b), p)| PairingScore {
-                a: a as usize,
-                b: b as usize,
-                games: p.wdl.games() as f64,
-                points: p.wdl.points(),
-            })
-            .collect();
-        let fit = ratings::fit(self.engines.len(), &scores, anchor);
-        let mut order: Vec<usize> = (0..self.engines.len()).collect();
-        order.sort_by(|&x, &y| {
-            fit.ratings[y]
-                .elo
-                .total_cmp(&fit.ratings[x].elo)
-                .then(
-                    self.engines[y]
-                        .wdl
-                        .score()
-                        .total_cmp(&self.engines[x].wdl.score()),
-                )
-                .then(self.engines[x].name.cmp(&self.engines[y].name))
-        });
-        let rows = order
-            .iter()
-            .enumerate()
-            .map(|(rank, &i)| {
-                let e = &self.engines[i];
-                let r = fit.ratings[i];
-                StandingRow {
-                    rank: rank + 1,
-                    index: i,
-                    engine: e.name.clone(),
-                    wdl: e.wdl,
-                    penta: e.penta,
-                    elo: Estimate {
-                        value: r.elo,
-                        error: r.error,
-                    },
-                    nelo: defined_nelo(e.wdl),
-                    margin: e.margin.estimate(),
-                    faults: e.faults,
-                    group: r.group,
-                }
-            })
-            .collect();
-        let mut h2h = Vec::new();
-        for &a in &order {
-            for &b in &order {
-                if let (true, Some(p)) = (a != b, self.pairing(a, b)) {
-                    h2h.push(H2hRow {
-                        engine: self.engines[a].name.clone(),
-                        opponent: self.engines[b].name.clone(),
-                        engine_index: a,
-                        opponent_index: b,
-                        tally: p,
-                    });
-                }
-            }
-        }
-        let groups = fit
-            .groups
-            .iter()
-            .map(|g| GroupInfo {
-                engines: g
-                    .members
-                    .iter()
-                    .map(|&m| self.engines[m].name.clone())
-                    .collect(),
-                regularized: g.regularized,
-                anchored: g.anchored,
-            })
-            .collect();
-        let h2h_index = h2h
-            .iter()
-            .enumerate()
-            .map(|(k, r)| ((r.engine_index, r.opponent_index), k))
-            .collect();
-        Ok(Standings {
-            rows,
-            h2h,
-            h2h_index,
-            groups,
-            games: self.games,
-            duplicates: self.duplicates,
-            ignored: self.ignored,
-            unpaired: self.unpaired(),
-            anchor: anchor.map(|(i, elo)| (self.engines[i].name.clone(), elo)),
-        })
-    }
-}
-
-/// An anchor names an engine that played no game.
-#[derive(Debug, thiserror::Error)]
-#[error("failed to anchor the ratings: no engine named {0:?} played a counted game")]
-pub struct UnknownEngine(pub String);
-
-/// One engine's line in the standings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StandingRow {
-    pub rank: usize,
-    /// Index in [`Tally::engines`].
-    pub index: usize,
-    pub engine: String,
-    pub wdl: Wdl,
-    pub penta: Pentanomial,
-    /// The joint Bradley-Terry rating (see [`super::ratings`]).
-    pub elo: Estimate,
-    /// Normalized Elo of the engine's pooled results against all its opponents. Undefined
-    /// (value and error both NaN, written as empty cells and `?`) when the results have no
-    /// spread: every game won, every game lost or every game drawn.
-    pub nelo: Estimate,
-    /// Mean seed margin (own store minus the opponent's).
-    pub margin: Estimate,
-    pub faults: Faults,
-    /// Index in [`Standings::groups`].
-    pub group: usize,
-}
-
-/// One ordered pairing's results.
-#[derive(Clone, Debug, PartialEq)]
-pub struct H2hRow {
-    pub engine: String,
-    pub opponent: String,
-    pub engine_index: usize,
-    pub opponent_index: usize,
-    /// From `engine`'s point of view.
-    pub tally: PairingTally,
-}
-
-/// A set of engines linked by games (ratings of different groups are not comparable).
-#[derive(Clone, Debug, PartialEq)]
-pub struct GroupInfo {
-    pub engines: Vec<String>,
-    pub regularized: bool,
-    pub anchored: bool,
-}
-
-/// Ratings, standings and head-to-head results.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Standings {
-    /// Sorted by rating, best first.
-    pub rows: Vec<StandingRow>,
-    /// Ordered pairs that met, in standings order.
-    pub h2h: Vec<H2hRow>,
-    pub groups: Vec<GroupInfo>,
-    pub games: u64,
-    pub duplicates: u64,
-    pub ignored: u64,
-    pub unpaired: u64,
-    pub anchor: Option<(String, f64)>,
-    /// Position in `h2h` of each (engine index, opponent index).
-    h2h_index: HashMap<(usize, usize), usize>,
-}
-
-impl Standings {
-    /// The head-to-head results of `a` against `b` (engine indices).
-    pub fn h2h(&self, a: usize, b: usize) -> Option<&H2hRow> {
-        self.h2h_index.get(&(a, b)).map(|&k| &self.h2h[k])
-    }
-}
-
-/// The normalized Elo of `wdl`, or NaN for both value and error when it is undefined (no
-/// spread in the results), so that no report shows an error next to a missing value.
-fn defined_nelo(wdl: Wdl) -> Estimate {
-    let e = wdl.nelo();
-    if e.is_finite() {
-        e
-    } else {
-        Estimate {
-            value: f64::NAN,
-            error: f64::NAN,
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn row<'a>(
+    pub(super) fn row<'a>(
         game: &'a str,
         pair: &'a str,
         south: &'a str,
@@ -538,22 +391,6 @@ mod tests {
     }
 
     #[test]
-    fn nelo_without_spread_is_undefined_in_value_and_error() {
-        let mut t = Tally::new();
-        t.add(&row("t-1", "1", "a", "b", "1-0"));
-        t.add(&row("t-2", "1", "b", "a", "0-1"));
-        let s = t.standings(None).unwrap();
-        for r in &s.rows {
-            assert!(
-                r.nelo.value.is_nan() && r.nelo.error.is_nan(),
-                "{:?}",
-                r.nelo
-            );
-            assert!(r.elo.is_finite());
-        }
-    }
-
-    #[test]
     fn pairs_duplicates_and_faults() {
         let mut t = Tally::new();
         let counted = |completed_pair| Added::Counted { completed_pair };
@@ -590,7 +427,8 @@ mod tests {
         assert_eq!(ab.margin.estimate().value, 0.0);
         let s = t.standings(None).unwrap();
         assert_eq!(s.rows.len(), 2);
-        assert_eq!(s.h2h.len(), 2);
+        assert_eq!(s.h2h_rows().count(), 2);
+        assert_eq!(s.pairings().len(), 1);
         assert!((s.rows[0].elo.value + s.rows[1].elo.value).abs() < 1e-9);
         assert!(t.standings(Some(("zz", 0.0))).is_err());
     }

@@ -33,16 +33,26 @@ pub struct ConfigFile {
     /// The tournament id: the prefix of every game id (drawn at random when not given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The title of the leaderboard (default: the tournament id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<ScheduleKind>,
     /// Games per pairing (rounded up to whole game pairs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub games: Option<u64>,
+    /// The rules; any of them may be left out (the defaults apply).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rules: Option<Rules>,
+    pub rules: Option<RulesSpec>,
     /// `100ms` (per move) or `10s+100ms` (game clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tc: Option<TimeControl>,
+    /// A fixed time per move, as `--move-time` (another way to write `tc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub move_time: Option<String>,
+    /// A game clock, as `--clock` (another way to write `tc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<String>,
     /// Tolerance on top of every time limit, e.g. `50ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_margin: Option<String>,
@@ -79,6 +89,14 @@ pub struct ConfigFile {
     /// Settings applied to every engine (its own keys win).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub each: Option<EngineSpec>,
+    /// How the run goes, not what it plays (never saved in `tournament.toml`): games at
+    /// once, reports every N games, the results folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_every: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub out: Option<PathBuf>,
     #[serde(default, rename = "engine", skip_serializing_if = "Vec::is_empty")]
     pub engines: Vec<EngineSpec>,
 }
@@ -114,26 +132,70 @@ fn refuse(setting: &'static str, message: impl Into<String>) -> ConfigError {
 }
 
 impl ConfigFile {
-    /// Reads a TOML configuration file.
+    /// Reads a TOML configuration file. Paths in it (an engine's `cmd` and `dir`, the
+    /// `openings` file, `out`) are taken from the file's folder.
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
             error,
         })?;
-        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        let mut file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),
-        })
+        })?;
+        let folder = path.parent().unwrap_or(Path::new("."));
+        let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+        file.rebase(&folder);
+        Ok(file)
     }
 
-    /// Fills every field this file leaves empty from `under`.
+    /// Takes every relative path of this file from `folder`. A `cmd` without a `/` is a
+    /// program looked up in `PATH` and stays as it is.
+    fn rebase(&mut self, folder: &Path) {
+        let on = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = folder.join(&*p);
+            }
+        };
+        for spec in self.engines.iter_mut().chain(self.each.iter_mut()) {
+            if let Some(cmd) = &mut spec.cmd
+                && cmd.components().count() > 1
+            {
+                on(cmd);
+            }
+            if let Some(dir) = &mut spec.dir {
+                on(dir);
+            }
+        }
+        if let Some(o) = &mut self.openings {
+            on(o);
+        }
+        if let Some(o) = &mut self.out {
+            on(o);
+        }
+    }
+
+    /// Fills every field this file leaves empty from `under`. A time control given here
+    /// (as `tc`, `move_time` or `clock`) replaces any of `under`.
     pub fn or(self, under: ConfigFile) -> ConfigFile {
+        let time_given = self.tc.is_some() || self.move_time.is_some() || self.clock.is_some();
+        let (tc, move_time, clock) = if time_given {
+            (self.tc, self.move_time, self.clock)
+        } else {
+            (under.tc, under.move_time, under.clock)
+        };
         ConfigFile {
             id: self.id.or(under.id),
+            title: self.title.or(under.title),
             schedule: self.schedule.or(under.schedule),
             games: self.games.or(under.games),
-            rules: self.rules.or(under.rules),
-            tc: self.tc.or(under.tc),
+            rules: match (self.rules, under.rules) {
+                (Some(a), Some(b)) => Some(a.over(b)),
+                (a, b) => a.or(b),
+            },
+            tc,
+            move_time,
+            clock,
             time_margin: self.time_margin.or(under.time_margin),
             opening_plies: self.opening_plies.or(under.opening_plies),
             openings: self.openings.or(under.openings),
@@ -147,6 +209,9 @@ impl ConfigFile {
             depth: self.depth.or(under.depth),
             nodes: self.nodes.or(under.nodes),
             each: self.each.or(under.each),
+            concurrency: self.concurrency.or(under.concurrency),
+            report_every: self.report_every.or(under.report_every),
+            out: self.out.or(under.out),
             engines: if self.engines.is_empty() {
                 under.engines
             } else {
@@ -157,7 +222,11 @@ impl ConfigFile {
 
     /// Validates and resolves the configuration.
     pub fn resolve(&self) -> Result<TournamentConfig, ConfigError> {
-        let rules = self.rules.unwrap_or_default();
+        let rules = self
+            .rules
+            .unwrap_or_default()
+            .resolve()
+            .map_err(|e| refuse("rules", e.to_string()))?;
         let games = self.games.unwrap_or(DEFAULT_GAMES);
         if games == 0 {
             return Err(refuse("games", "must be at least 1"));
@@ -195,9 +264,7 @@ impl ConfigFile {
             id: self.id(shard.is_some())?,
             engines,
             schedule,
-            tc: self
-                .tc
-                .unwrap_or(TimeControl::MoveTime(Duration::from_millis(100))),
+            tc: self.time_control()?,
             margin: time("time_margin", &self.time_margin, Duration::from_millis(50))?,
             seed: self.seed.unwrap_or(0),
             opening_plies,
@@ -215,7 +282,33 @@ impl ConfigFile {
             },
             depth: self.depth,
             nodes: self.nodes,
+            title: self.title.clone(),
         })
+    }
+
+    /// The time control: `tc`, `move_time` or `clock` (at most one), 100 ms a move by
+    /// default.
+    fn time_control(&self) -> Result<TimeControl, ConfigError> {
+        let move_time = match &self.move_time {
+            Some(m) => Some(
+                TimeControl::parse_move_time(m).map_err(|e| refuse("move_time", e.to_string()))?,
+            ),
+            None => None,
+        };
+        let clock = match &self.clock {
+            Some(c) => {
+                Some(TimeControl::parse_clock(c).map_err(|e| refuse("clock", e.to_string()))?)
+            }
+            None => None,
+        };
+        match (self.tc, move_time, clock) {
+            (None, None, None) => Ok(TimeControl::MoveTime(Duration::from_millis(100))),
+            (Some(t), None, None) | (None, Some(t), None) | (None, None, Some(t)) => Ok(t),
+            _ => Err(refuse(
+                "tc",
+                "give one time control: tc, move_time or clock, not several",
+            )),
+        }
     }
 
     /// Where the openings come from, and the random sowings of each.
@@ -316,6 +409,54 @@ impl ConfigFile {
     }
 }
 
+/// The rules as a configuration file gives them: any rule may be left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pits: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_capture: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<crate::rules::Sweep>,
+}
+
+impl RulesSpec {
+    /// These rules, each one not given taken from `under`.
+    pub fn over(self, under: RulesSpec) -> RulesSpec {
+        RulesSpec {
+            pits: self.pits.or(under.pits),
+            seeds: self.seeds.or(under.seeds),
+            empty_capture: self.empty_capture.or(under.empty_capture),
+            sweep: self.sweep.or(under.sweep),
+        }
+    }
+
+    /// The rules, the defaults filling what is not given.
+    pub fn resolve(self) -> Result<Rules, crate::rules::RulesError> {
+        let d = Rules::default();
+        Rules::new(
+            self.pits.unwrap_or(d.pits() as u32),
+            self.seeds.unwrap_or(d.seeds() as u32),
+            self.empty_capture.unwrap_or(d.empty_capture()),
+            self.sweep.unwrap_or(d.sweep()),
+        )
+    }
+}
+
+impl From<Rules> for RulesSpec {
+    fn from(r: Rules) -> RulesSpec {
+        RulesSpec {
+            pits: Some(r.pits() as u32),
+            seeds: Some(r.seeds() as u32),
+            empty_capture: Some(r.empty_capture()),
+            sweep: Some(r.sweep()),
+        }
+    }
+}
+
 /// Games per pairing when `--games` is not given.
 pub const DEFAULT_GAMES: u64 = 2;
 
@@ -356,6 +497,8 @@ pub struct TournamentConfig {
     pub line_limit: usize,
     pub depth: Option<i64>,
     pub nodes: Option<i64>,
+    /// The title of the leaderboard.
+    pub title: Option<String>,
 }
 
 impl TournamentConfig {
@@ -407,9 +550,10 @@ impl TournamentConfig {
         };
         ConfigFile {
             id: Some(self.id.clone()),
+            title: self.title.clone(),
             schedule: Some(self.schedule.kind),
             games: Some(2 * self.schedule.pairs_per_pairing),
-            rules: Some(self.schedule.rules),
+            rules: Some(RulesSpec::from(self.schedule.rules)),
             tc: Some(self.tc),
             time_margin: Some(format_duration(self.margin)),
             opening_plies: Some(self.opening_plies),
@@ -424,6 +568,11 @@ impl TournamentConfig {
             depth: self.depth,
             nodes: self.nodes,
             each: None,
+            move_time: None,
+            clock: None,
+            concurrency: None,
+            report_every: None,
+            out: None,
             engines,
         }
     }

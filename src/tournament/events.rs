@@ -60,6 +60,14 @@ pub trait View: Send {
     }
 }
 
+/// A rule that ends a run as soon as it has what it needs (an SPRT decision). It is asked
+/// on the game loop itself after every finished game, with a scoreboard of the games so
+/// far, so that no game starts after its decision; games that end after it are not
+/// recorded (like interrupted ones).
+pub trait StopRule: Send {
+    fn should_stop(&mut self, tally: &Tally) -> bool;
+}
+
 /// How a run ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunSummary {
@@ -75,7 +83,7 @@ pub struct RunSummary {
     pub stopped_by_interrupt: bool,
     /// A second interruption stopped it at once.
     pub aborted: bool,
-    /// A view asked to stop.
+    /// A view or the run's stop rule asked to stop.
     pub stopped_by_view: bool,
     /// Results could not be written; the run stopped.
     pub failed: Option<String>,

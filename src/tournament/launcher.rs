@@ -75,6 +75,23 @@ impl RunningEngine {
         }
     }
 
+    /// The version the engine gives (KGP has none).
+    pub fn version(&self) -> &str {
+        match self {
+            RunningEngine::Kalaha(e) => &e.hello().version,
+            RunningEngine::Kgp(_) => "",
+        }
+    }
+
+    /// The author the engine gives: its `hello` author, or a KGP agent's
+    /// `set info:authors`.
+    pub fn author(&self) -> &str {
+        match self {
+            RunningEngine::Kalaha(e) => &e.hello().author,
+            RunningEngine::Kgp(a) => &a.info().authors,
+        }
+    }
+
     /// Ends the engine; never fails.
     pub async fn shutdown(self) {
         match self {
@@ -143,18 +160,31 @@ pub struct StartupError {
 }
 
 impl ProcessLauncher {
+    /// A fresh instance of engine `index`: handshake, options, and the set-up ping (a KGP
+    /// agent has no options; its handshake ends with a ping).
     async fn start_ready(&self, index: usize) -> Result<RunningEngine, StartError> {
         let spec = &self.engines[index];
-        let mut engine = RunningEngine::start(spec).await?;
-        if let RunningEngine::Kalaha(e) = &mut engine {
-            for (name, value) in &spec.options {
-                if let Err(err) = e.set_option(name, value.clone()).await {
-                    engine.shutdown().await;
-                    return Err(err.into());
-                }
+        let mut running = RunningEngine::start(spec).await?;
+        let RunningEngine::Kalaha(engine) = &mut running else {
+            return Ok(running);
+        };
+        let mut ready = Ok(());
+        for (name, value) in &spec.options {
+            ready = engine.set_option(name, value.clone()).await;
+            if ready.is_err() {
+                break;
             }
         }
-        Ok(engine)
+        if ready.is_ok() {
+            ready = engine.ping().await.map(|_| ());
+        }
+        match ready {
+            Ok(()) => Ok(running),
+            Err(e) => {
+                running.shutdown().await;
+                Err(e.into())
+            }
+        }
     }
 
     /// Starts one instance of every engine (all at once), checks the handshake, the
@@ -282,10 +312,14 @@ impl ProcessLauncher {
             let declared = engine.hello().options.clone();
             let mut wanted = entry.resolved.options.clone();
             for (name, value) in [("depth", config.depth), ("nodes", config.nodes)] {
-                if let Some(v) = value
-                    && declared.iter().any(|o| o.name == name)
-                    && !wanted.iter().any(|(n, _)| n == name)
-                {
+                let Some(v) = value else { continue };
+                if !declared.iter().any(|o| o.name == name) {
+                    tracing::warn!(
+                        "engine {}: it declares no {name} option, so the {name} limit does \
+                         not apply to it",
+                        entry.resolved.name
+                    );
+                } else if !wanted.iter().any(|(n, _)| n == name) {
                     wanted.push((name.to_string(), v.to_string()));
                 }
             }
@@ -342,6 +376,8 @@ fn settle_names(
     })?;
     for (i, name) in names.into_iter().enumerate() {
         config.engines[i].resolved.name = name;
+        config.engines[i].spec.version = shown_name(first[i].version());
+        config.engines[i].spec.author = shown_name(first[i].author());
     }
     Ok(())
 }

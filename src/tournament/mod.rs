@@ -38,7 +38,7 @@
 //! }
 //! .resolve()?;
 //! let options = RunOptions::new("results/pairs");
-//! let outcome = run_tournament(config, &options, &mut [&mut Pairs(0)])?;
+//! let outcome = run_tournament(config, &options, &mut [&mut Pairs(0)], None)?;
 //! assert!(outcome.summary.stopped_by_view);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -56,7 +56,7 @@ pub use recorder::Recorder;
 use crate::results::{self, FolderLock, ResultsWriter};
 use crate::stats::Tally;
 use config::TournamentConfig;
-use events::{RunSummary, StartInfo, View};
+use events::{RunSummary, StartInfo, StopRule, View};
 use run::{RunInput, run_games};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -71,6 +71,10 @@ pub enum TournamentError {
     /// The message holds the I/O error's text (not also exposed as `source()`).
     #[error("failed to write results in {path}: {error}")]
     Io { path: PathBuf, error: io::Error },
+    /// A view could not show the run (a closed terminal, a broken pipe); the games
+    /// recorded so far are kept.
+    #[error("failed to show the run: {0}")]
+    Output(#[source] io::Error),
 }
 
 /// Where and how to run.
@@ -220,12 +224,14 @@ fn existing(out: &Path, id: &str) -> Result<(results::Repaired, Tally, Vec<Strin
 
 /// Runs (or resumes) a tournament: checks every engine before any game, writes
 /// `tournament.toml`, `games.csv`, `games.jsonl` and `logs/` into `options.out`, skips the
-/// games already there, and shows every recorded game to `views`. Ctrl-C and SIGTERM
-/// interrupt (see [`run::run_games`]). The folder is locked for the whole run.
+/// games already there, and shows every recorded game to `views`. `stop` may end the run
+/// early (see [`events::StopRule`]). Ctrl-C and SIGTERM interrupt (see [`run::run_games`]).
+/// The folder is locked for the whole run.
 pub fn run_tournament(
     mut config: TournamentConfig,
     options: &RunOptions,
     views: &mut [&mut dyn View],
+    stop: Option<Box<dyn StopRule>>,
 ) -> Result<TournamentOutcome, TournamentError> {
     let out = &options.out;
     let io_err = |error: io::Error| TournamentError::Io {
@@ -282,10 +288,12 @@ pub fn run_tournament(
         let _inside = runtime.enter();
         run::ctrl_c_interrupts()
     };
+    let stop = stop.map(|rule| (rule, recorder.tally.clone()));
     let input = RunInput {
         games,
         concurrency: options.concurrency,
         interrupts,
+        stop,
     };
     let (summary, tally) =
         run_games(&runtime, launcher, &config, ready, input, recorder, views).map_err(io_err)?;

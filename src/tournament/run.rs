@@ -8,13 +8,13 @@
 //! finished game starts the next one at once.
 
 use super::config::{Restart, TournamentConfig};
-use super::events::{RunSummary, View};
+use super::events::{RunSummary, StopRule, View};
 use super::recorder::{LoopControl, LoopEnd, Recorder, ToRecorder};
 use super::schedule::ScheduledGame;
 use crate::record::Fault;
 use crate::referee::{self, Contestant, GameSetup, Played};
 use crate::rules::Side;
-use crate::stats::Tally;
+use crate::stats::{Added, Tally};
 use std::future::Future;
 use std::io;
 use std::sync::{Arc, Mutex, mpsc as std_mpsc};
@@ -103,6 +103,9 @@ pub struct RunInput<G> {
     pub concurrency: usize,
     /// Interruptions (see [`ctrl_c_interrupts`]).
     pub interrupts: mpsc::UnboundedReceiver<()>,
+    /// A rule that ends the run, with the scoreboard it starts from (the games already
+    /// recorded).
+    pub stop: Option<(Box<dyn StopRule>, Tally)>,
 }
 
 /// Runs `input.games` with `launcher`'s engines on `runtime` (driven by a thread of its
@@ -159,6 +162,7 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
     let mut ids = std::collections::HashMap::new();
     let mut end = LoopEnd::default();
     let mut stop_starting = false;
+    let mut stopped_by_rule = false;
     let mut control_open = true;
     let concurrency = input.concurrency.max(1);
     let send = |msg| {
@@ -177,8 +181,22 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
         tokio::select! {
             joined = set.join_next_with_id() => {
                 match joined.expect("the set is not empty") {
+                    Ok((task, Some(played))) if stopped_by_rule => {
+                        // After the rule's decision: not recorded.
+                        ids.remove(&task);
+                        send(ToRecorder::Interrupted(played.record.game));
+                    }
                     Ok((task, Some(played))) => {
                         ids.remove(&task);
+                        if let Some((rule, tally)) = &mut input.stop
+                            && let Added::Counted { completed_pair: true } =
+                                tally.add(&played.record.row())
+                            && rule.should_stop(tally)
+                        {
+                            stopped_by_rule = true;
+                            stop_starting = true;
+                            let _ = cancel_tx.send(true);
+                        }
                         send(ToRecorder::Finished(Box::new(played.record)));
                     }
                     Ok((task, None)) => {
@@ -215,6 +233,7 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
             }
         }
     }
+    end.stopped_by_rule = stopped_by_rule;
     // Stop the engines; a second interruption cuts this short too.
     tokio::select! {
         () = shared.stop_all() => {}

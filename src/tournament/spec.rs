@@ -46,6 +46,12 @@ pub struct EngineSpec {
     /// ignored when read back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// The version and author the engine gave in its `hello`: written to `tournament.toml`
+    /// for the leaderboard, ignored when read back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 /// The protocol an engine speaks.

@@ -5,8 +5,8 @@
 
 use crate::record::{clean_text, format_duration};
 use crate::referee::truncate;
-use crate::report::{standings_line, standings_table};
-use crate::stats::Tally;
+use crate::report::{match_summary, standings_line, standings_table};
+use crate::stats::{Standings, Tally};
 use crate::tournament::events::{Control, Event, RunSummary, StartInfo, View};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{self, Write};
@@ -62,8 +62,61 @@ pub struct LiveDisplay {
     started: Instant,
     last_line: Instant,
     last_fit: Option<Instant>,
+    /// The engines' names, in configuration order.
+    names: Vec<String>,
     /// Seconds between plain lines.
     pub every: Duration,
+    repeats: Repeats,
+}
+
+/// Finds games played twice: deterministic engines repeat a game when they meet from the
+/// same opening in the same seats, and a repeated game adds nothing to the statistics.
+#[derive(Debug, Default)]
+struct Repeats {
+    /// The sowings of each game seen (hashed with the seats), and the game's id.
+    seen: std::collections::HashMap<u64, String>,
+    /// Pairings already warned about.
+    warned: std::collections::HashSet<(String, String)>,
+}
+
+/// Games remembered to find repeats (enough to see a pattern, bounded in memory).
+const REPEATS_KEPT: usize = 100_000;
+
+impl Repeats {
+    /// A warning when `g` repeats a game seen before (once per pairing).
+    fn check(&mut self, g: &crate::record::GameRecord) -> Option<String> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&g.south, &g.north).hash(&mut h);
+        for m in &g.moves {
+            (m.side, m.pit).hash(&mut h);
+        }
+        let key = h.finish();
+        let earlier = match self.seen.get(&key) {
+            Some(id) => id.clone(),
+            None => {
+                if self.seen.len() < REPEATS_KEPT {
+                    self.seen.insert(key, g.game.clone());
+                }
+                return None;
+            }
+        };
+        let mut pairing = (g.south.clone(), g.north.clone());
+        if pairing.0 > pairing.1 {
+            std::mem::swap(&mut pairing.0, &mut pairing.1);
+        }
+        if !self.warned.insert(pairing) {
+            return None;
+        }
+        Some(format!(
+            "warning: game {} of {} against {} repeats game {earlier} move for move: the \
+             engines play alike from the same opening, so such games add nothing; use \
+             more varied openings (--opening-plies, --openings)",
+            g.game,
+            clean_text(&g.south),
+            clean_text(&g.north)
+        ))
+    }
 }
 
 impl LiveDisplay {
@@ -77,7 +130,9 @@ impl LiveDisplay {
             started: Instant::now(),
             last_line: Instant::now(),
             last_fit: None,
+            names: Vec::new(),
             every: Duration::from_secs(5),
+            repeats: Repeats::default(),
         }
     }
 
@@ -125,6 +180,7 @@ impl LiveDisplay {
 impl View for LiveDisplay {
     fn start(&mut self, info: &StartInfo, tally: &Tally) -> io::Result<()> {
         self.total = info.total;
+        self.names = info.names.clone();
         self.done = info.done;
         self.done_at_start = info.done;
         self.started = Instant::now();
@@ -160,6 +216,9 @@ impl View for LiveDisplay {
         match event {
             Event::GameFinished { record: g, .. } => {
                 self.done += 1;
+                if let Some(warning) = self.repeats.check(g) {
+                    self.say(&warning)?;
+                }
                 if g.termination.is_fault() {
                     self.say(&format!(
                         "game {}: {} lost by {} ({})",
@@ -215,6 +274,11 @@ impl View for LiveDisplay {
         let mut out = io::stdout().lock();
         if let Ok(s) = tally.standings(None) {
             write!(out, "{}", standings_table(&s, cols.max(100), usize::MAX))?;
+            if let Some((first, second)) = two_engines(&self.names, &s)
+                && let Some(text) = match_summary(&s, first, second)
+            {
+                write!(out, "{text}")?;
+            }
         }
         writeln!(
             out,
@@ -222,5 +286,50 @@ impl View for LiveDisplay {
             summary.played, secs, self.done, self.total
         )?;
         Ok(())
+    }
+}
+
+/// The two engines of a match, the first configured first (in order of first appearance
+/// when the names are not those of the games); `None` unless exactly two engines played.
+fn two_engines<'a>(names: &'a [String], s: &'a Standings) -> Option<(&'a str, &'a str)> {
+    if s.rows.len() != 2 {
+        return None;
+    }
+    let played = |n: &String| s.rows.iter().any(|r| r.engine == *n);
+    if let [a, b] = names
+        && played(a)
+        && played(b)
+    {
+        return Some((a, b));
+    }
+    let (x, y) = (&s.rows[0], &s.rows[1]);
+    Some(if x.index < y.index {
+        (&x.engine, &y.engine)
+    } else {
+        (&y.engine, &x.engine)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::sample_record;
+
+    #[test]
+    fn a_repeated_game_is_warned_about_once_per_pairing() {
+        let mut r = Repeats::default();
+        let a = sample_record("t", 1, "x", "y");
+        let mut b = sample_record("t", 3, "x", "y");
+        assert_eq!(r.check(&a), None);
+        let w = r.check(&b).unwrap();
+        assert!(
+            w.contains("game t-3") && w.contains("repeats game t-1"),
+            "{w}"
+        );
+        b.game = "t-5".into();
+        assert_eq!(r.check(&b), None, "once per pairing");
+        // Other seats or other sowings are another game.
+        let c = sample_record("t", 2, "y", "x");
+        assert_eq!(r.check(&c), None);
     }
 }

@@ -2,7 +2,7 @@
 //! `leaderboard.html` in a tournament's folder every N recorded games and at the end, from
 //! the run's scoreboard.
 
-use crate::report::{ReportContext, read_tournament_toml, write_reports};
+use crate::report::{ReportContext, read_settings, write_reports};
 use crate::stats::Tally;
 use crate::tournament::events::{Control, Event, RunSummary, View};
 use std::io;
@@ -13,7 +13,7 @@ pub struct LeaderboardView {
     dir: PathBuf,
     every: Option<u64>,
     since_write: u64,
-    /// The page's title.
+    /// The page's title (by default the run's own title, else its id).
     pub title: Option<String>,
 }
 
@@ -30,15 +30,11 @@ impl LeaderboardView {
     /// Writes the reports now.
     pub fn write(&mut self, tally: &Tally) -> io::Result<()> {
         self.since_write = 0;
-        let mut context = ReportContext {
-            settings: read_tournament_toml(&self.dir.join(crate::results::GAMES_CSV))
-                .into_iter()
-                .collect(),
+        let context = ReportContext {
+            title: self.title.clone(),
+            settings: read_settings(&self.dir).into_iter().collect(),
             ..ReportContext::default()
         };
-        if let Some(t) = &self.title {
-            context.title = t.clone();
-        }
         let standings = tally.standings(None).map_err(io::Error::other)?;
         write_reports(&self.dir, &standings, &context).map_err(io::Error::other)
     }
@@ -87,5 +83,14 @@ mod tests {
         v.finish(&RunSummary::default(), &tally).unwrap();
         let text = std::fs::read_to_string(dir.path().join("standings.csv")).unwrap();
         assert_eq!(text.lines().count(), 3, "{text}");
+        // The title: as set, else the run's id from tournament.toml.
+        std::fs::write(dir.path().join("tournament.toml"), "id = \"t\"\n").unwrap();
+        v.write(&tally).unwrap();
+        let page = std::fs::read_to_string(dir.path().join("leaderboard.html")).unwrap();
+        assert!(page.contains("<h1>Tournament t</h1>"), "{page}");
+        v.title = Some("Club night".into());
+        v.write(&tally).unwrap();
+        let page = std::fs::read_to_string(dir.path().join("leaderboard.html")).unwrap();
+        assert!(page.contains("<h1>Club night</h1>"), "{page}");
     }
 }

@@ -9,7 +9,7 @@
 use crate::results::read_games_csv;
 use crate::stats::sprt::fmt_estimate;
 use crate::stats::{Added, Sprt, SprtDecision, SprtModel, SprtStatus, Tally};
-use crate::tournament::events::{Control, Event, View};
+use crate::tournament::events::{Control, Event, StopRule, View};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{self, Write};
@@ -128,6 +128,31 @@ pub enum SprtEnd {
     Decided(SprtStatus),
     /// Every pair was a draw pair for [`STALL_PAIRS`] pairs: the test cannot decide.
     Stalled(SprtStatus),
+}
+
+/// The test as the run's stop rule: the run ends at the pair that decides, on the game
+/// loop, so that no game starts after the decision.
+pub struct SprtRule {
+    sprt: Sprt,
+    new: String,
+    base: String,
+}
+
+impl SprtRule {
+    pub fn new(settings: &SprtSettings, new: &str, base: &str) -> SprtRule {
+        SprtRule {
+            sprt: settings.sprt(),
+            new: new.to_string(),
+            base: base.to_string(),
+        }
+    }
+}
+
+impl StopRule for SprtRule {
+    fn should_stop(&mut self, tally: &Tally) -> bool {
+        let status = status_in(&self.sprt, tally, &self.new, &self.base);
+        end_of(status, penta_of(tally, &self.new, &self.base)).is_some()
+    }
 }
 
 /// The test as a view of the run.

@@ -1,7 +1,9 @@
 //! Helpers shared by the integration tests: the fake engine and process scans.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -97,4 +99,47 @@ pub fn peak_rss() -> u64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
+}
+
+/// The `kalaha` binary under test.
+pub fn kalaha() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kalaha"))
+}
+
+pub fn engine(mode: &str, name: &str, mark: &str) -> Vec<String> {
+    vec![
+        "--engine".into(),
+        format!("cmd={}", fake_engine().display()),
+        format!("arg={mode}"),
+        format!("arg={mark}"),
+        format!("name={name}"),
+    ]
+}
+
+pub fn run(args: &[String]) -> Output {
+    kalaha().args(args).output().expect("kalaha runs")
+}
+
+pub fn csv_rows(dir: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut r = csv::Reader::from_path(dir.join("games.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    r.records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            headers
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }

@@ -2,7 +2,7 @@ use super::*;
 use crate::engines::{InProcess, Misbehaviour};
 use crate::record::{FaultKind, GameRecord, Termination};
 use crate::tournament::config::ConfigFile;
-use crate::tournament::events::{Control, Event, StartInfo};
+use crate::tournament::events::{Control, Event, StartInfo, StopRule};
 use crate::tournament::spec::EngineSpec;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -123,6 +123,7 @@ fn run(
         games: config.schedule.games(),
         concurrency,
         interrupts: rx,
+        stop: None,
     };
     let (summary, tally) =
         run_games(&rt, launcher, config, vec![], input, recorder, &mut [view]).unwrap();
@@ -245,6 +246,7 @@ fn every_recorded_game_is_in_the_files_before_a_view_sees_it() {
         games: config.schedule.games(),
         concurrency: 2,
         interrupts: rx,
+        stop: None,
     };
     let mut v = OnDisk(dir.path().to_path_buf(), 0);
     let (s, _) = run_games(
@@ -258,4 +260,59 @@ fn every_recorded_game_is_in_the_files_before_a_view_sees_it() {
     )
     .unwrap();
     assert_eq!((s.played, v.1), (10, 10));
+}
+
+#[test]
+fn a_stop_rule_ends_the_run_at_its_decision_and_nothing_after_is_recorded() {
+    /// Stops once three pairs are complete.
+    struct ThreePairs;
+    impl StopRule for ThreePairs {
+        fn should_stop(&mut self, tally: &Tally) -> bool {
+            tally.engines().iter().all(|e| e.penta.pairs() >= 3)
+        }
+    }
+    let config = config(2, 400);
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_tx, rx) = mpsc::unbounded_channel();
+    let recorder = Recorder {
+        writer: Some(crate::results::ResultsWriter::open(dir.path()).unwrap()),
+        tally: Tally::new(),
+        info: StartInfo {
+            id: config.id.clone(),
+            names: config.names(),
+            total: 400,
+            done: 0,
+            notes: Vec::new(),
+        },
+    };
+    // Fast engines and four games at once: many games end between the decision and the
+    // moment the recorder could have seen it.
+    let input = RunInput {
+        games: config.schedule.games(),
+        concurrency: 4,
+        interrupts: rx,
+        stop: Some((Box::new(ThreePairs), Tally::new())),
+    };
+    let mut c = Collect::default();
+    let (s, tally) = run_games(
+        &rt,
+        FakeLauncher::default(),
+        &config,
+        vec![],
+        input,
+        recorder,
+        &mut [&mut c],
+    )
+    .unwrap();
+    assert!(s.stopped_by_view, "{s:?}");
+    assert_eq!(tally.engines()[0].penta.pairs(), 3);
+    assert_eq!(c.pairs, 3, "{s:?}");
+    let rows = std::fs::read_to_string(dir.path().join("games.csv")).unwrap();
+    assert_eq!(rows.lines().count() as u64, 1 + s.played, "{rows}");
+    assert_eq!(c.games.len() as u64, s.played);
 }

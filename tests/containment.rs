@@ -1,0 +1,575 @@
+//! Attacks on the referee by hostile engines and careless operators: nothing may crash or
+//! hang the referee, escape the engine's isolation, interfere with another engine, or make
+//! the results untrue. Each test is one attack and what must happen instead.
+
+mod common;
+
+use common::{assert_no_survivors, csv_rows, engine, fake_engine, kalaha, marker, run, text};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn tournament(args: &[String], out: &Path) -> std::process::Output {
+    let mut all = vec!["tournament".to_string()];
+    all.extend(args.iter().cloned());
+    all.extend(["--quiet", "--out"].map(String::from));
+    all.push(out.display().to_string());
+    run(&all)
+}
+
+fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+/// Every cell and line of the results, standings and leaderboards of `out`, for checks
+/// of what reached them.
+fn everything_written(out: &Path) -> String {
+    let mut all = String::new();
+    for f in [
+        "games.csv",
+        "games.jsonl",
+        "standings.csv",
+        "h2h.csv",
+        "leaderboard.md",
+        "leaderboard.html",
+    ] {
+        all.push_str(&std::fs::read_to_string(out.join(f)).unwrap_or_default());
+    }
+    all
+}
+
+#[test]
+fn a_70_kb_name_with_escape_codes_is_cut_and_cleaned_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = marker("long-name");
+    let mut args = vec![
+        "--engine".to_string(),
+        format!("cmd={}", fake_engine().display()),
+        "arg=long-name".into(),
+        format!("arg={mark}"),
+    ];
+    args.extend(strings(&["--engine", "builtin=first", "--games", "4"]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = csv_rows(&out);
+    assert_eq!(rows.len(), 4);
+    let name = rows
+        .iter()
+        .map(|r| r["south"].clone())
+        .find(|n| n != "first")
+        .unwrap();
+    assert_eq!(name.chars().count(), 64, "{name}");
+    assert!(name.starts_with("]0;pwned"), "{name}");
+    let written = everything_written(&out);
+    assert!(!written.contains('\u{1b}') && !written.contains('\u{7}'));
+    // Resume and ratings read the names back whole.
+    let o = run(&strings(&[
+        "tournament",
+        "--quiet",
+        "--resume",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = run(&strings(&["ratings", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains('\u{1b}'));
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn absurd_times_and_counts_are_refused_before_any_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let two = strings(&["--engine", "builtin=first", "--engine", "builtin=random"]);
+    let huge = "500000000000years";
+    for (extra, needle) in [
+        (vec!["--move-time", huge], "--move-time"),
+        (vec!["--clock", "1s+500000000000years"], "--clock"),
+        (vec!["--clock", "500000000000years+1s"], "--clock"),
+        (vec!["--startup-timeout", huge], "--startup-timeout"),
+        (vec!["--time-margin", huge], "--time-margin"),
+        (vec!["--games", "18446744073709551615"], "--games"),
+    ] {
+        let args = [two.clone(), strings(&extra)].concat();
+        let o = tournament(&args, &out);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{extra:?}: {err}");
+        assert!(!out.join("games.csv").exists());
+    }
+    // Three engines and a count that would wrap around.
+    let three = [
+        two.clone(),
+        strings(&[
+            "--engine",
+            "builtin=greedy",
+            "--games",
+            "12297829382473034411",
+        ]),
+    ]
+    .concat();
+    let o = tournament(&three, &out);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("more than"));
+    // A configuration file's time margin too.
+    let cfg = dir.path().join("t.toml");
+    std::fs::write(&cfg, "time_margin = \"500000000000years\"\n").unwrap();
+    let args = [two, strings(&["--config", cfg.to_str().unwrap()])].concat();
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("time_margin (in"));
+    // And the checker's own times.
+    let o = run(&strings(&["check", "--quit-grace", huge, "builtin=first"]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn an_engines_daemon_dies_with_it_in_tournaments_and_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker("daemon");
+    let mut args = engine("daemon", "d", &mark);
+    args.extend(strings(&["--engine", "builtin=first", "--games", "2"]));
+    let o = tournament(&args, &dir.path().join("r"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_no_survivors(None, Some(&mark));
+    let mark = marker("daemon-check");
+    let o = run(&[
+        "check".to_string(),
+        "--".into(),
+        fake_engine().display().to_string(),
+        "daemon".into(),
+        mark.clone(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn everything_an_engine_started_dies_with_a_killed_referee() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker("daemon-orphan");
+    let mut args = vec!["tournament".to_string(), "--quiet".into()];
+    args.extend(engine("daemon", "d", &mark));
+    args.extend(engine("hang", "h", &mark));
+    args.extend(strings(&["--move-time", "20s", "--games", "2", "--out"]));
+    args.push(dir.path().join("r").display().to_string());
+    let mut referee = kalaha()
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the daemon (its own session, not the engine's process group).
+    let end = Instant::now() + Duration::from_secs(10);
+    while !common::live_processes(None, Some(&mark))
+        .iter()
+        .any(|(_, cmd)| cmd.contains("grandchild-sleeper"))
+    {
+        assert!(Instant::now() < end, "the daemon never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    referee.kill().unwrap();
+    referee.wait().unwrap();
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn an_engine_cannot_stop_the_referee_or_kill_its_opponent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker("interfere");
+    let mut args = engine("stop-parent", "stopper", &mark);
+    args.extend(engine("kill-others", "killer", &mark));
+    args.extend(engine("good", "victim", &mark));
+    args.extend(strings(&["--games", "2", "--move-time", "200ms"]));
+    let t = Instant::now();
+    let o = tournament(&args, &dir.path().join("r"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
+    for r in csv_rows(&dir.path().join("r")) {
+        assert_eq!(r["termination"], "normal", "{r:?}");
+    }
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn logs_are_never_written_through_a_planted_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    std::fs::create_dir_all(out.join("logs")).unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep me").unwrap();
+    for n in 1..=3 {
+        std::os::unix::fs::symlink(&victim, out.join(format!("logs/first.{n}.log"))).unwrap();
+    }
+    let args = strings(&["--engine", "builtin=first", "--engine", "builtin=random"]);
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    assert!(out.join("logs/first.4.log").exists());
+}
+
+#[test]
+fn unrequested_answers_are_faults_of_their_engine_in_their_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker("unrequested");
+    let mut caught_early = 0;
+    for mode in ["double-move", "early-move", "stray-pong"] {
+        let out = dir.path().join(mode);
+        let mut args = engine(mode, "bad", &mark);
+        args.extend(strings(&["--engine", "builtin=first", "--games", "4"]));
+        let o = tournament(&args, &out);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {}", text(&o));
+        for r in csv_rows(&out) {
+            let bad_side = if r["south"] == "bad" {
+                "south"
+            } else {
+                "north"
+            };
+            assert_eq!(r["loser"], bad_side, "{mode}: {r:?}");
+            // A line already in the pipe before a request is caught as unrequested; one
+            // that arrives just after the request was sent is read as the answer to it,
+            // and judged as such (a wrong message, an empty pit). Either way the fault is
+            // the sender's, in the game it was sent in, and nothing shifts.
+            let t = r["termination"].as_str();
+            assert!(
+                t == "protocol_error" || t == "illegal_move",
+                "{mode}: {r:?}"
+            );
+            if r["detail"].contains("when no answer was asked for") {
+                caught_early += 1;
+            }
+        }
+    }
+    assert!(
+        caught_early > 0,
+        "no unrequested line was caught before a request"
+    );
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn deeply_nested_unknown_fields_are_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = marker("nested");
+    let mut args = engine("nested-unknown", "nested", &mark);
+    args.extend(strings(&["--engine", "builtin=first", "--games", "2"]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for r in csv_rows(&out) {
+        assert_eq!(r["termination"], "normal", "{r:?}");
+    }
+}
+
+/// A short tournament of `first` against `random` in `out`.
+fn small_run(out: &Path, extra: &[&str]) -> std::process::Output {
+    let args = [
+        strings(&["--engine", "builtin=first", "--engine", "builtin=random"]),
+        strings(extra),
+    ]
+    .concat();
+    tournament(&args, out)
+}
+
+#[test]
+fn a_deleted_or_emptied_games_csv_is_rebuilt_on_resume_and_no_game_replayed() {
+    for damage in ["delete", "empty", "header"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r");
+        let o = small_run(&out, &["--games", "6"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+        let csv = out.join("games.csv");
+        match damage {
+            "delete" => std::fs::remove_file(&csv).unwrap(),
+            "empty" => std::fs::write(&csv, "").unwrap(),
+            _ => {
+                let text = std::fs::read_to_string(&csv).unwrap();
+                std::fs::write(&csv, text.lines().next().unwrap().to_string() + "\n").unwrap();
+            }
+        }
+        let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
+        assert_eq!(o.status.code(), Some(0), "{damage}: {}", text(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            stdout.contains("rebuilt 6 games.csv row"),
+            "{damage}: {stdout}"
+        );
+        assert_eq!(csv_rows(&out).len(), 6, "{damage}");
+        // No game was played again: the records are the same lines.
+        assert_eq!(
+            std::fs::read_to_string(out.join("games.jsonl")).unwrap(),
+            jsonl,
+            "{damage}"
+        );
+    }
+}
+
+#[test]
+fn two_runs_on_one_folder_are_refused_while_one_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = marker("lock");
+    let mut args = vec!["tournament".to_string(), "--quiet".into()];
+    args.extend(engine("hang", "h", &mark));
+    args.extend(strings(&[
+        "--engine",
+        "builtin=first",
+        "--move-time",
+        "20s",
+        "--out",
+    ]));
+    args.push(out.display().to_string());
+    let mut first = kalaha().args(&args).spawn().unwrap();
+    let end = Instant::now() + Duration::from_secs(10);
+    while !out.join("tournament.toml").exists() {
+        assert!(Instant::now() < end, "the first run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = small_run(&out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("in use by another run") && err.contains("pid"),
+        "{err}"
+    );
+    let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn formula_like_names_are_one_engine_after_a_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &["--games", "4", "--each", "name=x"]);
+    // --each cannot name engines: refused.
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let args = strings(&[
+        "--engine",
+        "builtin=first",
+        "name==SUM(1)",
+        "--engine",
+        "builtin=random",
+        "name=-x",
+        "--games",
+        "4",
+    ]);
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let csv = std::fs::read_to_string(out.join("games.csv")).unwrap();
+    assert!(csv.contains(",'=SUM(1),") && csv.contains(",'-x,"), "{csv}");
+    // Interrupt-free resume of a finished run still reads the names back as given.
+    let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let standings = std::fs::read_to_string(out.join("standings.csv")).unwrap();
+    assert_eq!(standings.lines().count(), 3, "{standings}");
+}
+
+#[test]
+fn bad_output_places_and_broken_pipes_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let o = small_run(&file, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is a file"));
+    // A garbage row in games.csv: counted and named, not a failure.
+    let out = dir.path().join("r");
+    let o = small_run(&out, &["--games", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let mut csv = std::fs::read_to_string(out.join("games.csv")).unwrap();
+    csv.push_str("garbage,row\n");
+    std::fs::write(out.join("games.csv"), csv).unwrap();
+    let o = run(&strings(&["ratings", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("1 unreadable row"));
+    // A closed pipe ends the output quietly.
+    let mut child = kalaha()
+        .args(["ratings", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn a_log_cap_holds_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = marker("flood");
+    let mut args = engine("flood-stderr", "flood", &mark);
+    args.extend(strings(&[
+        "--engine",
+        "builtin=first",
+        "--games",
+        "4",
+        "--restart",
+        "always",
+        "--startup-timeout",
+        "30s",
+    ]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let total: u64 = std::fs::read_dir(out.join("logs"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("flood."))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert!(total < (10 << 20) + 4096, "{total} bytes of logs");
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn sprt_refuses_bounds_it_cannot_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let two = strings(&["--engine", "builtin=first", "--engine", "builtin=random"]);
+    for (extra, needle) in [
+        (vec!["--elo0", "-1e308", "--elo1", "1e308"], "--elo0"),
+        (vec!["--max-games", "0"], "--max-games"),
+    ] {
+        let mut args = vec!["sprt".to_string()];
+        args.extend(two.clone());
+        args.extend(strings(&extra));
+        args.extend(strings(&["--out", dir.path().join("s").to_str().unwrap()]));
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(needle),
+            "{}",
+            text(&o)
+        );
+    }
+}
+
+/// Random and mutated protocol lines for a bounded time: the referee neither panics nor
+/// hangs, and every fault is the fuzzing engine's.
+#[test]
+fn fuzzed_engines_are_contained_and_blamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker("fuzz");
+    let seconds: u64 = std::env::var("KALAHA_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(8);
+    let end = Instant::now() + Duration::from_secs(seconds);
+    let mut games = 0;
+    let mut seed = 1u64;
+    while Instant::now() < end {
+        let out = dir.path().join(format!("r{seed}"));
+        let args = vec![
+            "--engine".to_string(),
+            format!("cmd={}", fake_engine().display()),
+            "arg=fuzz".into(),
+            format!("arg={seed}"),
+            format!("arg={mark}"),
+            "name=fuzz".into(),
+            "--engine".into(),
+            "builtin=first".into(),
+            "--games".into(),
+            "10".into(),
+            "--move-time".into(),
+            "100ms".into(),
+            "--startup-timeout".into(),
+            "2s".into(),
+        ];
+        let t = Instant::now();
+        let o = tournament(&args, &out);
+        assert!(t.elapsed() < Duration::from_secs(60), "seed {seed} hung");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!stderr.contains("panicked"), "seed {seed}: {stderr}");
+        match o.status.code() {
+            Some(0) => {
+                for r in csv_rows(&out) {
+                    games += 1;
+                    if r["termination"] != "normal" {
+                        let bad = if r["south"] == "fuzz" {
+                            "south"
+                        } else {
+                            "north"
+                        };
+                        assert_eq!(r["loser"], bad, "seed {seed}: {r:?}");
+                    }
+                }
+            }
+            // The fuzzer may fail its start-up check: refused, cleanly.
+            Some(2) => assert!(stderr.contains("engine fuzz"), "seed {seed}: {stderr}"),
+            other => panic!("seed {seed}: exit {other:?}: {}", text(&o)),
+        }
+        seed += 1;
+    }
+    assert!(games > 0, "no fuzzed game was played in {seconds} s");
+    // The fuzzer's raw bytes reached no file a person reads.
+    for entry in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        let written = everything_written(&entry.path());
+        assert!(!written.contains('\u{1b}') && !written.contains('\u{0}'));
+    }
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn resource_limits_end_an_engine_as_its_fault_and_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker("limits");
+    for (mode, limit, needle) in [
+        ("spin", "limit.cpu=1s", "SIGXCPU"),
+        ("hog", "limit.memory=256M", "memory 256M"),
+    ] {
+        let out = dir.path().join(mode);
+        let mut args = engine(mode, "greedy-for-resources", &mark);
+        args.push(limit.into());
+        args.extend(strings(&[
+            "--engine",
+            "builtin=first",
+            "--games",
+            "2",
+            "--move-time",
+            "20s",
+        ]));
+        let t = Instant::now();
+        let o = tournament(&args, &out);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {}", text(&o));
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{mode}: {:?}",
+            t.elapsed()
+        );
+        for r in csv_rows(&out) {
+            let bad = if r["south"] == "first" {
+                "north"
+            } else {
+                "south"
+            };
+            assert_eq!(
+                (r["termination"].as_str(), r["loser"].as_str()),
+                ("crash", bad),
+                "{mode}: {r:?}"
+            );
+            assert!(r["detail"].contains(needle), "{mode}: {r:?}");
+        }
+    }
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn an_engines_log_messages_are_kept_in_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = marker("chatty");
+    let mut args = engine("chatty", "chatty", &mark);
+    args.extend(strings(&["--engine", "builtin=first", "--games", "2"]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let log = std::fs::read_to_string(out.join("logs/chatty.1.log")).unwrap();
+    assert!(log.contains("[info] thinking about go 1"), "{log}");
+}
