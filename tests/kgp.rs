@@ -717,6 +717,17 @@ fn check_passes_good_agents_and_names_what_is_wrong_with_others() {
         assert!(out.contains("16 of 16 steps passed"), "{out}");
         assert_no_survivors(None, Some(&mark));
     }
+    // The same check through an engine spec.
+    let mark = marker("spec");
+    let (code, out) = check(&[
+        &format!("cmd={}", agent_exe().display()),
+        "arg=first",
+        &format!("arg={mark}"),
+        "protocol=kgp",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("PASS stop-respected"), "{out}");
+    assert_no_survivors(None, Some(&mark));
     let (_, out, _) = check_agent("late");
     assert!(out.contains("came after their state was stopped"), "{out}");
     let (_, out, _) = check_agent("stay");
