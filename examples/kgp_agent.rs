@@ -4,6 +4,8 @@
 //! (further arguments are ignored, so tests can mark their processes):
 //!
 //! - `first`: the lowest legal pit, then `yield`;
+//! - `nagle`: plays `first` with Nagle's algorithm left on (as pykgp does), each command
+//!   a write of its own;
 //! - `greedy`: kalaha's built-in `greedy` player's move, then `yield`;
 //! - `anytime`: iterative deepening; a `move` after each depth, until `stop` (never yields
 //!   before depth 40);
@@ -196,7 +198,9 @@ fn main() {
         eprintln!("kgp_agent: cannot connect to {host}:{port}: {e}");
         std::process::exit(2)
     });
-    let _ = stream.set_nodelay(true);
+    if mode != "nagle" {
+        let _ = stream.set_nodelay(true);
+    }
     let out = Out {
         stream: Arc::new(Mutex::new(stream.try_clone().expect("clone the stream"))),
         next_id: Arc::new(AtomicU64::new(1)),

@@ -141,6 +141,29 @@ async fn yield_ends_the_move_before_its_time() {
 }
 
 #[tokio::test]
+async fn an_agent_with_nagle_on_is_not_charged_for_delayed_acknowledgements() {
+    // `move` and `yield` are two writes: with Nagle's algorithm the `yield` waits for the
+    // acknowledgement of the `move`, which kalaha must not delay.
+    let (mut a, _mark) = started("nagle", &settings()).await;
+    let mut pos = start();
+    let mut times = Vec::new();
+    for _ in 0..9 {
+        let r = a
+            .go(&pos, TimeLimit::MoveTime(MS(2000)), MS(2050))
+            .await
+            .unwrap();
+        times.push(r.elapsed);
+        pos = pos.play(r.pit).unwrap();
+        if pos.is_over() {
+            break;
+        }
+    }
+    times.sort();
+    assert!(times[times.len() / 2] < MS(20), "{times:?}");
+    a.shutdown().await;
+}
+
+#[tokio::test]
 async fn late_moves_after_stop_are_ignored() {
     let (mut a, _mark) = started("late", &settings()).await;
     let pos = start();
