@@ -10,6 +10,7 @@
 //! - [`referee`]: one game between two engines;
 //! - [`engines`]: the built-in engines, run as separate processes by `kalaha engine`;
 //! - [`check`]: the protocol compliance checker;
+//! - [`kgp`]: agents of the Kalah Game Protocol, run as engines;
 //! - [`results`]: the game files of a results folder, written and read in one place;
 //! - [`stats`]: the scoreboard, Elo, SPRT and ratings;
 //! - [`tournament`]: schedules, the game loop and the recorder;
@@ -19,6 +20,7 @@
 pub mod check;
 pub mod cli;
 pub mod engines;
+pub mod kgp;
 pub mod protocol;
 pub mod record;
 pub mod referee;

@@ -2,8 +2,9 @@
 
 use super::{CliError, CliResult};
 use crate::check::check_engine;
+use crate::kgp::check_agent;
 use crate::supervisor::{EngineCommand, LogPlace, Settings};
-use crate::tournament::spec::EngineSpec;
+use crate::tournament::spec::{EngineProtocol, EngineSpec};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,9 @@ use std::time::Duration;
 #[command(
     after_help = "Example:\n  kalaha check -- python3 engines/python/example.py\n  \
 kalaha check builtin=greedy\n  kalaha check cmd=./my-engine arg=--threads arg=1 option.depth=8\n  \
-kalaha check --startup-timeout 30s -- ./my-engine --threads 1\n\n\
+kalaha check --startup-timeout 30s -- ./my-engine --threads 1\n  \
+kalaha check --protocol kgp -- python3 my_kgp_agent.py\n  \
+kalaha check cmd=python3 arg=my_kgp_agent.py protocol=kgp\n\n\
 Exit status: 0 if every step passed, 1 if a step failed, 2 for bad usage or an engine \
 program that does not exist or is not executable."
 )]
@@ -42,9 +45,13 @@ pub struct Args {
     /// in the --logs folder (the current folder without one).
     #[arg(long)]
     pub debug: bool,
+    /// The protocol the engine speaks: `kgp` checks a Kalah Game Protocol agent, which
+    /// connects to KGP_HOST:KGP_PORT (docs/kgp.md); so does `protocol=kgp` in a spec.
+    #[arg(long, value_enum, default_value = "kalaha", value_name = "PROTOCOL")]
+    pub protocol: EngineProtocol,
     /// The engine, as for every command: `builtin=NAME`, or `cmd=PROGRAM` with `arg=`,
-    /// `dir=`, `env.VAR=` and `option.NAME=` words; or a program and its arguments (put
-    /// `--` before a program that takes options).
+    /// `dir=`, `env.VAR=`, `option.NAME=` and `protocol=` words; or a program and its
+    /// arguments (put `--` before a program that takes options).
     #[arg(required = true, trailing_var_arg = true, value_name = "ENGINE")]
     pub engine: Vec<String>,
 }
@@ -54,12 +61,14 @@ fn time_arg(s: &str) -> Result<Duration, String> {
     crate::record::parse_duration(s).map_err(|e| e.to_string())
 }
 
-/// The engine to check and the options to set on it: an engine spec as every command
-/// takes it (`cmd=PROGRAM arg=... dir=... env.VAR=... option.NAME=...`, or
-/// `builtin=NAME`), or a program and its arguments.
-pub fn engine_command(
-    words: &[String],
-) -> Result<(EngineCommand, Vec<(String, String)>), CliError> {
+/// The engine to check, the options (`NAME`, `VALUE`) to set on it and the protocol of its
+/// spec.
+type CheckedEngine = (EngineCommand, Vec<(String, String)>, EngineProtocol);
+
+/// The engine to check: an engine spec as every command takes it (`cmd=PROGRAM arg=...
+/// dir=... env.VAR=... option.NAME=... protocol=...`, or `builtin=NAME`), or a program and
+/// its arguments.
+pub fn engine_command(words: &[String]) -> Result<CheckedEngine, CliError> {
     let is_spec = words.first().is_some_and(|w| {
         w.split_once('=')
             .is_some_and(|(k, _)| ["cmd", "builtin"].contains(&k))
@@ -75,13 +84,14 @@ pub fn engine_command(
                 dir: r.dir,
                 env: r.env,
             };
-            Ok((cmd, r.options))
+            Ok((cmd, r.options, r.protocol))
         }
         [program, args @ ..] => {
             check_program(Path::new(program))?;
             Ok((
                 EngineCommand::new(program, args.iter().cloned()),
                 Vec::new(),
+                EngineProtocol::Kalaha,
             ))
         }
     }
@@ -123,7 +133,11 @@ fn check_program(program: &Path) -> Result<(), CliError> {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let (cmd, options) = engine_command(&args.engine)?;
+    let (cmd, options, spec_protocol) = engine_command(&args.engine)?;
+    let protocol = match (args.protocol, spec_protocol) {
+        (EngineProtocol::Kalaha, EngineProtocol::Kalaha) => EngineProtocol::Kalaha,
+        _ => EngineProtocol::Kgp,
+    };
     let logs = match (&args.logs, args.debug) {
         (Some(dir), _) => Some(dir.clone()),
         (None, true) => Some(PathBuf::from(".")),
@@ -154,13 +168,19 @@ pub fn run(args: Args) -> CliResult {
         .build()?;
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
-    let results = runtime.block_on(check_engine(&cmd, &settings, &options, &mut |r| {
+    let mut report = |r: &crate::check::StepResult| {
         if write_error.is_none()
             && let Err(e) = writeln!(out, "{r}").and_then(|_| out.flush())
         {
             write_error = Some(e);
         }
-    }));
+    };
+    let results = match protocol {
+        EngineProtocol::Kalaha => {
+            runtime.block_on(check_engine(&cmd, &settings, &options, &mut report))
+        }
+        EngineProtocol::Kgp => runtime.block_on(check_agent(&cmd, &settings, &mut report)),
+    };
     if let Some(e) = write_error {
         return Err(e.into());
     }
@@ -174,10 +194,11 @@ pub fn run(args: Args) -> CliResult {
         out,
         "{} of {steps} steps passed: {}",
         steps - failed,
-        if failed == 0 {
-            "the engine follows the protocol"
-        } else {
-            "the engine does NOT follow the protocol"
+        match (failed, protocol) {
+            (0, EngineProtocol::Kalaha) => "the engine follows the protocol",
+            (_, EngineProtocol::Kalaha) => "the engine does NOT follow the protocol",
+            (0, EngineProtocol::Kgp) => "the agent plays KGP as kalaha needs it",
+            (_, EngineProtocol::Kgp) => "the agent does NOT play KGP as kalaha needs it",
         }
     )?;
     Ok(if failed == 0 { 0 } else { 1 })

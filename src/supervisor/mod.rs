@@ -21,6 +21,7 @@ pub use engine::{Engine, EngineNote, MALFORMED};
 pub use error::{EngineError, ExitKind, Stopped};
 pub use isolate::{Isolation, ResourceLimits};
 pub use log::LogPlace;
+pub use process::{Process, Stdout};
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -6,6 +6,9 @@
 //! non-blocking read when the pipe is readable, the bytes cut into lines at once.
 //! [`Process::read_now`] takes whatever is already in the pipe without waiting, which is
 //! how lines an engine sent when nobody asked are caught before the next request.
+//!
+//! An engine that speaks over a socket instead ([`Stdout::Log`]) has its stdout kept in its
+//! log with its stderr.
 
 use super::EngineCommand;
 use super::error::{EngineError, ExitKind};
@@ -19,19 +22,31 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, ChildStdin, Command};
+use tokio::process::{Child, ChildStdin, Command};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep_until, timeout};
 
 /// Bytes read from stdout at a time.
 const READ_CHUNK: usize = 64 * 1024;
 
+/// What an engine's standard output carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stdout {
+    /// Protocol lines, read by whoever waits for an answer.
+    #[default]
+    Protocol,
+    /// Free text, written to the engine's log with its stderr (for engines that speak
+    /// their protocol over a socket).
+    Log,
+}
+
 /// A running engine process.
 pub struct Process {
     child: Child,
     pid: i32,
     stdin: Option<ChildStdin>,
-    stdout: AsyncFd<OwnedFd>,
+    /// `None` when stdout goes to the log.
+    stdout: Option<AsyncFd<OwnedFd>>,
     stdout_eof: bool,
     lines: LineBuffer,
     buf: Box<[u8]>,
@@ -51,6 +66,17 @@ impl Process {
         limits: ResourceLimits,
         log: Arc<EngineLog>,
     ) -> Result<Process, EngineError> {
+        Process::spawn_with(cmd, line_limit, limits, log, Stdout::Protocol)
+    }
+
+    /// [`Process::spawn`], with `stdout` saying what the engine's stdout carries.
+    pub fn spawn_with(
+        cmd: &EngineCommand,
+        line_limit: usize,
+        limits: ResourceLimits,
+        log: Arc<EngineLog>,
+        stdout: Stdout,
+    ) -> Result<Process, EngineError> {
         let spawn_error = |source| EngineError::Spawn {
             program: cmd.program.display().to_string(),
             source,
@@ -60,9 +86,20 @@ impl Process {
             .args(&cmd.args)
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .process_group(0);
+        // With `Stdout::Log`, stdout and stderr share one pipe, drained into the log.
+        let shared_output = match stdout {
+            Stdout::Protocol => {
+                command.stdout(Stdio::piped()).stderr(Stdio::piped());
+                None
+            }
+            Stdout::Log => {
+                let (reader, writer) = io::pipe().map_err(spawn_error)?;
+                let copy = writer.try_clone().map_err(spawn_error)?;
+                command.stdout(copy).stderr(writer);
+                Some(reader)
+            }
+        };
         if let Some(dir) = &cmd.dir {
             command.current_dir(dir);
         }
@@ -72,28 +109,42 @@ impl Process {
             command.pre_exec(move || plan.apply());
         }
         let mut child = command.spawn().map_err(spawn_error)?;
+        // The write ends of a shared pipe must not stay open here, or the drain never ends.
+        drop(command);
         let pid = child.id().map_or(0, |p| p as i32);
-        let stdout = child
-            .stdout
-            .take()
-            .expect("stdout is piped")
-            .into_owned_fd()
-            .map_err(EngineError::Io)?;
-        set_nonblocking(&stdout).map_err(EngineError::Io)?;
-        // SAFETY: the descriptor is owned by the `AsyncFd` and neither replaced nor closed
-        // while it is registered.
-        let stdout = unsafe {
-            AsyncFd::register_with_interest(stdout, tokio::io::Interest::READABLE)
-                .map_err(|e| EngineError::Io(e.into()))?
+        let (stdout, stderr_task) = match shared_output {
+            None => {
+                let stdout = child
+                    .stdout
+                    .take()
+                    .expect("stdout is piped")
+                    .into_owned_fd()
+                    .map_err(EngineError::Io)?;
+                set_nonblocking(&stdout).map_err(EngineError::Io)?;
+                // SAFETY: the descriptor is owned by the `AsyncFd` and neither replaced nor
+                // closed while it is registered.
+                let stdout = unsafe {
+                    AsyncFd::register_with_interest(stdout, tokio::io::Interest::READABLE)
+                        .map_err(|e| EngineError::Io(e.into()))?
+                };
+                let stderr = child.stderr.take().expect("stderr is piped");
+                (
+                    Some(stdout),
+                    tokio::spawn(drain_stderr(stderr, log.clone())),
+                )
+            }
+            Some(reader) => {
+                let output = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
+                    .map_err(EngineError::Io)?;
+                (None, tokio::spawn(drain_stderr(output, log.clone())))
+            }
         };
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let stderr_task = tokio::spawn(drain_stderr(stderr, log.clone()));
         Ok(Process {
             stdin: child.stdin.take(),
             child,
             pid,
+            stdout_eof: stdout.is_none(),
             stdout,
-            stdout_eof: false,
             lines: LineBuffer::new(line_limit),
             buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
             stderr_task: Some(stderr_task),
@@ -183,7 +234,8 @@ impl Process {
         let mut taken = 0;
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         while taken < max && !self.stdout_eof {
-            let read = match self.stdout.poll_read_ready(&mut cx) {
+            let Some(stdout) = &self.stdout else { break };
+            let read = match stdout.poll_read_ready(&mut cx) {
                 std::task::Poll::Ready(Ok(mut guard)) => {
                     match guard.try_io(|fd| read_fd(fd.get_ref(), &mut self.buf)) {
                         Ok(r) => r,
@@ -193,7 +245,7 @@ impl Process {
                 std::task::Poll::Ready(Err(e)) => return Err(EngineError::Io(e)),
                 // Not known to be readable: data may have come since the runtime last
                 // looked, so look.
-                std::task::Poll::Pending => read_fd(self.stdout.get_ref(), &mut self.buf),
+                std::task::Poll::Pending => read_fd(stdout.get_ref(), &mut self.buf),
             };
             match read {
                 Ok(0) => {
@@ -248,7 +300,7 @@ impl Process {
             }
             tokio::select! {
                 biased;
-                r = self.stdout.readable() => {
+                r = readable(&self.stdout) => {
                     let mut guard = r.map_err(EngineError::Io)?;
                     match guard.try_io(|fd| read_fd(fd.get_ref(), &mut self.buf)) {
                         Ok(Ok(0)) => {
@@ -271,7 +323,7 @@ impl Process {
     async fn wait_readable(&mut self, end: Instant) -> Result<bool, EngineError> {
         loop {
             tokio::select! {
-                r = self.stdout.readable() => {
+                r = readable(&self.stdout) => {
                     let mut guard = r.map_err(EngineError::Io)?;
                     match guard.try_io(|fd| read_fd(fd.get_ref(), &mut self.buf)) {
                         Ok(Ok(0)) => {
@@ -358,6 +410,16 @@ impl Drop for Process {
     }
 }
 
+/// Waits until stdout is readable; forever when stdout goes to the log.
+async fn readable(
+    stdout: &Option<AsyncFd<OwnedFd>>,
+) -> io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>> {
+    match stdout {
+        Some(fd) => fd.readable().await,
+        None => std::future::pending().await,
+    }
+}
+
 fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor we own.
     unsafe {
@@ -380,8 +442,9 @@ fn read_fd(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
-/// Reads stderr until it closes, into the engine's log.
-async fn drain_stderr(mut err: ChildStderr, log: Arc<EngineLog>) {
+/// Reads stderr (or the pipe shared by stdout and stderr) until it closes, into the
+/// engine's log.
+async fn drain_stderr(mut err: impl tokio::io::AsyncRead + Unpin, log: Arc<EngineLog>) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match err.read(&mut buf).await {

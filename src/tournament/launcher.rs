@@ -1,15 +1,20 @@
 //! Engines as supervised processes: the [`Launcher`] of real tournaments, and the start-up
 //! checks that run before any game (every engine starts, passes the handshake, accepts its
-//! options and answers a ping), which also settle the engines' names.
+//! options and answers a ping), which also settle the engines' names. An engine speaks
+//! kalaha's protocol or, with `protocol=kgp`, the Kalah Game Protocol ([`crate::kgp`]).
 
 use super::config::TournamentConfig;
 use super::run::Launcher;
-use super::spec::{NameSource, dedupe_names};
-use crate::record::{Fault, shown_name};
+use super::spec::{EngineProtocol, NameSource, dedupe_names};
+use crate::kgp::{KgpEngine, KgpError};
+use crate::record::{Fault, SideResult, Termination, TimeLimit, shown_name};
+use crate::referee::{Contestant, Reply};
+use crate::rules::{Move, Position, Rules, Side};
 use crate::supervisor::{Engine, EngineCommand, EngineError, LogPlace, Settings};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::time::Duration;
 use tokio::task::JoinSet;
 
 /// Bytes of log all instances of one engine may write in one run.
@@ -21,6 +26,123 @@ struct LaunchSpec {
     command: EngineCommand,
     options: Vec<(String, serde_json::Value)>,
     settings: Settings,
+    protocol: EngineProtocol,
+}
+
+/// A running engine of either protocol.
+pub enum RunningEngine {
+    Kalaha(Engine),
+    Kgp(KgpEngine),
+}
+
+/// Why an engine of either protocol failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Kalaha(#[from] EngineError),
+    #[error(transparent)]
+    Kgp(#[from] KgpError),
+}
+
+impl StartError {
+    pub fn fault(&self) -> Fault {
+        match self {
+            StartError::Kalaha(e) => e.fault(),
+            StartError::Kgp(e) => e.fault(),
+        }
+    }
+}
+
+impl RunningEngine {
+    /// Starts `spec`'s engine: the handshake of its protocol.
+    async fn start(spec: &LaunchSpec) -> Result<RunningEngine, StartError> {
+        Ok(match spec.protocol {
+            EngineProtocol::Kalaha => {
+                RunningEngine::Kalaha(Engine::start(&spec.command, &spec.settings).await?)
+            }
+            EngineProtocol::Kgp => {
+                RunningEngine::Kgp(KgpEngine::start(&spec.command, &spec.settings).await?)
+            }
+        })
+    }
+
+    /// The name the engine gives itself: its `hello` name, or a KGP agent's
+    /// `set info:name` (empty if it gave none).
+    pub fn own_name(&self) -> &str {
+        match self {
+            RunningEngine::Kalaha(e) => &e.hello().name,
+            RunningEngine::Kgp(a) => &a.info().name,
+        }
+    }
+
+    /// The version the engine gives (KGP has none).
+    pub fn version(&self) -> &str {
+        match self {
+            RunningEngine::Kalaha(e) => &e.hello().version,
+            RunningEngine::Kgp(_) => "",
+        }
+    }
+
+    /// The author the engine gives: its `hello` author, or a KGP agent's
+    /// `set info:authors`.
+    pub fn author(&self) -> &str {
+        match self {
+            RunningEngine::Kalaha(e) => &e.hello().author,
+            RunningEngine::Kgp(a) => &a.info().authors,
+        }
+    }
+
+    /// Ends the engine; never fails.
+    pub async fn shutdown(self) {
+        match self {
+            RunningEngine::Kalaha(e) => {
+                e.shutdown().await;
+            }
+            RunningEngine::Kgp(a) => {
+                a.shutdown().await;
+            }
+        }
+    }
+}
+
+impl Contestant for RunningEngine {
+    async fn new_game(&mut self, game: &str, rules: Rules, side: Side) -> Result<(), Fault> {
+        match self {
+            RunningEngine::Kalaha(e) => Contestant::new_game(e, game, rules, side).await,
+            RunningEngine::Kgp(a) => Contestant::new_game(a, game, rules, side).await,
+        }
+    }
+
+    async fn go(
+        &mut self,
+        pos: &Position,
+        moves: &[Move],
+        time: TimeLimit,
+        deadline: Duration,
+    ) -> Result<Reply, Fault> {
+        match self {
+            RunningEngine::Kalaha(e) => Contestant::go(e, pos, moves, time, deadline).await,
+            RunningEngine::Kgp(a) => Contestant::go(a, pos, moves, time, deadline).await,
+        }
+    }
+
+    async fn game_over(
+        &mut self,
+        game: &str,
+        result: SideResult,
+        south: u16,
+        north: u16,
+        termination: Termination,
+    ) -> Result<(), Fault> {
+        match self {
+            RunningEngine::Kalaha(e) => {
+                Contestant::game_over(e, game, result, south, north, termination).await
+            }
+            RunningEngine::Kgp(a) => {
+                Contestant::game_over(a, game, result, south, north, termination).await
+            }
+        }
+    }
 }
 
 /// Starts engine processes, each instance with its own log (and transcript with `debug`)
@@ -38,10 +160,14 @@ pub struct StartupError {
 }
 
 impl ProcessLauncher {
-    /// A fresh instance of engine `index`: handshake, options, and the set-up ping.
-    async fn start_ready(&self, index: usize) -> Result<Engine, EngineError> {
+    /// A fresh instance of engine `index`: handshake, options, and the set-up ping (a KGP
+    /// agent has no options; its handshake ends with a ping).
+    async fn start_ready(&self, index: usize) -> Result<RunningEngine, StartError> {
         let spec = &self.engines[index];
-        let mut engine = Engine::start(&spec.command, &spec.settings).await?;
+        let mut running = RunningEngine::start(spec).await?;
+        let RunningEngine::Kalaha(engine) = &mut running else {
+            return Ok(running);
+        };
         let mut ready = Ok(());
         for (name, value) in &spec.options {
             ready = engine.set_option(name, value.clone()).await;
@@ -53,10 +179,10 @@ impl ProcessLauncher {
             ready = engine.ping().await.map(|_| ());
         }
         match ready {
-            Ok(()) => Ok(engine),
+            Ok(()) => Ok(running),
             Err(e) => {
-                engine.shutdown().await;
-                Err(e)
+                running.shutdown().await;
+                Err(e.into())
             }
         }
     }
@@ -69,7 +195,7 @@ impl ProcessLauncher {
         config: &mut TournamentConfig,
         logs: Option<PathBuf>,
         debug: bool,
-    ) -> Result<(ProcessLauncher, Vec<Vec<Engine>>), StartupError> {
+    ) -> Result<(ProcessLauncher, Vec<Vec<RunningEngine>>), StartupError> {
         let launcher = ProcessLauncher {
             engines: config
                 .engines
@@ -82,6 +208,7 @@ impl ProcessLauncher {
                         env: e.resolved.env.clone(),
                     },
                     options: Vec::new(),
+                    protocol: e.resolved.protocol,
                     settings: Settings {
                         startup_timeout: config.startup_timeout,
                         line_limit: config.line_limit,
@@ -101,6 +228,17 @@ impl ProcessLauncher {
                 })
                 .collect(),
         };
+        let rules = config.rules();
+        let standard = !rules.empty_capture() && rules.sweep() == crate::rules::Sweep::Owner;
+        for e in &config.engines {
+            if e.resolved.protocol == EngineProtocol::Kgp && !standard {
+                tracing::warn!(
+                    "engine {}: KGP tells an agent the board, not the rule variant; it plays \
+                     legal moves but may assume the standard rules, not {rules}",
+                    e.resolved.name
+                );
+            }
+        }
         let name_of = |i: usize| config.engines[i].resolved.name.clone();
         let mut first = launcher.start_all().await.map_err(|(i, e)| StartupError {
             engine: name_of(i),
@@ -125,13 +263,14 @@ impl ProcessLauncher {
 
     /// Starts one instance of every engine at once (handshakes can be slow); on a failure
     /// stops the others and says which failed.
-    async fn start_all(&self) -> Result<Vec<Engine>, (usize, EngineError)> {
+    async fn start_all(&self) -> Result<Vec<RunningEngine>, (usize, StartError)> {
         let mut set = JoinSet::new();
         for (i, spec) in self.engines.iter().enumerate() {
-            let (command, settings) = (spec.command.clone(), spec.settings.clone());
-            set.spawn(async move { (i, Engine::start(&command, &settings).await) });
+            let spec = spec.clone();
+            set.spawn(async move { (i, RunningEngine::start(&spec).await) });
         }
-        let mut started: Vec<Option<Engine>> = (0..self.engines.len()).map(|_| None).collect();
+        let mut started: Vec<Option<RunningEngine>> =
+            (0..self.engines.len()).map(|_| None).collect();
         let mut failure = None;
         while let Some(joined) = set.join_next().await {
             match joined.expect("a start task never panics") {
@@ -157,13 +296,18 @@ impl ProcessLauncher {
     async fn set_options(
         mut self,
         config: &TournamentConfig,
-        first: &mut [Engine],
+        first: &mut [RunningEngine],
     ) -> Result<ProcessLauncher, StartupError> {
-        for (i, engine) in first.iter_mut().enumerate() {
+        for (i, running) in first.iter_mut().enumerate() {
             let entry = &config.engines[i];
             let problem = |message: String| StartupError {
                 engine: entry.resolved.name.clone(),
                 message,
+            };
+            let engine = match running {
+                RunningEngine::Kalaha(e) => e,
+                // KGP has no options; the handshake ended with a ping.
+                RunningEngine::Kgp(_) => continue,
             };
             let declared = engine.hello().options.clone();
             let mut wanted = entry.resolved.options.clone();
@@ -203,15 +347,18 @@ impl ProcessLauncher {
 
 /// Settles the engines' names: the `hello` name of an engine given by command without
 /// `name=` (made safe to show, and cut to the longest name allowed), duplicates numbered.
-fn settle_names(config: &mut TournamentConfig, first: &[Engine]) -> Result<(), StartupError> {
+fn settle_names(
+    config: &mut TournamentConfig,
+    first: &[RunningEngine],
+) -> Result<(), StartupError> {
     let mut names: Vec<String> = Vec::new();
     let mut sources = Vec::new();
     for (i, entry) in config.engines.iter().enumerate() {
         let use_hello = !entry.explicit_name && entry.spec.cmd.is_some();
-        let hello_name = shown_name(&first[i].hello().name);
+        let hello_name = shown_name(first[i].own_name());
         let (name, source) = match (use_hello, hello_name) {
             (true, Some(name)) => {
-                if name != first[i].hello().name.trim() {
+                if name != first[i].own_name().trim() {
                     tracing::warn!(
                         "engine {}: its hello name was cut or cleaned to {name:?}",
                         entry.resolved.name
@@ -231,14 +378,13 @@ fn settle_names(config: &mut TournamentConfig, first: &[Engine]) -> Result<(), S
     })?;
     for (i, name) in names.into_iter().enumerate() {
         config.engines[i].resolved.name = name;
-        let hello = first[i].hello();
-        config.engines[i].spec.version = shown_name(&hello.version);
-        config.engines[i].spec.author = shown_name(&hello.author);
+        config.engines[i].spec.version = shown_name(first[i].version());
+        config.engines[i].spec.author = shown_name(first[i].author());
     }
     Ok(())
 }
 
-async fn shutdown_all(engines: Vec<Engine>) {
+async fn shutdown_all(engines: Vec<RunningEngine>) {
     let mut set = JoinSet::new();
     for e in engines {
         set.spawn(e.shutdown());
@@ -247,13 +393,13 @@ async fn shutdown_all(engines: Vec<Engine>) {
 }
 
 impl Launcher for ProcessLauncher {
-    type Engine = Engine;
+    type Engine = RunningEngine;
 
-    async fn start(&self, index: usize) -> Result<Engine, Fault> {
+    async fn start(&self, index: usize) -> Result<RunningEngine, Fault> {
         self.start_ready(index).await.map_err(|e| e.fault())
     }
 
-    async fn stop(&self, engine: Engine) {
+    async fn stop(&self, engine: RunningEngine) {
         engine.shutdown().await;
     }
 }

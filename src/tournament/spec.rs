@@ -39,6 +39,9 @@ pub struct EngineSpec {
     /// Resource limits: `memory` (`512M`, `2G`), `processes` (a number), `cpu` (`10m`).
     #[serde(default, skip_serializing_if = "LimitSpec::is_empty")]
     pub limit: LimitSpec,
+    /// The protocol the program speaks: `kalaha` (the default) or `kgp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<EngineProtocol>,
     /// The full command line as run: written to `tournament.toml` for people to read,
     /// ignored when read back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,6 +52,29 @@ pub struct EngineSpec {
     pub version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+}
+
+/// The protocol an engine speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineProtocol {
+    /// kalaha's own protocol (`protocol.md`), over stdin and stdout.
+    #[default]
+    Kalaha,
+    /// The Kalah Game Protocol: the program connects to `KGP_HOST`:`KGP_PORT`
+    /// (`docs/kgp.md`).
+    Kgp,
+}
+
+impl std::str::FromStr for EngineProtocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "kalaha" => Ok(EngineProtocol::Kalaha),
+            "kgp" => Ok(EngineProtocol::Kgp),
+            _ => Err("expected kalaha or kgp".to_string()),
+        }
+    }
 }
 
 /// Resource limits as written by the user (`limit.memory=2G` or `limit = { memory = "2G" }`).
@@ -164,7 +190,7 @@ pub enum SpecError {
     #[error("engine spec {0:?}: expected KEY=VALUE")]
     NotKeyValue(String),
     #[error(
-        "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, limit.cpu)"
+        "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, limit.cpu, protocol)"
     )]
     UnknownKey(String),
     #[error("engine spec: {key}={value:?}: {reason}")]
@@ -238,6 +264,7 @@ impl EngineSpec {
                     self.tc =
                         Some(TimeControl::parse_clock(value).map_err(|e| bad(format!("{e}")))?)
                 }
+                "protocol" => self.protocol = Some(value.parse().map_err(bad)?),
                 "limit.memory" => self.limit.memory = Some(value.to_string()),
                 "limit.cpu" => self.limit.cpu = Some(value.to_string()),
                 "limit.processes" => {
@@ -269,6 +296,7 @@ impl EngineSpec {
         out.name = self.name.clone().or_else(|| each.name.clone());
         out.dir = self.dir.clone().or_else(|| each.dir.clone());
         out.tc = self.tc.or(each.tc);
+        out.protocol = self.protocol.or(each.protocol);
         out.limit = LimitSpec {
             memory: self
                 .limit
@@ -336,6 +364,30 @@ impl EngineSpec {
             (Some(c), None) => (find_program(c, self.dir.as_deref(), &name)?, Vec::new()),
         };
         args.extend(self.args.iter().cloned());
+        let protocol = self.protocol.unwrap_or_default();
+        if protocol == EngineProtocol::Kgp {
+            let refuse = |key: String, value: String, reason: &str| SpecError::BadValue {
+                key,
+                value,
+                reason: reason.to_string(),
+            };
+            if let Some(b) = &self.builtin {
+                return Err(refuse(
+                    "protocol".into(),
+                    "kgp".into(),
+                    &format!(
+                        "the built-in engine {b:?} speaks the kalaha protocol; give a KGP agent with cmd="
+                    ),
+                ));
+            }
+            if let Some((k, v)) = self.options.iter().next() {
+                return Err(refuse(
+                    format!("option.{k}"),
+                    v.text(),
+                    "a KGP agent takes no options (KGP has none): give them in its arguments or environment",
+                ));
+            }
+        }
         Ok(ResolvedEngine {
             name,
             program,
@@ -349,6 +401,7 @@ impl EngineSpec {
                 .collect(),
             tc: self.tc,
             limits: self.limit.resolve()?,
+            protocol,
         })
     }
 }
@@ -365,6 +418,7 @@ pub struct ResolvedEngine {
     pub options: Vec<(String, String)>,
     pub tc: Option<TimeControl>,
     pub limits: ResourceLimits,
+    pub protocol: EngineProtocol,
 }
 
 /// Finds `cmd` as the operating system would run it and checks that it is executable.
@@ -560,6 +614,35 @@ mod tests {
         let mut names = vec!["hard".to_string(), "hard".into()];
         dedupe_names(&mut names, &[Hello, Given]).unwrap();
         assert_eq!(names, ["hard-2", "hard"]);
+    }
+
+    #[test]
+    fn protocol_kgp_is_a_key_and_a_toml_field() {
+        let s = EngineSpec::parse(&["cmd=sh", "protocol=kgp", "arg=agent.py"]).unwrap();
+        assert_eq!(s.protocol, Some(EngineProtocol::Kgp));
+        assert_eq!(s.resolve().unwrap().protocol, EngineProtocol::Kgp);
+        let text = toml::to_string(&s).unwrap();
+        assert!(text.contains("protocol = \"kgp\""), "{text}");
+        assert_eq!(toml::from_str::<EngineSpec>(&text).unwrap(), s);
+        // The default is kalaha, and is not written.
+        let k = EngineSpec::parse(&["cmd=sh"]).unwrap();
+        assert_eq!(k.resolve().unwrap().protocol, EngineProtocol::Kalaha);
+        assert!(!toml::to_string(&k).unwrap().contains("protocol"));
+        // --each protocol=kgp applies where an engine says nothing.
+        let each = EngineSpec::parse(&["protocol=kgp"]).unwrap();
+        assert_eq!(k.with_defaults(&each).protocol, Some(EngineProtocol::Kgp));
+        let e = EngineSpec::parse(&["protocol=uci"]).unwrap_err();
+        assert!(e.to_string().contains("kalaha or kgp"), "{e}");
+        let e = EngineSpec::parse(&["builtin=hard", "protocol=kgp"])
+            .unwrap()
+            .resolve()
+            .unwrap_err();
+        assert!(e.to_string().contains("kalaha protocol"), "{e}");
+        let e = EngineSpec::parse(&["cmd=sh", "protocol=kgp", "option.depth=3"])
+            .unwrap()
+            .resolve()
+            .unwrap_err();
+        assert!(e.to_string().contains("no options"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,355 @@
+//! A Kalah Game Protocol agent for tests and measurements, written from the KGP
+//! specification: it connects to `KGP_HOST`:`KGP_PORT`, answers `kgp 1 0 0` with its name
+//! and `mode freeplay`, and plays the `state`s it is sent. Its first argument chooses how
+//! (further arguments are ignored, so tests can mark their processes):
+//!
+//! - `first`: the lowest legal pit, then `yield`;
+//! - `nagle`: plays `first` with Nagle's algorithm left on (as pykgp does), each command
+//!   a write of its own;
+//! - `greedy`: kalaha's built-in `greedy` player's move, then `yield`;
+//! - `anytime`: iterative deepening; a `move` after each depth, until `stop` (never yields
+//!   before depth 40);
+//! - `late`: plays `first`, and after each `stop` sends more moves (one illegal) and a
+//!   `yield` for the stopped state;
+//! - `children`: plays `first`, starting a child process for each state that never ends
+//!   (as pykgp agents compute in child processes);
+//! - `noisy`: plays `first`, writing 256 KiB to stdout and stderr for each state;
+//! - `flood`: sends 10 000 moves for each state, then `yield`;
+//! - `silent`: never sends a move;
+//! - `yield-only`: answers each state with `yield` alone;
+//! - `garbage`: answers a state with a line that is not a KGP command;
+//! - `bad-move`: answers a state with `move three`;
+//! - `illegal`: answers a state with an empty pit;
+//! - `future-ref`: answers a state with a move for an id the server never sent;
+//! - `disconnect`: plays `first` twice, then closes its connection at the third state and
+//!   lives on;
+//! - `exit-mid-game`: plays `first` twice, then exits with status 5 at the third state;
+//! - `no-pong`: never answers `ping`;
+//! - `mode-simple`: asks for mode `simple`;
+//! - `refuse`: answers `kgp` with an `error` and no `mode`;
+//! - `never-connect`: never connects;
+//! - `exit-at-start`: exits with status 3 before connecting;
+//! - `argv`: plays `first`, connecting to the host and port of its 2nd and 3rd arguments
+//!   (`{host}` `{port}` in an engine spec) instead of the environment;
+//! - `stay`: plays `first`, ignores `goodbye` and SIGTERM (it needs SIGKILL).
+
+use kalaha::kgp::{Arg, Board, Command};
+use kalaha::rules::{Position, Rules, Side, Sweep};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The connection, shared by the reading loop and the search threads.
+#[derive(Clone)]
+struct Out {
+    stream: Arc<Mutex<TcpStream>>,
+    next_id: Arc<AtomicU64>,
+}
+
+impl Out {
+    /// Sends a command with the next (odd) id.
+    fn send(&self, cmd: Command) {
+        let id = self.next_id.fetch_add(2, Ordering::Relaxed);
+        self.raw(&cmd.with_id(id).to_line());
+    }
+
+    fn raw(&self, line: &str) {
+        let mut s = self.stream.lock().expect("stream lock");
+        let _ = s.write_all(format!("{line}\r\n").as_bytes());
+    }
+
+    fn send_move(&self, state: u64, pit: u8) {
+        self.send(
+            Command::new("move")
+                .with_ref(state)
+                .arg(Arg::Int(pit as i64)),
+        );
+    }
+
+    fn send_yield(&self, state: u64) {
+        self.send(Command::new("yield").with_ref(state));
+    }
+}
+
+fn sleep_forever() -> ! {
+    loop {
+        std::thread::sleep(Duration::from_secs(1000));
+    }
+}
+
+/// The position of a KGP board: the mover is south. KGP carries no rule variant; the
+/// standard rules are assumed.
+fn position(cells: &[u64]) -> Option<Position> {
+    let board = Board::from_cells(cells)?;
+    let pits = board.south.len() as u32;
+    let total: u32 = board
+        .south
+        .iter()
+        .chain(&board.north)
+        .map(|&s| s as u32)
+        .sum();
+    let seeds = (total / (2 * pits)).clamp(1, kalaha::rules::MAX_SEEDS as u32);
+    let rules = Rules::new(pits, seeds, false, Sweep::Owner).ok()?;
+    let [south, north] = board.rows();
+    Position::from_parts(rules, &south, &north, Board::TO_MOVE).ok()
+}
+
+/// The value of `pos` for its mover, searched `depth` plies deep (store difference at the
+/// horizon); `None` once `stop` is set.
+fn negamax(
+    pos: &Position,
+    depth: u32,
+    mut alpha: i32,
+    beta: i32,
+    stop: &AtomicBool,
+) -> Option<i32> {
+    let me = pos.to_move();
+    if pos.is_over() || depth == 0 {
+        return Some(pos.store_margin(me));
+    }
+    if stop.load(Ordering::Relaxed) {
+        return None;
+    }
+    let mut best = i32::MIN + 1;
+    for pit in pos.legal_moves() {
+        let next = pos.play(pit as i64).ok()?;
+        let v = if next.to_move() == me && !next.is_over() {
+            negamax(&next, depth - 1, alpha, beta, stop)?
+        } else if next.is_over() {
+            next.store_margin(me)
+        } else {
+            -negamax(&next, depth - 1, -beta, -alpha, stop)?
+        };
+        best = best.max(v);
+        alpha = alpha.max(v);
+        if alpha >= beta {
+            break;
+        }
+    }
+    Some(best)
+}
+
+/// Iterative deepening: a `move` after each completed depth, until stopped.
+fn anytime(out: Out, state: u64, pos: Position, stop: Arc<AtomicBool>) {
+    for depth in 1..=40 {
+        let mut best: Option<(i32, u8)> = None;
+        for pit in pos.legal_moves() {
+            let Ok(next) = pos.play(pit as i64) else {
+                return;
+            };
+            let v = if next.is_over() {
+                Some(next.store_margin(Side::South))
+            } else if next.to_move() == Side::South {
+                negamax(&next, depth - 1, -1000, 1000, &stop)
+            } else {
+                negamax(&next, depth - 1, -1000, 1000, &stop).map(|v| -v)
+            };
+            let Some(v) = v else { return };
+            if best.is_none_or(|(b, _)| v > b) {
+                best = Some((v, pit));
+            }
+        }
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some((_, pit)) = best {
+            out.send_move(state, pit);
+        }
+    }
+    out.send_yield(state);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).cloned().unwrap_or_default();
+    match mode.as_str() {
+        "never-connect" | "child-sleeper" => sleep_forever(),
+        "exit-at-start" => {
+            eprintln!("kgp_agent: cannot load the opening book");
+            std::process::exit(3)
+        }
+        "stay" => {
+            // SAFETY: ignoring a signal has no memory effects.
+            unsafe {
+                libc::signal(libc::SIGTERM, libc::SIG_IGN);
+            }
+        }
+        _ => {}
+    }
+    let (host, port) = if mode == "argv" {
+        (
+            args.get(2).cloned().unwrap_or_default(),
+            args.get(3).cloned().unwrap_or_default(),
+        )
+    } else {
+        (
+            std::env::var("KGP_HOST").unwrap_or_else(|_| "127.0.0.1".into()),
+            std::env::var("KGP_PORT").unwrap_or_default(),
+        )
+    };
+    let port: u16 = port.parse().unwrap_or_else(|_| {
+        eprintln!("kgp_agent: no port to connect to (KGP_PORT={port:?})");
+        std::process::exit(2)
+    });
+    let stream = TcpStream::connect((host.as_str(), port)).unwrap_or_else(|e| {
+        eprintln!("kgp_agent: cannot connect to {host}:{port}: {e}");
+        std::process::exit(2)
+    });
+    if mode != "nagle" {
+        let _ = stream.set_nodelay(true);
+    }
+    let out = Out {
+        stream: Arc::new(Mutex::new(stream.try_clone().expect("clone the stream"))),
+        next_id: Arc::new(AtomicU64::new(1)),
+    };
+    let greedy = Mutex::new(kalaha::engines::builtin("greedy").expect("greedy exists"));
+    let mut stops: HashMap<u64, Arc<AtomicBool>> = HashMap::new();
+    let mut states = 0u64;
+    let mut children = Vec::new();
+    for line in BufReader::new(stream).lines() {
+        let Ok(line) = line else { break };
+        let Ok(cmd) = Command::parse(&line) else {
+            continue;
+        };
+        match cmd.name.as_str() {
+            "kgp" => {
+                if mode == "refuse" {
+                    out.send(Command::new("error").arg(Arg::string("protocol not supported")));
+                    continue;
+                }
+                if cmd.args.first() != Some(&Arg::Int(1)) {
+                    out.send(Command::new("error").arg(Arg::string("only kgp 1 is spoken")));
+                    std::process::exit(1);
+                }
+                out.send(
+                    Command::new("set")
+                        .arg(Arg::string("info:name"))
+                        .arg(Arg::string(format!("kgp-{mode}"))),
+                );
+                out.send(
+                    Command::new("set")
+                        .arg(Arg::string("info:authors"))
+                        .arg(Arg::string("the kalaha tests")),
+                );
+                let activity = if mode == "mode-simple" {
+                    "simple"
+                } else {
+                    "freeplay"
+                };
+                out.send(Command::new("mode").arg(Arg::string(activity)));
+            }
+            "ping" if mode != "no-pong" => {
+                let mut pong = Command::new("pong");
+                pong.reference = cmd.id;
+                out.send(pong);
+            }
+            "stop" => {
+                if let Some(stop) = cmd.reference.and_then(|r| stops.remove(&r)) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                if mode == "late"
+                    && let Some(r) = cmd.reference
+                {
+                    out.send_move(r, 99);
+                    out.send_move(r, 1);
+                    out.send_yield(r);
+                }
+            }
+            "goodbye" if mode != "stay" => std::process::exit(0),
+            "state" => {
+                states += 1;
+                let Some(id) = cmd.id else { continue };
+                let Some(pos) = cmd.args.first().and_then(|a| match a {
+                    Arg::Board(cells) => position(cells),
+                    _ => None,
+                }) else {
+                    out.send(
+                        Command::new("error")
+                            .with_ref(id)
+                            .arg(Arg::string("cannot read the board")),
+                    );
+                    continue;
+                };
+                let Some(first) = pos.legal_moves().next() else {
+                    continue;
+                };
+                match mode.as_str() {
+                    "silent" => {}
+                    "yield-only" => out.send_yield(id),
+                    "garbage" => out.raw(r#"{"type":"move","pit":3}"#),
+                    "bad-move" => out.raw(&format!("7@{id} move three")),
+                    "future-ref" => out.send_move(id + 1000, first),
+                    "illegal" => {
+                        let empty = (1..=pos.rules().pits() as u8)
+                            .find(|&p| pos.pit(Side::South, p as usize) == 0)
+                            .unwrap_or(0);
+                        out.send_move(id, empty);
+                        out.send_yield(id);
+                    }
+                    "disconnect" | "exit-mid-game" if states >= 3 => {
+                        eprintln!("kgp_agent: giving up at state {states}");
+                        if mode == "exit-mid-game" {
+                            std::process::exit(5);
+                        }
+                        let s = out.stream.lock().expect("stream lock");
+                        let _ = s.shutdown(std::net::Shutdown::Both);
+                        drop(s);
+                        sleep_forever();
+                    }
+                    "flood" => {
+                        for _ in 0..10_000 {
+                            out.send_move(id, first);
+                        }
+                        out.send_yield(id);
+                    }
+                    "greedy" => {
+                        let pit = greedy.lock().expect("player lock").choose_move(
+                            &pos,
+                            &[],
+                            None,
+                            &mut |_| {},
+                        );
+                        out.send_move(id, pit);
+                        out.send_yield(id);
+                    }
+                    "anytime" => {
+                        let stop = Arc::new(AtomicBool::new(false));
+                        stops.insert(id, stop.clone());
+                        let out = out.clone();
+                        std::thread::spawn(move || anytime(out, id, pos, stop));
+                    }
+                    _ => {
+                        if mode == "children" {
+                            let exe = std::env::current_exe().expect("own path");
+                            if let Ok(child) = std::process::Command::new(exe)
+                                .arg("child-sleeper")
+                                .args(args.iter().skip(2))
+                                .spawn()
+                            {
+                                children.push(child);
+                            }
+                        }
+                        if mode == "noisy" {
+                            let noise = "x".repeat(1023);
+                            let mut o = std::io::stdout().lock();
+                            let mut e = std::io::stderr().lock();
+                            for _ in 0..256 {
+                                let _ = writeln!(o, "{noise}");
+                                let _ = writeln!(e, "{noise}");
+                            }
+                        }
+                        out.send_move(id, first);
+                        out.send_yield(id);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if mode == "stay" {
+        sleep_forever();
+    }
+}
