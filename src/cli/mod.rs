@@ -9,6 +9,7 @@ mod error;
 mod execute;
 mod match_cmd;
 mod perft;
+mod play;
 mod ratings;
 mod rules_args;
 mod show;
@@ -45,6 +46,7 @@ pub enum Command {
     Sprt(sprt::Args),
     Ratings(ratings::Args),
     Show(show::Args),
+    Play(play::Args),
 }
 
 /// Sends the library's warnings (and, with `RUST_LOG=debug`, its traces) to stderr.
@@ -159,6 +161,7 @@ pub fn main() -> ExitCode {
         Command::Sprt(a) => sprt::run(a),
         Command::Ratings(a) => ratings::run(a),
         Command::Show(a) => show::run(a),
+        Command::Play(a) => play::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
