@@ -18,7 +18,8 @@ use std::time::Duration;
 /// Play an engine in a web browser, or watch two engines play each other.
 ///
 /// Starts a small web server on 127.0.0.1 and prints its address. With one engine you play
-/// it: your pits are buttons (or keys 1 to 9), the engine replies, and "New game" starts the
+/// it (without --engine, the built-in medium; a bare name such as `--engine hard` is a
+/// built-in engine): your pits are buttons (or keys 1 to 9), the engine replies, and "New game" starts the
 /// next game with the other side moving first. With two engines the page shows them playing
 /// each other, one game at a time. Every game is written to a results folder like a
 /// match's (games.csv, games.jsonl, tournament.toml), so people are rated like engines.

@@ -44,17 +44,23 @@ pub const RECENT: usize = 200;
 const LISTED: usize = 100;
 
 /// Lets the next game of a session start when the page asks for it: the seat that is told
-/// about a game first waits here. One game may start at once.
+/// about a game first waits here.
 #[derive(Debug)]
 pub struct Gate {
     permits: Semaphore,
 }
 
 impl Gate {
-    pub fn new() -> Arc<Gate> {
+    /// A gate for a session whose first game starts at once when `open`, else when the
+    /// page asks (a person on a clock: the clock must not run before the page is read).
+    pub fn new(open: bool) -> Arc<Gate> {
         Arc::new(Gate {
-            permits: Semaphore::new(1),
+            permits: Semaphore::new(usize::from(open)),
         })
+    }
+
+    fn is_open(&self) -> bool {
+        self.permits.available_permits() > 0
     }
 
     /// Waits until a game may start, and uses up that permission.
@@ -229,15 +235,17 @@ impl Live {
         }
     }
 
-    /// Whether the page may start the next game: the one shown is over and no other is
-    /// starting.
+    /// Whether the page may start the next game: the one shown is over (or none was
+    /// played, and the first waits for the page) and no other is starting.
     fn can_start_new(&self, s: &State) -> bool {
+        let Some(gate) = &s.gate else {
+            return false;
+        };
         matches!(self.mode, Mode::Play | Mode::Watch)
-            && s.gate.is_some()
             && s.ended.is_none()
             && !s.starting
+            && !gate.is_open()
             && s.boards.iter().all(|b| b.record.is_some())
-            && !s.boards.is_empty()
     }
 
     /// The game `id` (or number) with its frames, as JSON, from memory; `None` when it is
@@ -878,7 +886,7 @@ mod tests {
     #[test]
     fn a_person_moves_only_legal_pits_in_turn() {
         let live = Live::new(Mode::Play, "t", None);
-        let gate = Gate::new();
+        let gate = Gate::new(true);
         live.set_session(Some("human".into()), gate.clone());
         let start = Position::start(Rules::default());
         let s = setup("g-1", 1);
@@ -921,10 +929,11 @@ mod tests {
     #[test]
     fn the_next_game_starts_when_the_page_asks() {
         let live = Live::new(Mode::Play, "t", None);
-        let gate = Gate::new();
+        let gate = Gate::new(true);
         live.set_session(Some("human".into()), gate.clone());
         // The first game may start at once.
         assert_eq!(gate.permits.available_permits(), 1);
+        assert_eq!(json(&live)["can_new"], false);
         gate.permits.try_acquire().unwrap().forget();
         let s = setup("g-1", 1);
         let start = Position::start(Rules::default());
@@ -962,6 +971,14 @@ mod tests {
         assert_eq!(v["boards"].as_array().unwrap().len(), 1);
         assert_eq!(v["boards"][0]["game"], "g-2");
         assert_eq!(v["starting"], false);
+        // A person on a clock starts the first game from the page.
+        let clocked = Live::new(Mode::Play, "t", None);
+        let closed = Gate::new(false);
+        clocked.set_session(Some("human".into()), closed.clone());
+        assert_eq!(json(&clocked)["can_new"], true);
+        clocked.new_game().unwrap();
+        assert_eq!(closed.permits.available_permits(), 1);
+        assert_eq!(json(&clocked)["can_new"], false);
         // The finished game stays replayable.
         let g: serde_json::Value = serde_json::from_str(&live.game_json("1").unwrap()).unwrap();
         assert_eq!(g["game"], "g-1");

@@ -336,7 +336,13 @@ pub fn run_session(
         e.resolved.name = name;
     }
     save_session(out, &config).map_err(io_err)?;
-    let gate = Gate::new();
+    // A person on a clock starts the first game from the page; otherwise it starts at once.
+    let clocked = person
+        && config.engines[0]
+            .resolved
+            .tc
+            .is_some_and(|tc| tc != TimeControl::MoveTime(NO_CLOCK));
+    let gate = Gate::new(!clocked);
     let person_name = person.then(|| config.engines[0].resolved.name.clone());
     live.set_session(person_name, gate.clone());
     let launcher = SessionLauncher {
