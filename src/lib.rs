@@ -15,6 +15,7 @@
 //! - [`stats`]: the scoreboard, Elo, SPRT and ratings;
 //! - [`tournament`]: schedules, the game loop and the recorder;
 //! - [`report`] and [`views`]: leaderboards, the live display, the SPRT view;
+//! - [`web`]: the page where people play engines and watch games and tournaments;
 //! - [`cli`]: the command line.
 
 pub mod check;
@@ -32,3 +33,4 @@ pub mod stats;
 pub mod supervisor;
 pub mod tournament;
 pub mod views;
+pub mod web;

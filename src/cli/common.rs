@@ -129,6 +129,16 @@ pub struct CommonArgs {
     /// always written at the end).
     #[arg(long, value_name = "N")]
     pub report_every: Option<u64>,
+    /// Serve a live page of the run on 127.0.0.1: the games in progress, move by move,
+    /// the standings, and every finished game to replay.
+    #[arg(long)]
+    pub live: bool,
+    /// The port of the --live page [default: a free port].
+    #[arg(long, value_name = "PORT", requires = "live")]
+    pub port: Option<u16>,
+    /// Open the --live page in a browser (with xdg-open).
+    #[arg(long, requires = "live")]
+    pub open: bool,
     #[command(flatten)]
     pub rules: TournamentRulesArgs,
 }
@@ -197,6 +207,8 @@ pub struct RunFlags {
     pub report_every: Option<u64>,
     pub quiet: bool,
     pub debug: bool,
+    /// `--live`: the port of the page (0: a free one), and whether to open a browser.
+    pub live: Option<(u16, bool)>,
 }
 
 impl CommonArgs {
@@ -332,6 +344,7 @@ impl CommonArgs {
             report_every: file.and_then(|f| f.report_every).or(self.report_every),
             quiet: self.quiet,
             debug: self.debug,
+            live: self.live.then(|| (self.port.unwrap_or(0), self.open)),
         }
     }
 }

@@ -98,11 +98,27 @@ pub fn execute(
     }
     let mut leaderboard = LeaderboardView::new(&out, flags.report_every);
     let mut display = LiveDisplay::new(mode);
-    let mut views: Vec<&mut dyn View> = Vec::with_capacity(extra.len() + 2);
+    let mut live = match flags.live {
+        Some((port, open)) => Some(crate::cli::play::live_page(
+            crate::web::Live::new(
+                crate::web::Mode::Tournament,
+                crate::web::folder_title(&out),
+                Some(out.clone()),
+            ),
+            port,
+            open,
+            "the live page of the run",
+        )?),
+        None => None,
+    };
+    let mut views: Vec<&mut dyn View> = Vec::with_capacity(extra.len() + 3);
     for v in extra.iter_mut() {
         views.push(&mut **v);
     }
     views.push(&mut leaderboard);
+    if let Some(v) = live.as_mut() {
+        views.push(v);
+    }
     views.push(&mut display);
     let outcome = match crate::tournament::run_tournament(config, &options, &mut views, stop) {
         Ok(o) => o,

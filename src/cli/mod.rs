@@ -9,6 +9,7 @@ mod error;
 mod execute;
 mod match_cmd;
 mod perft;
+mod play;
 mod ratings;
 mod rules_args;
 mod show;
@@ -47,6 +48,7 @@ pub enum Command {
     Ratings(ratings::Args),
     Show(show::Args),
     Tables(tables::Args),
+    Play(play::Args),
 }
 
 /// Sends the library's warnings (and, with `RUST_LOG=debug`, its traces) to stderr.
@@ -162,6 +164,7 @@ pub fn main() -> ExitCode {
         Command::Ratings(a) => ratings::run(a),
         Command::Show(a) => show::run(a),
         Command::Tables(a) => tables::run(a),
+        Command::Play(a) => play::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

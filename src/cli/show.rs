@@ -1,4 +1,5 @@
-//! `kalaha show`: a recorded game, move by move, as ASCII boards.
+//! `kalaha show`: a recorded game, move by move, as ASCII boards; with `--serve`, the
+//! whole results folder as a web page.
 
 use super::{CliError, CliResult};
 use crate::record::{clean_text, format_pits};
@@ -7,18 +8,34 @@ use crate::rules::Position;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Print a game of a results folder move by move.
+/// Print a game of a results folder move by move, or serve the folder as a web page.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example:\n  kalaha show results/run1 3f9a2c1b7d4e-17\n  kalaha show results/run1 17"
+    after_help = "Example:\n  kalaha show results/run1 3f9a2c1b7d4e-17\n  kalaha show results/run1 17\n  \
+kalaha show --serve results/run1 --open"
 )]
 pub struct Args {
     /// The results folder.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// The game id, or its number.
-    #[arg(value_name = "GAME")]
-    pub game: String,
+    #[arg(
+        value_name = "GAME",
+        required_unless_present = "serve",
+        conflicts_with = "serve"
+    )]
+    pub game: Option<String>,
+    /// Serve the folder as a web page on 127.0.0.1 (standings, every game replayable move
+    /// by move; games added to the folder by a running tournament appear too) until
+    /// Ctrl-C.
+    #[arg(long)]
+    pub serve: bool,
+    /// The port of the page [default: a free port].
+    #[arg(long, value_name = "PORT", requires = "serve")]
+    pub port: Option<u16>,
+    /// Open the page in a browser (with xdg-open).
+    #[arg(long, requires = "serve")]
+    pub open: bool,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -28,10 +45,13 @@ pub fn run(args: Args) -> CliResult {
             args.dir.display()
         )));
     }
-    let Some(g) = find_game(&args.dir, &args.game)? else {
+    let Some(game) = &args.game else {
+        return serve(&args);
+    };
+    let Some(g) = find_game(&args.dir, game)? else {
         return Err(CliError::input_msg(format!(
             "no game {:?} in {}",
-            args.game,
+            game,
             args.dir.join("games.jsonl").display()
         )));
     };
@@ -87,5 +107,28 @@ pub fn run(args: Args) -> CliResult {
     if let Some(line) = &g.line {
         writeln!(out, "offending line: {}", clean_text(line))?;
     }
+    Ok(0)
+}
+
+/// `--serve`: the folder's page, until Ctrl-C.
+fn serve(args: &Args) -> CliResult {
+    use crate::web::{Live, Mode, folder_title, follow_results};
+    let live = Live::new(
+        Mode::Results,
+        folder_title(&args.dir),
+        Some(args.dir.clone()),
+    );
+    follow_results(live.clone(), args.dir.clone()).map_err(|e| {
+        CliError::input_msg(format!(
+            "failed to read {}: {e}",
+            args.dir.join("games.jsonl").display()
+        ))
+    })?;
+    super::play::live_page(live, args.port.unwrap_or(0), args.open, "the results page")?;
+    println!("Ctrl-C stops serving");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(tokio::signal::ctrl_c())?;
     Ok(0)
 }

@@ -4,7 +4,8 @@
 //!
 //! The referee talks to engines through the small [`Contestant`] trait, implemented by the
 //! supervised engine processes ([`crate::supervisor`]) and by in-process engines
-//! ([`crate::engines::InProcess`]).
+//! ([`crate::engines::InProcess`]). A [`GameObserver`] may follow a game as it is played:
+//! it hears of the start and of every sowing once the referee has checked and played it.
 
 mod clock;
 
@@ -17,6 +18,7 @@ use crate::record::{
 use crate::rules::{Move, Position, Rules, Side};
 use serde::{Deserialize, Serialize};
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// An engine's answer to `go`.
@@ -146,6 +148,61 @@ pub fn truncate(line: &str, max: usize) -> String {
     format!("{}... ({} bytes)", &line[..end], line.len())
 }
 
+/// What the referee tells a [`GameObserver`] while a game goes on.
+#[derive(Debug)]
+pub enum GameUpdate<'a> {
+    /// Both engines have been told about the game: the position and the sowings after the
+    /// opening (the opening's sowings, or none).
+    Started {
+        setup: &'a GameSetup,
+        position: &'a Position,
+        moves: &'a [MoveRecord],
+    },
+    /// A sowing was checked and played: `ply` is its index in the game's sowings (the
+    /// opening's included), `before` and `after` the positions around it.
+    Moved {
+        game: &'a str,
+        ply: usize,
+        record: &'a MoveRecord,
+        before: &'a Position,
+        after: &'a Position,
+    },
+}
+
+/// Something that follows games as they are played (a live page). It is called on the
+/// thread that plays the games, so it must be quick: copy what it needs and return.
+#[derive(Clone)]
+pub struct GameObserver(Arc<dyn Fn(&GameUpdate<'_>) + Send + Sync>);
+
+impl GameObserver {
+    pub fn new(f: impl Fn(&GameUpdate<'_>) + Send + Sync + 'static) -> GameObserver {
+        GameObserver(Arc::new(f))
+    }
+
+    /// One observer that tells all of `observers`, in order (`None` when there are none).
+    pub fn all(mut observers: Vec<GameObserver>) -> Option<GameObserver> {
+        match observers.len() {
+            0 => None,
+            1 => observers.pop(),
+            _ => Some(GameObserver::new(move |u| {
+                for o in &observers {
+                    o.tell(u);
+                }
+            })),
+        }
+    }
+
+    fn tell(&self, update: &GameUpdate<'_>) {
+        (self.0)(update)
+    }
+}
+
+impl std::fmt::Debug for GameObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GameObserver")
+    }
+}
+
 /// Plays one game between `south` and `north`. It never fails: every engine failure
 /// becomes the result of the game. Dropping the future (on interruption) is safe.
 pub async fn play_game<S: Contestant, N: Contestant>(
@@ -153,9 +210,19 @@ pub async fn play_game<S: Contestant, N: Contestant>(
     south: &mut S,
     north: &mut N,
 ) -> Played {
+    play_game_observed(setup, south, north, None).await
+}
+
+/// [`play_game`], telling `observer` about the game's start and each of its sowings.
+pub async fn play_game_observed<S: Contestant, N: Contestant>(
+    setup: &GameSetup,
+    south: &mut S,
+    north: &mut N,
+    observer: Option<&GameObserver>,
+) -> Played {
     let started = Instant::now();
     let (mut pos, mut moves) = setup.after_opening();
-    let end = play_moves(setup, south, north, &mut pos, &mut moves).await;
+    let end = play_moves(setup, south, north, &mut pos, &mut moves, observer).await;
     let (record, mut faulted) = finish(setup, pos, moves, end, started);
     // Tell both engines (a faulted engine is about to be stopped: spare it the message).
     let tell = |side: Side| {
@@ -185,6 +252,7 @@ async fn play_moves<S: Contestant, N: Contestant>(
     north: &mut N,
     pos: &mut Position,
     moves: &mut Vec<MoveRecord>,
+    observer: Option<&GameObserver>,
 ) -> End {
     // Both engines are told about the game first, south first.
     if let Err(f) = south.new_game(&setup.id, setup.rules, Side::South).await {
@@ -192,6 +260,13 @@ async fn play_moves<S: Contestant, N: Contestant>(
     }
     if let Err(f) = north.new_game(&setup.id, setup.rules, Side::North).await {
         return End::Fault(Side::North, f);
+    }
+    if let Some(o) = observer {
+        o.tell(&GameUpdate::Started {
+            setup,
+            position: pos,
+            moves,
+        });
     }
     let mut clocks = Clocks::new(setup.time, setup.margin);
     let mut history: Vec<Move> = moves
@@ -238,6 +313,15 @@ async fn play_moves<S: Contestant, N: Contestant>(
                     info: reply.infos,
                     info_dropped: reply.infos_dropped,
                 });
+                if let Some(o) = observer {
+                    o.tell(&GameUpdate::Moved {
+                        game: &setup.id,
+                        ply: moves.len() - 1,
+                        record: &moves[moves.len() - 1],
+                        before: pos,
+                        after: &next,
+                    });
+                }
                 *pos = next;
             }
             Err(illegal) => {

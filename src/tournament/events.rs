@@ -6,6 +6,7 @@
 //! view (a leaderboard rewrite, a terminal) delays no game.
 
 use crate::record::GameRecord;
+use crate::referee::GameObserver;
 use crate::stats::Tally;
 use std::io;
 use std::time::Duration;
@@ -55,6 +56,11 @@ pub trait View: Send {
         Ok(())
     }
     fn event(&mut self, event: &Event<'_>, tally: &Tally) -> io::Result<Control>;
+    /// An observer of every game's start and sowings as they are played (a live page),
+    /// asked for once before the first game. It runs on the thread that plays the games.
+    fn observer(&mut self) -> Option<GameObserver> {
+        None
+    }
     fn finish(&mut self, _summary: &RunSummary, _tally: &Tally) -> io::Result<()> {
         Ok(())
     }

@@ -12,7 +12,7 @@ use super::events::{RunSummary, StopRule, View};
 use super::recorder::{LoopControl, LoopEnd, Recorder, ToRecorder};
 use super::schedule::ScheduledGame;
 use crate::record::Fault;
-use crate::referee::{self, Contestant, GameSetup, Played};
+use crate::referee::{self, Contestant, GameObserver, GameSetup, Played};
 use crate::rules::Side;
 use crate::stats::{Added, Tally};
 use std::future::Future;
@@ -39,6 +39,8 @@ struct Shared<L: Launcher> {
     config: TournamentConfig,
     pools: Vec<Mutex<Vec<L::Engine>>>,
     stopping: Mutex<Vec<JoinHandle<()>>>,
+    /// The views' observer of games as they are played.
+    observer: Option<GameObserver>,
 }
 
 impl<L: Launcher> Shared<L> {
@@ -132,6 +134,7 @@ where
         config: config.clone(),
         pools,
         stopping: Mutex::new(Vec::new()),
+        observer: GameObserver::all(views.iter_mut().filter_map(|v| v.observer()).collect()),
     });
     let (to_recorder, from_loop) = std_mpsc::channel();
     let (control_tx, control_rx) = mpsc::unbounded_channel();
@@ -301,7 +304,7 @@ async fn play_scheduled<L: Launcher>(
     let played = tokio::select! {
         biased;
         _ = cancel.wait_for(|c| *c) => None,
-        p = referee::play_game(&setup, &mut south, &mut north) => Some(p),
+        p = referee::play_game_observed(&setup, &mut south, &mut north, shared.observer.as_ref()) => Some(p),
     };
     let healthy = played
         .as_ref()

@@ -1,0 +1,214 @@
+//! `kalaha play`: a person plays an engine on a web page, or watches two engines play each
+//! other; every game is written to a results folder like a match's.
+
+use super::common::{EngineArgs, TournamentRulesArgs};
+use super::{CliError, CliResult};
+use crate::record::{check_name, parse_duration};
+use crate::tournament::TournamentError;
+use crate::tournament::config::{ConfigError, ConfigFile};
+use crate::tournament::events::{Control, Event, View};
+use crate::tournament::spec::EngineSpec;
+use crate::web::play::{SessionOptions, person_entry, run_session};
+use crate::web::{Live, LiveView, Mode, result_text};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Play an engine in a web browser, or watch two engines play each other.
+///
+/// Starts a small web server on 127.0.0.1 and prints its address. With one engine you play
+/// it (without --engine, the built-in medium; a bare name such as `--engine hard` is a
+/// built-in engine): your pits are buttons (or keys 1 to 9), the engine replies, and "New game" starts the
+/// next game with the other side moving first. With two engines the page shows them playing
+/// each other, one game at a time. Every game is written to a results folder like a
+/// match's (games.csv, games.jsonl, tournament.toml), so people are rated like engines.
+/// Ctrl-C ends the session (a game in progress is not recorded).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+kalaha play --engine easy           (built-in levels: easy, medium, hard; also random, greedy, perfect)\n  \
+kalaha play --engine hard --name ada --clock 5m+2s --open\n  \
+kalaha play --engine cmd=./my-engine --pits 4 --seeds 3\n  \
+kalaha play --engine hard --engine medium --pace 1s")]
+pub struct Args {
+    #[command(flatten)]
+    pub engines: EngineArgs,
+    /// The person's name in the results [default: human].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The port on 127.0.0.1 [default: a free port].
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Open the page in a browser (with xdg-open).
+    #[arg(long)]
+    pub open: bool,
+    /// The results folder [default: results/play-<UTC date-time>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The engines' time per move [default: 1s].
+    #[arg(long, value_name = "TIME", conflicts_with = "clock")]
+    pub move_time: Option<String>,
+    /// A game clock for both sides, the person's too, e.g. 5m+2s (without it the person
+    /// has all the time in the world).
+    #[arg(long, value_name = "BASE+INC")]
+    pub clock: Option<String>,
+    /// Tolerance on top of every time limit [default: 50ms].
+    #[arg(long, value_name = "TIME")]
+    pub time_margin: Option<String>,
+    /// A pause before each engine move, so people can follow the game [default: 500ms
+    /// when two engines play, none against a person].
+    #[arg(long, value_name = "TIME")]
+    pub pace: Option<String>,
+    /// Keep the engines' protocol transcripts in DIR/logs/.
+    #[arg(long)]
+    pub debug: bool,
+    #[command(flatten)]
+    pub rules: TournamentRulesArgs,
+}
+
+/// The engine played when none is given.
+const DEFAULT_ENGINE: &str = "medium";
+
+pub fn run(args: Args) -> CliResult {
+    let mut specs = Vec::new();
+    for words in &args.engines.0 {
+        // A bare word is a built-in engine: `--engine hard`.
+        let spec = match words.as_slice() {
+            [one] if !one.contains('=') => EngineSpec::builtin(one),
+            _ => EngineSpec::parse(words).map_err(CliError::input)?,
+        };
+        specs.push(spec);
+    }
+    if specs.is_empty() {
+        specs.push(EngineSpec::builtin(DEFAULT_ENGINE));
+    }
+    if specs.len() > 2 {
+        return Err(CliError::input_msg(format!(
+            "kalaha play takes one --engine (to play it) or two (to watch them play), not {}",
+            specs.len()
+        )));
+    }
+    let person = specs.len() == 1;
+    if !person && args.name.is_some() {
+        return Err(CliError::input_msg(
+            "--name names the person, who does not play when two engines are given",
+        ));
+    }
+    let name = args.name.clone().unwrap_or_else(|| "human".to_string());
+    check_name(&name).map_err(|e| CliError::input_msg(format!("--name {name:?}: {e}")))?;
+    if person {
+        // A stand-in, checked like any engine, then replaced by the person.
+        specs.insert(
+            0,
+            EngineSpec {
+                name: Some(name.clone()),
+                ..EngineSpec::builtin("first")
+            },
+        );
+    }
+    let file = ConfigFile {
+        engines: specs,
+        rules: args.rules.over(None),
+        move_time: match (&args.move_time, &args.clock) {
+            (Some(m), _) => Some(m.clone()),
+            (None, None) => Some("1s".to_string()),
+            (None, Some(_)) => None,
+        },
+        clock: args.clock.clone(),
+        time_margin: args.time_margin.clone(),
+        opening_plies: Some(0),
+        ..ConfigFile::default()
+    };
+    let mut config = file.resolve().map_err(|e| match e {
+        ConfigError::Setting { setting, message } => {
+            CliError::input_msg(format!("--{}: {message}", setting.replace('_', "-")))
+        }
+        e => CliError::input(e),
+    })?;
+    if person {
+        let clock = args.clock.is_some().then_some(config.tc);
+        config.engines[0] = person_entry(&name, clock, args.name.is_some());
+    }
+    let pace = match &args.pace {
+        Some(p) => parse_duration(p).map_err(|e| CliError::input_msg(format!("--pace: {e}")))?,
+        None if person => Duration::ZERO,
+        None => Duration::from_millis(500),
+    };
+    let out = match &args.out {
+        Some(o) => o.clone(),
+        None => crate::tournament::claim_default_out_dir("play-")?,
+    };
+    let mode = if person { Mode::Play } else { Mode::Watch };
+    let live = Live::new(mode, "kalaha play", Some(out.clone()));
+    let mut page = live_page(live.clone(), args.port.unwrap_or(0), args.open, "the game")?;
+    println!(
+        "games are written to {}; Ctrl-C ends the session",
+        out.display()
+    );
+    let mut leaderboard = crate::views::LeaderboardView::new(&out, None);
+    let mut lines = GameLines;
+    let mut views: Vec<&mut dyn View> = vec![&mut page, &mut leaderboard, &mut lines];
+    let options = SessionOptions {
+        out: out.clone(),
+        debug: args.debug,
+        pace,
+    };
+    let (summary, _tally, _config) = run_session(config, person, &options, live, &mut views)
+        .map_err(|e| match e {
+            TournamentError::Input(m) => CliError::input_msg(m),
+            e => CliError::from(e),
+        })?;
+    if let Some(failure) = &summary.failed {
+        return Err(CliError::from(anyhow::anyhow!("{failure}")));
+    }
+    println!(
+        "{} game{} recorded in {}",
+        summary.played,
+        if summary.played == 1 { "" } else { "s" },
+        out.display()
+    );
+    Ok(0)
+}
+
+/// Serves `live` on 127.0.0.1:`port`, prints the address (naming `what` it shows), opens
+/// a browser when asked, and returns the page's view of the run.
+pub(crate) fn live_page(
+    live: Arc<Live>,
+    port: u16,
+    open: bool,
+    what: &str,
+) -> Result<LiveView, CliError> {
+    let addr = crate::web::serve(live.clone(), port).map_err(|e| {
+        CliError::input_msg(format!(
+            "failed to serve {what} on 127.0.0.1:{port}: {e}; choose another --port, or leave \
+             it out for a free one"
+        ))
+    })?;
+    let url = format!("http://{addr}/");
+    println!("{what} is at {url}");
+    if open && let Err(why) = crate::web::open_browser(&url) {
+        eprintln!("{why}");
+    }
+    Ok(LiveView::new(live))
+}
+
+/// Prints each finished game on a line.
+struct GameLines;
+
+impl View for GameLines {
+    fn event(
+        &mut self,
+        event: &Event<'_>,
+        _tally: &crate::stats::Tally,
+    ) -> std::io::Result<Control> {
+        if let Event::GameFinished { record, .. } = event {
+            writeln!(
+                std::io::stdout().lock(),
+                "game {}: {}",
+                record.number,
+                result_text(record)
+            )?;
+        }
+        Ok(Control::Continue)
+    }
+}

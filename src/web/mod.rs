@@ -1,0 +1,182 @@
+//! The web page of kalaha: people play engines, and watch games and tournaments, in a
+//! browser. A small HTTP server on the loopback interface ([`http`]) serves one
+//! self-contained page and the [`Live`] state behind it: the boards of the games being
+//! played, updated with each sowing the referee plays ([`crate::referee::GameObserver`]),
+//! the recent games, replayable move by move ([`frames`]), and the standings.
+//!
+//! Three commands serve it: `kalaha play` (a person against an engine, or two engines, one
+//! game at a time: [`play`]), `kalaha tournament --live` (a run as it goes: [`LiveView`])
+//! and `kalaha show --serve DIR` (a results folder, followed as it grows: [`follow_results`]).
+
+pub mod frames;
+pub mod http;
+mod live;
+pub mod play;
+
+pub use http::serve;
+pub use live::{Gate, Live, LiveView, Mode, RECENT, record_json, result_text};
+
+use crate::record::GameRecord;
+use crate::results::GAMES_JSONL;
+use crate::stats::Tally;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often `kalaha show --serve` looks for new games in the folder.
+const FOLLOW_EVERY: Duration = Duration::from_secs(2);
+
+/// Reads the games of the results folder `dir` into `live`, then keeps reading the games
+/// added to it (a tournament still running) on a thread of its own. Fails when
+/// `games.jsonl` cannot be read at first.
+pub fn follow_results(live: Arc<Live>, dir: PathBuf) -> io::Result<()> {
+    let mut reader = JsonlFollower {
+        path: dir.join(GAMES_JSONL),
+        offset: 0,
+        tally: Tally::new(),
+    };
+    reader.read_into(&live)?;
+    std::thread::Builder::new()
+        .name("kalaha-follow".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(FOLLOW_EVERY);
+                if let Err(e) = reader.read_into(&live) {
+                    tracing::warn!("failed to read {}: {e}", reader.path.display());
+                }
+            }
+        })?;
+    Ok(())
+}
+
+/// Reads the complete lines added to a `games.jsonl` since the last read.
+struct JsonlFollower {
+    path: PathBuf,
+    offset: u64,
+    tally: Tally,
+}
+
+impl JsonlFollower {
+    fn read_into(&mut self, live: &Live) -> io::Result<()> {
+        let mut f = File::open(&self.path)?;
+        let len = f.metadata()?.len();
+        if len < self.offset {
+            // The file was replaced: read it again.
+            self.offset = 0;
+            self.tally = Tally::new();
+        }
+        if len == self.offset {
+            return Ok(());
+        }
+        f.seek(SeekFrom::Start(self.offset))?;
+        let mut reader = BufReader::with_capacity(1 << 16, f);
+        let mut line = Vec::new();
+        let mut count = 0u64;
+        let mut last: VecDeque<GameRecord> = VecDeque::new();
+        loop {
+            line.clear();
+            let n = reader.read_until(b'\n', &mut line)?;
+            if n == 0 || !line.ends_with(b"\n") {
+                // The end, or a line still being written: read it next time.
+                break;
+            }
+            self.offset += n as u64;
+            let Ok(record) = serde_json::from_slice::<GameRecord>(&line) else {
+                continue;
+            };
+            self.tally.add(&record.row());
+            count += 1;
+            last.push_back(record);
+            if last.len() > RECENT {
+                last.pop_front();
+            }
+        }
+        if count > 0 {
+            live.add_recorded(count, last.into(), &self.tally);
+        }
+        Ok(())
+    }
+}
+
+/// Opens `url` in the desktop's browser with `xdg-open`; the error says what to do
+/// instead.
+pub fn open_browser(url: &str) -> Result<(), String> {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("xdg-open").is_file()))
+        .unwrap_or(false);
+    if !found {
+        return Err(format!(
+            "xdg-open was not found, so no browser was opened: open {url} yourself"
+        ));
+    }
+    let child = std::process::Command::new("xdg-open")
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    match child {
+        Ok(mut c) => {
+            // Reaped in the background: xdg-open returns once the browser is asked.
+            std::thread::spawn(move || c.wait());
+            Ok(())
+        }
+        Err(e) => Err(format!("failed to run xdg-open ({e}): open {url} yourself")),
+    }
+}
+
+/// The page's title for a results folder.
+pub fn folder_title(dir: &Path) -> String {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    format!("kalaha: {name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::sample_record;
+
+    #[test]
+    fn a_growing_results_file_is_followed_line_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(GAMES_JSONL);
+        let line = |n: u64| {
+            let mut s = serde_json::to_string(&sample_record("t", n, "a", "b")).unwrap();
+            s.push('\n');
+            s
+        };
+        std::fs::write(&path, format!("{}{}not json\n", line(1), line(2))).unwrap();
+        let live = Live::new(Mode::Results, "t", Some(dir.path().to_path_buf()));
+        let mut f = JsonlFollower {
+            path: path.clone(),
+            offset: 0,
+            tally: Tally::new(),
+        };
+        f.read_into(&live).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&live.snapshot()).unwrap();
+        assert_eq!(v["finished"], 2);
+        assert_eq!(v["standings"].as_array().unwrap().len(), 2);
+        // A torn last line waits for its end.
+        let third = line(3);
+        let (head, tail) = third.split_at(20);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(head);
+        std::fs::write(&path, &text).unwrap();
+        f.read_into(&live).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&live.snapshot()).unwrap();
+        assert_eq!(v["finished"], 2);
+        text.push_str(tail);
+        std::fs::write(&path, &text).unwrap();
+        f.read_into(&live).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&live.snapshot()).unwrap();
+        assert_eq!(v["finished"], 3);
+        assert_eq!(v["recent"][0]["game"], "t-3");
+    }
+}

@@ -1,0 +1,507 @@
+//! A session of `kalaha play`: a person (or a second engine) against an engine, one game
+//! at a time, each started from the page. The person is one more [`Contestant`]: the
+//! referee asks it for moves like any engine, checks them with the rules and keeps its
+//! clock (none unless one is set). The session is a tournament of two with an open-ended
+//! schedule where the seats swap every game, run by the tournament's own game loop and
+//! recorder, so every game lands in a results folder like a match's.
+
+use super::live::{Gate, Live, person_time};
+use crate::record::{
+    Fault, FaultKind, MAX_TIME, SideResult, Termination, TimeControl, TimeLimit, format_duration,
+};
+use crate::referee::{Contestant, Reply};
+use crate::results::{FolderLock, GAMES_CSV, GAMES_JSONL, ResultsWriter};
+use crate::rules::{Move, Position, Rules, Side};
+use crate::stats::Tally;
+use crate::tournament::config::{EngineEntry, TournamentConfig};
+use crate::tournament::events::{RunSummary, StartInfo, View};
+use crate::tournament::launcher::{ProcessLauncher, RunningEngine};
+use crate::tournament::run::{Launcher, RunInput, ctrl_c_interrupts, run_games};
+use crate::tournament::schedule::ScheduledGame;
+use crate::tournament::spec::{
+    EngineProtocol, EngineSpec, NameSource, ResolvedEngine, dedupe_names,
+};
+use crate::tournament::{Recorder, TournamentError};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// The move time of a person without a clock: the longest time any setting takes (a
+/// day), so the referee's deadline never comes in practice.
+pub const NO_CLOCK: Duration = MAX_TIME;
+
+/// What `tournament.toml` says the person is.
+const PERSON_COMMAND: &str = "a person, on the page of kalaha play";
+
+/// The person's seat: the moves come from the page.
+pub struct Person {
+    live: Arc<Live>,
+    game: String,
+}
+
+/// Clears the awaited move when the referee stops waiting (a deadline, an interruption).
+struct StopWaiting<'a> {
+    live: &'a Live,
+    game: &'a str,
+}
+
+impl Drop for StopWaiting<'_> {
+    fn drop(&mut self) {
+        self.live.stop_waiting(self.game);
+    }
+}
+
+impl Contestant for Person {
+    async fn new_game(&mut self, game: &str, _rules: Rules, _side: Side) -> Result<(), Fault> {
+        self.game = game.to_string();
+        Ok(())
+    }
+
+    async fn go(
+        &mut self,
+        pos: &Position,
+        _moves: &[Move],
+        time: TimeLimit,
+        deadline: Duration,
+    ) -> Result<Reply, Fault> {
+        let started = Instant::now();
+        let (tx, rx) = oneshot::channel();
+        self.live.await_person(
+            &self.game,
+            pos.legal_moves().collect(),
+            person_time(time, NO_CLOCK),
+            tx,
+        );
+        let _waiting = StopWaiting {
+            live: &self.live,
+            game: &self.game,
+        };
+        let pit = match tokio::time::timeout(deadline, rx).await {
+            Ok(Ok(pit)) => pit,
+            Ok(Err(_)) => {
+                return Err(Fault::new(
+                    FaultKind::Crash,
+                    "the page stopped waiting for the person's move",
+                ));
+            }
+            Err(_) => {
+                return Err(Fault::new(
+                    FaultKind::Timeout,
+                    format!(
+                        "the person did not move within {}",
+                        format_duration(time.available())
+                    ),
+                ));
+            }
+        };
+        Ok(Reply {
+            pit: i64::from(pit),
+            line: format!("pit {pit}, chosen on the page"),
+            infos: Vec::new(),
+            infos_dropped: 0,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    async fn game_over(
+        &mut self,
+        _game: &str,
+        _result: SideResult,
+        _south: u16,
+        _north: u16,
+        _termination: Termination,
+    ) -> Result<(), Fault> {
+        Ok(())
+    }
+}
+
+/// Who sits in a seat.
+pub enum Player {
+    Person(Person),
+    Engine(Box<RunningEngine>),
+}
+
+/// A seat of the session: the seat playing south waits for the page's permission before
+/// each game; an engine's moves are paced so that people can follow them.
+pub struct Seat {
+    player: Player,
+    gate: Arc<Gate>,
+    pace: Duration,
+}
+
+impl Contestant for Seat {
+    async fn new_game(&mut self, game: &str, rules: Rules, side: Side) -> Result<(), Fault> {
+        if side == Side::South {
+            self.gate.wait().await;
+        }
+        match &mut self.player {
+            Player::Person(p) => p.new_game(game, rules, side).await,
+            Player::Engine(e) => Contestant::new_game(&mut **e, game, rules, side).await,
+        }
+    }
+
+    async fn go(
+        &mut self,
+        pos: &Position,
+        moves: &[Move],
+        time: TimeLimit,
+        deadline: Duration,
+    ) -> Result<Reply, Fault> {
+        match &mut self.player {
+            Player::Person(p) => p.go(pos, moves, time, deadline).await,
+            Player::Engine(e) => {
+                // Before the engine's clock starts: the pause is not its time.
+                if !self.pace.is_zero() {
+                    tokio::time::sleep(self.pace).await;
+                }
+                Contestant::go(&mut **e, pos, moves, time, deadline).await
+            }
+        }
+    }
+
+    async fn game_over(
+        &mut self,
+        game: &str,
+        result: SideResult,
+        south: u16,
+        north: u16,
+        termination: Termination,
+    ) -> Result<(), Fault> {
+        match &mut self.player {
+            Player::Person(p) => p.game_over(game, result, south, north, termination).await,
+            Player::Engine(e) => {
+                Contestant::game_over(&mut **e, game, result, south, north, termination).await
+            }
+        }
+    }
+}
+
+/// Hands out the person's seat and engine processes.
+struct SessionLauncher {
+    engines: ProcessLauncher,
+    /// For each engine of the session, its index among the processes (`None`: the person).
+    processes: Vec<Option<usize>>,
+    live: Arc<Live>,
+    gate: Arc<Gate>,
+    pace: Duration,
+}
+
+impl SessionLauncher {
+    fn seat(&self, player: Player) -> Seat {
+        Seat {
+            player,
+            gate: self.gate.clone(),
+            pace: self.pace,
+        }
+    }
+}
+
+impl Launcher for SessionLauncher {
+    type Engine = Seat;
+
+    async fn start(&self, index: usize) -> Result<Seat, Fault> {
+        match self.processes[index] {
+            None => Ok(self.seat(Player::Person(Person {
+                live: self.live.clone(),
+                game: String::new(),
+            }))),
+            Some(p) => Launcher::start(&self.engines, p)
+                .await
+                .map(|e| self.seat(Player::Engine(Box::new(e)))),
+        }
+    }
+
+    async fn stop(&self, seat: Seat) {
+        if let Player::Engine(e) = seat.player {
+            Launcher::stop(&self.engines, *e).await;
+        }
+    }
+}
+
+/// The games of a session, without end: engine 0 (the person) moves first in odd games,
+/// engine 1 in even ones; two games with the seats swapped form a pair.
+struct Alternating {
+    next: u64,
+}
+
+impl Iterator for Alternating {
+    type Item = ScheduledGame;
+
+    fn next(&mut self) -> Option<ScheduledGame> {
+        let number = self.next;
+        self.next += 1;
+        let first = number % 2 == 1;
+        Some(ScheduledGame {
+            number,
+            round: number.div_ceil(2),
+            pair: number.div_ceil(2),
+            south: if first { 0 } else { 1 },
+            north: if first { 1 } else { 0 },
+            opening: Vec::new(),
+        })
+    }
+}
+
+/// How a session runs.
+#[derive(Clone, Debug)]
+pub struct SessionOptions {
+    /// The results folder.
+    pub out: PathBuf,
+    /// Keep the engines' protocol transcripts.
+    pub debug: bool,
+    /// The least time before each engine move.
+    pub pace: Duration,
+}
+
+/// The person as an engine of the session's configuration: `name` (`explicit` when the
+/// person chose it: an engine of the same name is then renamed, not the person), with
+/// `clock` or no clock at all.
+pub fn person_entry(name: &str, clock: Option<TimeControl>, explicit: bool) -> EngineEntry {
+    let spec = EngineSpec {
+        name: Some(name.to_string()),
+        tc: clock,
+        command: Some(match clock {
+            Some(c) => format!("{PERSON_COMMAND}, with a clock of {c}"),
+            None => format!("{PERSON_COMMAND}, without a clock"),
+        }),
+        ..EngineSpec::default()
+    };
+    EngineEntry {
+        spec,
+        resolved: ResolvedEngine {
+            name: name.to_string(),
+            program: PathBuf::new(),
+            args: Vec::new(),
+            dir: None,
+            env: Vec::new(),
+            options: Vec::new(),
+            tc: Some(clock.unwrap_or(TimeControl::MoveTime(NO_CLOCK))),
+            limits: Default::default(),
+            protocol: EngineProtocol::Kalaha,
+        },
+        explicit_name: explicit,
+    }
+}
+
+/// Runs a session: `config` holds two engines, the first of which is the person when
+/// `person` is set (see [`person_entry`]). The engines are started and checked first; then
+/// games follow one another, each when the page asks, until Ctrl-C. Every game is written
+/// to `options.out` and shown to `live` and `views`.
+pub fn run_session(
+    mut config: TournamentConfig,
+    person: bool,
+    options: &SessionOptions,
+    live: Arc<Live>,
+    views: &mut [&mut dyn View],
+) -> Result<(RunSummary, Tally, TournamentConfig), TournamentError> {
+    let out = &options.out;
+    let io_err = |error: io::Error| TournamentError::Io {
+        path: out.clone(),
+        error,
+    };
+    let _lock = claim(out)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(io_err)?;
+    // The processes: every engine but the person.
+    let processes: Vec<Option<usize>> = (0..config.engines.len())
+        .map(|i| match (person, i) {
+            (true, 0) => None,
+            (true, i) => Some(i - 1),
+            (false, i) => Some(i),
+        })
+        .collect();
+    let mut process_config = config.clone();
+    if person {
+        process_config.engines.remove(0);
+    }
+    let (engines, ready) = runtime
+        .block_on(ProcessLauncher::prepare(
+            &mut process_config,
+            Some(out.join("logs")),
+            options.debug,
+        ))
+        .map_err(|e| TournamentError::Input(e.to_string()))?;
+    let mut ready: Vec<Option<Vec<RunningEngine>>> = ready.into_iter().map(Some).collect();
+    for (i, p) in processes.iter().enumerate() {
+        if let Some(p) = p {
+            config.engines[i].resolved.name = process_config.engines[*p].resolved.name.clone();
+        }
+    }
+    let mut names = config.names();
+    let sources: Vec<NameSource> = config
+        .engines
+        .iter()
+        .map(|e| match e.explicit_name {
+            true => NameSource::User,
+            false => NameSource::Given,
+        })
+        .collect();
+    dedupe_names(&mut names, &sources).map_err(|e| TournamentError::Input(e.to_string()))?;
+    for (e, name) in config.engines.iter_mut().zip(names) {
+        e.resolved.name = name;
+    }
+    save_session(out, &config).map_err(io_err)?;
+    // A person on a clock starts the first game from the page; otherwise it starts at once.
+    let clocked = person
+        && config.engines[0]
+            .resolved
+            .tc
+            .is_some_and(|tc| tc != TimeControl::MoveTime(NO_CLOCK));
+    let gate = Gate::new(!clocked);
+    let person_name = person.then(|| config.engines[0].resolved.name.clone());
+    live.set_session(person_name, gate.clone());
+    let launcher = SessionLauncher {
+        engines,
+        processes: processes.clone(),
+        live: live.clone(),
+        gate: gate.clone(),
+        pace: options.pace,
+    };
+    let ready: Vec<Vec<Seat>> = processes
+        .iter()
+        .map(|p| match p {
+            Some(p) => ready[*p]
+                .take()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| launcher.seat(Player::Engine(Box::new(e))))
+                .collect(),
+            None => Vec::new(),
+        })
+        .collect();
+    let recorder = Recorder {
+        writer: Some(ResultsWriter::open(out).map_err(io_err)?),
+        tally: Tally::new(),
+        info: StartInfo {
+            id: config.id.clone(),
+            names: config.names(),
+            total: 0,
+            done: 0,
+            notes: Vec::new(),
+        },
+    };
+    let interrupts = {
+        let _inside = runtime.enter();
+        ctrl_c_interrupts()
+    };
+    let input = RunInput {
+        games: Alternating { next: 1 },
+        concurrency: 1,
+        interrupts,
+        stop: None,
+    };
+    let (summary, tally) =
+        run_games(&runtime, launcher, &config, ready, input, recorder, views).map_err(io_err)?;
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    Ok((summary, tally, config))
+}
+
+/// Creates and locks the results folder; a folder that already holds games is refused.
+fn claim(out: &Path) -> Result<FolderLock, TournamentError> {
+    let input = |what: String| TournamentError::Input(what);
+    std::fs::create_dir_all(out.join("logs")).map_err(|e| {
+        input(format!(
+            "failed to create the results folder {}: {e}",
+            out.display()
+        ))
+    })?;
+    let lock = FolderLock::acquire(out).map_err(|e| input(e.to_string()))?;
+    if [GAMES_CSV, GAMES_JSONL]
+        .iter()
+        .any(|f| out.join(f).exists())
+    {
+        return Err(input(format!(
+            "{} already holds games: choose another --out (each session has its own folder; \
+             `kalaha ratings DIR...` rates several together)",
+            out.display()
+        )));
+    }
+    Ok(lock)
+}
+
+/// Writes the session's `tournament.toml` (a temporary file, then renamed into place).
+fn save_session(dir: &Path, config: &TournamentConfig) -> io::Result<()> {
+    let mut file = config.to_file();
+    // An open-ended schedule: the number of games is whatever was played.
+    file.games = None;
+    for (entry, saved) in config.engines.iter().zip(file.engines.iter_mut()) {
+        if entry.spec.cmd.is_none() && entry.spec.builtin.is_none() {
+            saved.command = entry.spec.command.clone();
+        }
+    }
+    let text = toml::to_string(&file).map_err(io::Error::other)?;
+    let header = "# The games of a kalaha play session: one game at a time, the seats swapped \
+                  every game. The person has no clock unless `tc` says so.\n";
+    let tmp = dir.join("tournament.toml.tmp");
+    std::fs::write(&tmp, format!("{header}{text}"))?;
+    std::fs::rename(&tmp, dir.join("tournament.toml"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seats_swap_every_game() {
+        let games: Vec<_> = Alternating { next: 1 }.take(4).collect();
+        let seats: Vec<_> = games.iter().map(|g| (g.south, g.north)).collect();
+        assert_eq!(seats, [(0, 1), (1, 0), (0, 1), (1, 0)]);
+        let pairs: Vec<_> = games.iter().map(|g| g.pair).collect();
+        assert_eq!(pairs, [1, 1, 2, 2]);
+        assert!(games.iter().all(|g| g.opening.is_empty()));
+    }
+
+    #[tokio::test]
+    async fn a_person_without_a_move_loses_on_time() {
+        let live = Live::new(super::super::Mode::Play, "t", None);
+        let mut p = Person {
+            live: live.clone(),
+            game: String::new(),
+        };
+        p.new_game("g-1", Rules::default(), Side::South)
+            .await
+            .unwrap();
+        let pos = Position::start(Rules::default());
+        let limit = TimeLimit::MoveTime(Duration::from_millis(30));
+        let fault = p
+            .go(&pos, &[], limit, Duration::from_millis(30))
+            .await
+            .unwrap_err();
+        assert_eq!(fault.kind, FaultKind::Timeout);
+        assert!(fault.detail.contains("within 30ms"), "{}", fault.detail);
+        // The page no longer offers the move.
+        assert!(live.person_move("g-1", 1).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_person_moves_from_the_page() {
+        let live = Live::new(super::super::Mode::Play, "t", None);
+        let mut p = Person {
+            live: live.clone(),
+            game: String::new(),
+        };
+        p.new_game("g-1", Rules::default(), Side::South)
+            .await
+            .unwrap();
+        let pos = Position::start(Rules::default());
+        let page = {
+            let live = live.clone();
+            tokio::spawn(async move {
+                loop {
+                    if live.person_move("g-1", 4).is_ok() {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            })
+        };
+        let limit = TimeLimit::MoveTime(NO_CLOCK);
+        let reply = p.go(&pos, &[], limit, NO_CLOCK).await.unwrap();
+        page.await.unwrap();
+        assert_eq!(reply.pit, 4);
+    }
+}

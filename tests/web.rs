@@ -1,0 +1,734 @@
+//! `kalaha play` in a real browser: headless Chromium, driven through WebDriver
+//! (chromedriver) by the small client below, plays a whole game against `random` by
+//! clicking enabled pit buttons, checks that a disabled button does not move, starts the
+//! next game (the engine moves first) and sows with the keyboard, then checks the result
+//! on the page against the recorded game. It also measures the time from a click to the
+//! engine's reply on the page, and with `KALAHA_SCREENSHOTS=DIR` saves the page at 400
+//! and 1200 px.
+//!
+//! Needs `chromium` and `chromedriver` (Debian: `apt-get install chromium chromium-driver`;
+//! `KALAHA_CHROMIUM` and `KALAHA_CHROMEDRIVER` name other paths). When they are missing
+//! the test fails under CI (`CI` set) and is skipped otherwise. Nothing leaves 127.0.0.1.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Chromium's flags: headless, no sandbox (CI runs as root), and nothing that reaches the
+/// network (no updates, no sync, no first-run pages).
+const CHROMIUM_FLAGS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1200,900",
+];
+
+/// The W3C key of an element reference.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+fn find_program(env: &str, names: &[&str]) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(env) {
+        return Some(PathBuf::from(p));
+    }
+    for name in names {
+        let p = Path::new(name);
+        if p.is_absolute() {
+            if p.is_file() {
+                return Some(p.to_path_buf());
+            }
+            continue;
+        }
+        let path = std::env::var_os("PATH")?;
+        if let Some(found) = std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|c| c.is_file())
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Kills and reaps a child process when dropped (also when the test fails).
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One HTTP/1.1 request to 127.0.0.1:`port`; the status and the body as JSON.
+fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<(u16, Value), String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .map_err(|e| e.to_string())?;
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+    // chromedriver keeps the connection open: read the head, then Content-Length bytes.
+    let mut raw = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let split = loop {
+        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        let n = s.read(&mut chunk).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err("the connection closed before the response head".into());
+        }
+        raw.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    let length = head.lines().find_map(|l| {
+        l.strip_prefix("content-length:")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    });
+    let mut content = raw[split + 4..].to_vec();
+    match length {
+        Some(n) => {
+            while content.len() < n {
+                let got = s.read(&mut chunk).map_err(|e| e.to_string())?;
+                if got == 0 {
+                    return Err("the connection closed in the response body".into());
+                }
+                content.extend_from_slice(&chunk[..got]);
+            }
+            content.truncate(n);
+        }
+        None => {
+            s.read_to_end(&mut content).map_err(|e| e.to_string())?;
+            if head.contains("transfer-encoding: chunked") {
+                content = dechunk(&content);
+            }
+        }
+    }
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let value = if content.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&content)
+            .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&content)))?
+    };
+    Ok((status, value))
+}
+
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(line_end) = body.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(String::from_utf8_lossy(&body[..line_end]).trim(), 16)
+            .unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        let start = line_end + 2;
+        out.extend_from_slice(&body[start..(start + size).min(body.len())]);
+        body = &body[(start + size + 2).min(body.len())..];
+    }
+    out
+}
+
+/// A WebDriver session.
+struct Browser {
+    port: u16,
+    session: String,
+}
+
+impl Browser {
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let path = format!("/session/{}{path}", self.session);
+        let (status, v) = http(self.port, method, &path, body.as_ref())
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        assert_eq!(status, 200, "{method} {path}: {v}");
+        v["value"].clone()
+    }
+
+    fn run(&self, script: &str) -> Value {
+        self.call(
+            "POST",
+            "/execute/sync",
+            Some(json!({ "script": script, "args": [] })),
+        )
+    }
+
+    fn find(&self, css: &str) -> String {
+        let v = self.call(
+            "POST",
+            "/element",
+            Some(json!({ "using": "css selector", "value": css })),
+        );
+        v[ELEMENT].as_str().expect("an element").to_string()
+    }
+
+    fn click(&self, css: &str) {
+        let id = self.find(css);
+        // A click on a disabled button may be refused by the driver or swallowed by the
+        // browser: either way it must not move.
+        let path = format!("/session/{}/element/{id}/click", self.session);
+        let _ = http(self.port, "POST", &path, Some(&json!({})));
+    }
+
+    fn keys(&self, text: &str) {
+        let body = self.find("body");
+        self.call(
+            "POST",
+            &format!("/element/{body}/value"),
+            Some(json!({ "text": text })),
+        );
+    }
+
+    fn screenshot(&self, width: u32, file: &Path) {
+        self.call(
+            "POST",
+            "/window/rect",
+            Some(json!({ "width": width, "height": 1000 })),
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        let png = self.call("GET", "/screenshot", None);
+        std::fs::write(file, base64(png.as_str().unwrap())).unwrap();
+    }
+}
+
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for v in text.bytes().filter_map(value) {
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
+}
+
+/// What the page shows of the person's game.
+#[derive(Debug)]
+struct Seen {
+    result: Option<String>,
+    game: String,
+    plies: i64,
+    enabled: Vec<u64>,
+    disabled: Vec<u64>,
+}
+
+const READ_PAGE: &str = "
+    const r = document.getElementById('result');
+    const b = document.querySelector('#board-area .board');
+    const pits = [...document.querySelectorAll('button[data-pit]')];
+    return {
+      result: r ? r.textContent : null,
+      game: b ? b.dataset.game : '',
+      plies: b ? Number(b.dataset.plies) : -1,
+      enabled: pits.filter((p) => !p.disabled).map((p) => Number(p.dataset.pit)),
+      disabled: pits.filter((p) => p.disabled).map((p) => Number(p.dataset.pit)),
+    };";
+
+fn seen(b: &Browser) -> Seen {
+    let v = b.run(READ_PAGE);
+    let pits = |k: &str| {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_u64().unwrap())
+            .collect()
+    };
+    Seen {
+        result: v["result"].as_str().map(str::to_string),
+        game: v["game"].as_str().unwrap_or("").to_string(),
+        plies: v["plies"].as_i64().unwrap(),
+        enabled: pits("enabled"),
+        disabled: pits("disabled"),
+    }
+}
+
+/// Polls the page until `done` holds, for at most `limit`.
+fn wait_for(b: &Browser, limit: Duration, what: &str, done: impl Fn(&Seen) -> bool) -> Seen {
+    let start = Instant::now();
+    loop {
+        let s = seen(b);
+        if done(&s) {
+            return s;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "timed out waiting for {what}: {s:?}"
+        );
+        std::thread::sleep(Duration::from_millis(15));
+    }
+}
+
+/// The state of the play server, as the page reads it.
+fn server_state(port: u16) -> Value {
+    let (status, v) = http(port, "GET", "/state", None).unwrap();
+    assert_eq!(status, 200);
+    v
+}
+
+/// `n` of a replay note "Sowing k of n · ...".
+fn first_plies_of(note: &Value) -> usize {
+    let text = note.as_str().unwrap();
+    let of = text.split(" of ").nth(1).unwrap();
+    of.split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_person_plays_random_in_chromium() {
+    let started = Instant::now();
+    let chromium = find_program("KALAHA_CHROMIUM", &["chromium", "chromium-browser"]);
+    let driver = find_program(
+        "KALAHA_CHROMEDRIVER",
+        &["/usr/bin/chromedriver", "chromedriver"],
+    );
+    let (Some(chromium), Some(driver)) = (chromium, driver) else {
+        let why = "chromium and chromedriver are needed (apt-get install chromium chromium-driver)";
+        if std::env::var_os("CI").is_some() {
+            panic!("{why}");
+        }
+        eprintln!("skipping a_person_plays_random_in_chromium: {why}");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+
+    // The play server.
+    let mut play = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(["play", "--engine", "random", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start kalaha play");
+    let stdout = play.stdout.take().unwrap();
+    let play = Reaped(play);
+    let (lines_tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let url = loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("kalaha play printed no address");
+        if let Some(u) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+            break u.to_string();
+        }
+    };
+    let play_port: u16 = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches('/')
+        .parse()
+        .expect("a port in the address");
+
+    // The browser.
+    let driver_port = free_port();
+    let _driver = Reaped(
+        Command::new(&driver)
+            .arg(format!("--port={driver_port}"))
+            .env("SE_AVOID_STATS", "true")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver"),
+    );
+    let ready = Instant::now();
+    while !http(driver_port, "GET", "/status", None).is_ok_and(|(_, v)| v["value"]["ready"] == true)
+    {
+        assert!(
+            ready.elapsed() < Duration::from_secs(20),
+            "chromedriver did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|f| f.to_string()).collect();
+    args.push(format!(
+        "--user-data-dir={}",
+        tmp.path().join("profile").display()
+    ));
+    let caps = json!({ "capabilities": { "alwaysMatch": {
+        "browserName": "chrome",
+        "goog:chromeOptions": { "binary": chromium.display().to_string(), "args": args }
+    }}});
+    let (status, v) = http(driver_port, "POST", "/session", Some(&caps)).unwrap();
+    assert_eq!(status, 200, "no WebDriver session: {v}");
+    let browser = Browser {
+        port: driver_port,
+        session: v["value"]["sessionId"].as_str().unwrap().to_string(),
+    };
+    browser.call("POST", "/url", Some(json!({ "url": url })));
+    let title = browser.run("return document.title;");
+    assert_eq!(title, "kalaha play");
+    // Nothing on the page comes from elsewhere.
+    let external = browser
+        .run("return [...document.querySelectorAll('[src],[href]')].map((e) => e.src || e.href);");
+    assert_eq!(external, json!([]), "the page loads other resources");
+
+    // Game 1: the person is south and moves first.
+    let first = wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
+        !s.enabled.is_empty()
+    });
+    let game1 = first.game.clone();
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut clicks = 0;
+    let mut disabled_checked = 0;
+    let result = loop {
+        let s = wait_for(
+            &browser,
+            Duration::from_secs(20),
+            "the person's turn",
+            |s| s.result.is_some() || !s.enabled.is_empty(),
+        );
+        if let Some(r) = s.result {
+            break r;
+        }
+        if let Some(&pit) = s.disabled.first()
+            && disabled_checked < 3
+        {
+            // A disabled (empty) pit does not move.
+            browser.click(&format!("button[data-pit=\"{pit}\"]"));
+            std::thread::sleep(Duration::from_millis(100));
+            let after = seen(&browser);
+            assert_eq!(after.plies, s.plies, "a disabled pit moved");
+            let state = server_state(play_port);
+            assert_eq!(
+                state["boards"][0]["frames"].as_array().unwrap().len() as i64,
+                s.plies
+            );
+            assert_eq!(state["boards"][0]["awaiting"], true);
+            disabled_checked += 1;
+        }
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let pit = s.enabled[(rng % s.enabled.len() as u64) as usize];
+        browser.click(&format!("button[data-pit=\"{pit}\"]"));
+        clicks += 1;
+        wait_for(&browser, Duration::from_secs(20), "the sowing", |n| {
+            n.plies > s.plies || n.result.is_some()
+        });
+    };
+    assert!(disabled_checked > 0, "no pit was ever disabled");
+    let screenshots = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from);
+    if let Some(dir) = &screenshots {
+        std::fs::create_dir_all(dir).unwrap();
+        browser.screenshot(400, &dir.join("result-400.png"));
+        browser.screenshot(1200, &dir.join("result-1200.png"));
+    }
+
+    // The finished game replays move by move, with the keyboard too.
+    browser.click(&format!("#games button[data-game=\"{game1}\"]"));
+    let note = |b: &Browser| b.run("return document.getElementById('replay-note').textContent;");
+    let replay_start = Instant::now();
+    while !note(&browser).as_str().unwrap().starts_with("Sowing") {
+        assert!(
+            replay_start.elapsed() < Duration::from_secs(10),
+            "no replay"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let n = first_plies_of(&note(&browser));
+    assert!(
+        note(&browser)
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("Sowing {n} of {n}"))
+    );
+    browser.keys("\u{E012}"); // ArrowLeft
+    let back = note(&browser);
+    assert!(
+        back.as_str()
+            .unwrap()
+            .starts_with(&format!("Sowing {} of {n}", n - 1)),
+        "{back}"
+    );
+    browser.keys("\u{E011}"); // Home
+    assert_eq!(note(&browser), "The start position.");
+    let plies = browser.run("return document.querySelector('#replay-board .board').dataset.plies;");
+    assert_eq!(plies, "0");
+    browser.keys("\u{E014}"); // ArrowRight
+    if let Some(dir) = &screenshots {
+        browser.screenshot(1200, &dir.join("replay-1200.png"));
+    }
+    browser.call(
+        "POST",
+        "/execute/sync",
+        Some(json!({
+            "script": "document.getElementById('r-close').click(); window.scrollTo(0, 0);",
+            "args": []
+        })),
+    );
+    let timings = browser.run("return window.kalahaTimings;");
+    let mut replies: Vec<f64> = timings
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["reply"].as_f64())
+        .collect();
+    let own: Vec<f64> = timings
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["own"].as_f64())
+        .collect();
+    replies.sort_by(f64::total_cmp);
+    assert!(!replies.is_empty(), "no engine reply was timed: {timings}");
+    let median = replies[replies.len() / 2];
+    let max = replies[replies.len() - 1];
+    eprintln!(
+        "click to the engine's reply on the page: median {median:.1} ms, max {max:.1} ms over {} \
+         replies; click to the own sowing shown: max {:.1} ms",
+        replies.len(),
+        own.iter().copied().fold(0.0, f64::max)
+    );
+    assert!(max < 10_000.0, "a reply took {max} ms to show");
+
+    // The next game: the engine moves first, the person is north; a digit key sows.
+    assert!(browser.run("return document.getElementById('new-game').disabled;") == false);
+    browser.keys("n");
+    let s = wait_for(&browser, Duration::from_secs(20), "the second game", |s| {
+        s.game != game1 && !s.enabled.is_empty()
+    });
+    let state = server_state(play_port);
+    assert_eq!(state["boards"][0]["person"], "north");
+    assert_eq!(state["boards"][0]["frames"][0]["side"], "south");
+    let pit = s.enabled[0];
+    browser.keys(&pit.to_string());
+    wait_for(&browser, Duration::from_secs(20), "a sowing by key", |n| {
+        n.plies > s.plies
+    });
+    if let Some(dir) = &screenshots {
+        browser.screenshot(400, &dir.join("play-400.png"));
+        browser.screenshot(1200, &dir.join("play-1200.png"));
+    }
+    browser.call("DELETE", "", None);
+
+    // Ctrl-C ends the session: the game in progress is not recorded.
+    let pid = play.0.id() as i32;
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let mut play = play;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = play.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "kalaha play did not stop on Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "kalaha play exited with {status}");
+    let printed: Vec<String> = lines.try_iter().collect();
+    assert!(
+        printed
+            .iter()
+            .any(|l| l == &format!("1 game recorded in {}", out.display())),
+        "{printed:?}"
+    );
+
+    // The recorded game is the one on the page.
+    let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let games: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(games.len(), 1, "{jsonl}");
+    let g = &games[0];
+    assert_eq!(g["game"], game1.as_str());
+    assert_eq!(
+        (g["south"].as_str(), g["north"].as_str()),
+        (Some("human"), Some("random"))
+    );
+    assert_eq!(g["termination"], "normal");
+    let moves = g["moves"].as_array().unwrap();
+    let by_person = moves.iter().filter(|m| m["side"] == "south").count();
+    assert_eq!(by_person, clicks, "every click is one sowing of the person");
+    let (south, north) = (
+        g["south_score"].as_u64().unwrap(),
+        g["north_score"].as_u64().unwrap(),
+    );
+    assert!(
+        result.contains(&format!("human (south) {south} – {north} random (north)")),
+        "{result}"
+    );
+    let verdict = match south.cmp(&north) {
+        std::cmp::Ordering::Greater => "human wins",
+        std::cmp::Ordering::Less => "random wins",
+        std::cmp::Ordering::Equal => "a draw",
+    };
+    assert!(result.contains(verdict), "{result}");
+    let csv = std::fs::read_to_string(out.join("games.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert!(
+        csv.lines().nth(1).unwrap().contains(",human,random,"),
+        "{csv}"
+    );
+    let toml = std::fs::read_to_string(out.join("tournament.toml")).unwrap();
+    assert!(
+        toml.contains("a person, on the page of kalaha play"),
+        "{toml}"
+    );
+    eprintln!(
+        "a whole game of {} sowings ({clicks} clicks) in {:.1} s",
+        moves.len(),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Starts `kalaha ARGS`, waits for the address of its page, and returns the process, the
+/// port and the rest of its output.
+fn serving(args: &[&str]) -> (Reaped, u16, mpsc::Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start kalaha");
+    let stdout = child.stdout.take().unwrap();
+    let child = Reaped(child);
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let port = loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("kalaha {args:?} printed no address"));
+        if let Some(u) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+            break u
+                .trim_start_matches("http://127.0.0.1:")
+                .trim_end_matches('/')
+                .parse()
+                .expect("a port in the address");
+        }
+    };
+    (child, port, lines)
+}
+
+/// `kalaha tournament --live` shows the games as they are played, and `kalaha show
+/// --serve` the folder they were written to, each game replayable.
+#[test]
+fn a_live_tournament_and_its_folder_are_served() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let out_arg = out.display().to_string();
+    let (mut run, port, _lines) = serving(&[
+        "tournament",
+        "--live",
+        "--quiet",
+        "--engine",
+        "builtin=hard",
+        "--engine",
+        "builtin=medium",
+        "name=</script><b>m</b>",
+        "--games",
+        "2",
+        "--move-time",
+        "40ms",
+        "--concurrency",
+        "2",
+        "--out",
+        &out_arg,
+    ]);
+    let mut moves_seen = 0;
+    let start = Instant::now();
+    while run.0.try_wait().unwrap().is_none() {
+        if let Ok((200, state)) = http(port, "GET", "/state", None) {
+            assert_eq!(state["mode"], "tournament");
+            for b in state["boards"].as_array().unwrap() {
+                assert!(b["south"] == "hard" || b["north"] == "hard", "{b}");
+                moves_seen = moves_seen.max(b["frames"].as_array().unwrap().len());
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the run did not end"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(run.0.wait().unwrap().success());
+    assert!(moves_seen > 0, "no sowing was seen on a live board");
+
+    let (mut show, port, _lines) = serving(&["show", "--serve", &out_arg]);
+    let (status, state) = http(port, "GET", "/state", None).unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(state["mode"], "results");
+    assert_eq!(state["finished"], 2);
+    assert_eq!(state["standings"].as_array().unwrap().len(), 2);
+    let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    let (status, game) = http(port, "GET", &format!("/game?id={}", first["number"]), None).unwrap();
+    assert_eq!(status, 200, "{game}");
+    let frames = game["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), first["moves"].as_array().unwrap().len());
+    let last = &frames[frames.len() - 1]["position"];
+    assert_eq!(last["south"], first["final_position"]["south"]);
+    assert_eq!(last["north"], first["final_position"]["north"]);
+    assert!(
+        game["result"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("</script><b>m</b>")
+    );
+    let (status, _) = http(port, "GET", "/game?id=nope", None).unwrap();
+    assert_eq!(status, 404);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(show.0.id() as i32, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while show.0.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "kalaha show --serve did not stop on Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(show.0.wait().unwrap().success());
+}
