@@ -1,11 +1,12 @@
 //! Engine specifications: `--engine cmd=PROG name=.. arg=.. dir=.. option.X=V` on the
 //! command line, `[[engine]]` tables in a config file, and their resolution to a command.
 
+use super::program::find_program;
 use crate::record::{TimeControl, check_name, clean_text, fit_width};
 use crate::supervisor::ResourceLimits;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One engine of a tournament, as given by the user and as written to `tournament.toml`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -361,7 +362,15 @@ impl EngineSpec {
                     std::env::current_exe().map_err(|e| SpecError::CurrentExe(e.to_string()))?;
                 (exe, vec!["engine".to_string(), b.clone()])
             }
-            (Some(c), None) => (find_program(c, self.dir.as_deref(), &name)?, Vec::new()),
+            (Some(c), None) => {
+                let program =
+                    find_program(c, self.dir.as_deref()).map_err(|reason| SpecError::Program {
+                        name: name.clone(),
+                        program: c.clone(),
+                        reason,
+                    })?;
+                (program, Vec::new())
+            }
         };
         args.extend(self.args.iter().cloned());
         let protocol = self.protocol.unwrap_or_default();
@@ -419,55 +428,6 @@ pub struct ResolvedEngine {
     pub tc: Option<TimeControl>,
     pub limits: ResourceLimits,
     pub protocol: EngineProtocol,
-}
-
-/// Finds `cmd` as the operating system would run it and checks that it is executable.
-fn find_program(cmd: &Path, dir: Option<&Path>, name: &str) -> Result<PathBuf, SpecError> {
-    let err = |reason: &str| SpecError::Program {
-        name: name.to_string(),
-        program: cmd.to_path_buf(),
-        reason: reason.to_string(),
-    };
-    let has_slash = cmd.components().count() > 1 || cmd.is_absolute();
-    let candidates: Vec<PathBuf> = if has_slash {
-        // A relative path is taken from the current directory, else from the engine's
-        // working directory.
-        let mut c = vec![cmd.to_path_buf()];
-        if let Some(d) = dir
-            && cmd.is_relative()
-        {
-            c.push(d.join(cmd));
-        }
-        c
-    } else {
-        std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).map(|d| d.join(cmd)).collect())
-            .unwrap_or_default()
-    };
-    let mut found_not_executable = false;
-    for c in candidates {
-        if c.is_file() {
-            if is_executable(&c) {
-                let abs = std::path::absolute(&c).unwrap_or(c);
-                return Ok(abs);
-            }
-            found_not_executable = true;
-        }
-    }
-    if found_not_executable {
-        Err(err("is not executable"))
-    } else if has_slash {
-        Err(err("does not exist"))
-    } else {
-        Err(err("was not found in PATH"))
-    }
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
 }
 
 /// How an engine got its name, strongest first: a name the user chose wins over a built-in
