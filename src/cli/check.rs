@@ -154,8 +154,9 @@ pub fn run(args: Args) -> CliResult {
         EngineProtocol::Kalaha => {
             runtime.block_on(check_engine(&cmd, &settings, &options, &mut report))
         }
-        EngineProtocol::Kgp => runtime.block_on(check_agent(&cmd, &settings, &mut report)),
+        EngineProtocol::Kgp => Ok(runtime.block_on(check_agent(&cmd, &settings, &mut report))),
     };
+    let results = results.map_err(CliError::input_msg)?;
     if let Some(e) = write_error {
         return Err(e.into());
     }
