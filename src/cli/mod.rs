@@ -201,13 +201,16 @@ const TIME_FLAGS: &[&str] = &[
     "--clock",
     "--time-margin",
     "--startup-timeout",
-    "--quit-grace",
 ];
 
 /// A hint for a time written as two words (`100 ms`, which would take `ms` for an engine or
 /// an argument), or a time where an engine is expected (`kalaha match a b 100ms`): the
-/// flag to give it with. `--` ends the words looked at (an engine's own arguments follow).
+/// flag to give it with. Only the commands that run games are looked at (`check` takes an
+/// engine's own arguments), and `--` ends the words looked at.
 fn time_words(args: &[String]) -> Option<String> {
+    if !["match", "tournament", "sprt", "play"].contains(&subcommand(args)) {
+        return None;
+    }
     let words: Vec<&str> = args
         .iter()
         .skip(1)
@@ -340,10 +343,12 @@ mod tests {
         assert!(h.contains("--move-time 100ms"), "{h}");
         let h = time_words(&args(&["kalaha", "match", "--clock", "10", "s"])).unwrap();
         assert!(h.contains("--clock 10s"), "{h}");
-        let h = time_words(&args(&["kalaha", "check", "--quit-grace", "2", "sec"])).unwrap();
-        assert!(h.contains("--quit-grace 2s"), "{h}");
+        let h = time_words(&args(&["kalaha", "sprt", "--time-margin", "2", "sec"])).unwrap();
+        assert!(h.contains("--time-margin 2s"), "{h}");
         assert!(time_words(&args(&["kalaha", "show", "dir", "5"])).is_none());
-        assert!(time_words(&args(&["kalaha", "check", "--", "./x", "1", "s"])).is_none());
+        assert!(time_words(&args(&["kalaha", "match", "--", "./x", "1", "s"])).is_none());
+        // check's words after the engine are the engine's own arguments.
+        assert!(time_words(&args(&["kalaha", "check", "./x", "1", "s"])).is_none());
         assert!(time_as_engine("100ms").is_some() && time_as_engine("ms").is_some());
         assert!(time_as_engine("hard").is_none());
     }
