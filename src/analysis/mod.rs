@@ -71,14 +71,15 @@ pub struct FolderAnalysis {
 
 /// Analyses the games of `games` not yet in `dir/analysis.csv`, appending each as it is
 /// done; once all are, rewrites `analysis.csv` in the order of `games` and writes
-/// `analysis_games.csv`. `progress` hears the games done so far in this run.
+/// `analysis_games.csv`. `progress` hears, after each game, the games found already
+/// analysed and what this run did so far.
 pub fn analyse_folder(
     dir: &Path,
     games: &[GameRecord],
     tables: &Tables,
     settings: AnalysisSettings,
     stop: &AtomicBool,
-    progress: &mut dyn FnMut(&Counts),
+    progress: &mut dyn FnMut(u64, &Counts),
 ) -> io::Result<FolderAnalysis> {
     let plies: HashMap<String, usize> = games.iter().map(|g| (g.game.clone(), g.plies())).collect();
     let (mut file, kept) = AnalysisFile::open(dir, &plies)?;
@@ -89,7 +90,9 @@ pub fn analyse_folder(
         .cloned()
         .collect();
     let kept_games = done.len() as u64;
-    let (counts, errors) = analyse_games(&todo, tables, settings, &mut file, stop, progress)?;
+    let (counts, errors) = analyse_games(&todo, tables, settings, &mut file, stop, &mut |c| {
+        progress(kept_games, c)
+    })?;
     let (mut rows, _) = read_analysis(&dir.join(ANALYSIS_CSV))?;
     let complete = kept_games + counts.games + errors.len() as u64 == games.len() as u64;
     if complete {

@@ -2,6 +2,7 @@
 //! function. Exit codes: 0 success, 1 failure, 2 usage or input error; `sprt` adds 3 (H0
 //! accepted) and 4 (game limit reached). A broken pipe on stdout is not an error.
 
+mod analyze;
 mod check;
 mod common;
 mod engine;
@@ -39,6 +40,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Perft(perft::Args),
+    Analyze(analyze::Args),
     Solve(solve::Args),
     Engine(engine::Args),
     Check(check::Args),
@@ -155,6 +157,7 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Perft(a) => perft::run(a),
+        Command::Analyze(a) => analyze::run(a),
         Command::Solve(a) => solve::run(a),
         Command::Engine(a) => engine::run(a),
         Command::Check(a) => check::run(a),

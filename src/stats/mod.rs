@@ -9,7 +9,7 @@ pub mod ratings;
 pub mod sprt;
 pub mod tally;
 
-pub use accuracy::{Accuracy, AccuracyTable};
+pub use accuracy::{Accuracy, AccuracyTable, BLUNDER_SEEDS};
 pub use elo::{Estimate, MeanAcc, Pentanomial, Wdl};
 pub use ratings::{Rating, Ratings};
 pub use sprt::{Sprt, SprtDecision, SprtModel, SprtStatus};
