@@ -6,14 +6,19 @@
 //! Values are final store differences under perfect play by both sides, stores included,
 //! from the view of the side that sows: a sowing's loss is the value before it minus the
 //! value after it for the same side, never negative, 0 for a perfect sowing.
+//!
+//! The same solver picks balanced openings ([`balanced_openings`]): lines of random sowings
+//! whose exact value lies in a small range.
 
 mod file;
 mod game;
+mod openings;
 mod run;
 mod summary;
 
 pub use file::{ANALYSIS_COLUMNS, ANALYSIS_CSV, AnalysisFile, read_analysis};
 pub use game::{PlyAnalysis, analysable, analyse_game, positions, value_within};
+pub use openings::{BalancedOpening, OpeningsSpec, balanced_openings, openings_text};
 pub use run::{AnalysisSettings, Counts, Tables, analyse_games};
 pub use summary::{
     GAMES_SUMMARY_COLUMNS, GAMES_SUMMARY_CSV, accuracy, accuracy_text, per_game, read_accuracy,
@@ -117,4 +122,4 @@ pub fn analyse_folder(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -9,6 +9,7 @@ mod engine;
 mod error;
 mod execute;
 mod match_cmd;
+mod openings;
 mod perft;
 mod play;
 mod ratings;
@@ -41,6 +42,7 @@ pub struct Cli {
 pub enum Command {
     Perft(perft::Args),
     Analyze(analyze::Args),
+    Openings(openings::Args),
     Solve(solve::Args),
     Engine(engine::Args),
     Check(check::Args),
@@ -158,6 +160,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Perft(a) => perft::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::Openings(a) => openings::run(a),
         Command::Solve(a) => solve::run(a),
         Command::Engine(a) => engine::run(a),
         Command::Check(a) => check::run(a),
