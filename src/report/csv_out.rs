@@ -184,7 +184,10 @@ pub(crate) mod tests {
         assert_eq!(text_cell("+x"), "'+x");
         assert_eq!(text_cell("plain"), "plain");
         let s = super::super::tests::sample();
-        let text = to_text(|w| standings_csv(w, &s));
+        let mut acc = AccuracyTable::new();
+        acc.add("-minus", Some(3));
+        acc.add("-minus", Some(0));
+        let text = to_text(|w| standings_csv(w, &s, Some(&acc)));
         let mut r = csv::Reader::from_reader(text.as_bytes());
         let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
         assert_eq!(rows.len(), 4);
@@ -194,6 +197,11 @@ pub(crate) mod tests {
         // Elo cells stay plain numbers, negative ones included.
         let elos: Vec<f64> = rows.iter().map(|r| r[7].parse().unwrap()).collect();
         assert!(elos.iter().any(|&e| e < 0.0));
+        // The analysis columns: filled for the engine analysed, empty for the others.
+        let minus = rows.iter().find(|r| &r[1] == "'-minus").unwrap();
+        assert_eq!(&minus.iter().collect::<Vec<_>>()[17..], ["2", "1.5000", "0.5000", "1"]);
+        let other = rows.iter().find(|r| &r[1] != "'-minus").unwrap();
+        assert_eq!(other.iter().skip(17).collect::<String>(), "");
         let h2h = to_text(|w| h2h_csv(w, &s));
         assert_eq!(h2h.lines().count(), 1 + 12);
         let header: Vec<&str> = h2h.lines().next().unwrap().split(',').collect();
