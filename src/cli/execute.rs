@@ -8,7 +8,7 @@ use crate::tournament::config::TournamentConfig;
 use crate::tournament::events::{StopRule, View};
 use crate::tournament::schedule::ScheduleKind;
 use crate::tournament::{RunOptions, TournamentError, TournamentOutcome};
-use crate::views::{DisplayMode, LeaderboardView, LiveDisplay};
+use crate::views::{AnalysisView, DisplayMode, LeaderboardView, LiveDisplay};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -101,6 +101,11 @@ pub fn execute(
             out.display()
         )?;
     }
+    let mut analysis = if flags.analyze {
+        Some(analysis_view(&config, &out)?)
+    } else {
+        None
+    };
     let mut leaderboard = LeaderboardView::new(&out, flags.report_every);
     let mut display = LiveDisplay::new(mode);
     let mut live = match flags.live {
@@ -119,6 +124,10 @@ pub fn execute(
     let mut views: Vec<&mut dyn View> = Vec::with_capacity(extra.len() + 3);
     for v in extra.iter_mut() {
         views.push(&mut **v);
+    }
+    // Before the leaderboard, which shows what the analysis found.
+    if let Some(v) = analysis.as_mut() {
+        views.push(v);
     }
     views.push(&mut leaderboard);
     if let Some(v) = live.as_mut() {
@@ -161,6 +170,26 @@ pub fn execute(
         writeln!(o, "results in {}", out.display())?;
     }
     Ok(Executed { outcome, code: 0 })
+}
+
+/// The `--analyze` view: one thread, the endgame table of the run's rules (built once if
+/// needed), 10 s a position at most.
+fn analysis_view(config: &TournamentConfig, out: &std::path::Path) -> Result<AnalysisView, CliError> {
+    let args = super::tables::TableArgs {
+        tables: None,
+        table_mb: super::tables::DEFAULT_TABLE_MB,
+    };
+    let rules = config.rules();
+    let tables = super::analyze::tables_for(&[rules], &args, 1)?;
+    Ok(AnalysisView::new(
+        out,
+        tables,
+        crate::analysis::AnalysisSettings {
+            threads: 1,
+            budget: Some(Duration::from_secs(10)),
+            hash_mb: 128,
+        },
+    ))
 }
 
 /// User plus system CPU time of this process (`RUSAGE_SELF`) or of its reaped children.

@@ -2,12 +2,14 @@
 //! function. Exit codes: 0 success, 1 failure, 2 usage or input error; `sprt` adds 3 (H0
 //! accepted) and 4 (game limit reached). A broken pipe on stdout is not an error.
 
+mod analyze;
 mod check;
 mod common;
 mod engine;
 mod error;
 mod execute;
 mod match_cmd;
+mod openings;
 mod perft;
 mod play;
 mod ratings;
@@ -39,6 +41,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Perft(perft::Args),
+    Analyze(analyze::Args),
+    Openings(openings::Args),
     Solve(solve::Args),
     Engine(engine::Args),
     Check(check::Args),
@@ -295,6 +299,8 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Perft(a) => perft::run(a),
+        Command::Analyze(a) => analyze::run(a),
+        Command::Openings(a) => openings::run(a),
         Command::Solve(a) => solve::run(a),
         Command::Engine(a) => engine::run(a),
         Command::Check(a) => check::run(a),

@@ -74,6 +74,10 @@ pub struct ConfigFile {
     pub restart: Option<Restart>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adjudicate: Option<Adjudication>,
+    /// Openings of `opening_plies` sowings whose exact value for south lies in [-V, V],
+    /// one per game pair (saved as the `opening_list` they turned out to be).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balanced_openings: Option<u32>,
     /// Time an engine has to answer the first `hello`, e.g. `10s`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout: Option<String>,
@@ -213,6 +217,7 @@ impl ConfigFile {
             shard: self.shard.or(under.shard),
             restart: self.restart.or(under.restart),
             adjudicate: self.adjudicate.or(under.adjudicate),
+            balanced_openings: self.balanced_openings.or(under.balanced_openings),
             startup_timeout: self.startup_timeout.or(under.startup_timeout),
             line_limit: self.line_limit.or(under.line_limit),
             depth: self.depth.or(under.depth),
@@ -240,7 +245,7 @@ impl ConfigFile {
         if games == 0 {
             return Err(refuse("games", "must be at least 1"));
         }
-        let (openings, opening_plies) = self.openings(rules)?;
+        let (openings, opening_plies) = self.openings(rules, games.div_ceil(2))?;
         let shard = match &self.shard {
             Some(s) => Some(s.parse::<Shard>().map_err(|e| refuse("shard", e))?),
             None => None,
@@ -320,8 +325,12 @@ impl ConfigFile {
         }
     }
 
-    /// Where the openings come from, and the random sowings of each.
-    fn openings(&self, rules: Rules) -> Result<(Openings, u32), ConfigError> {
+    /// Where the openings come from (`rounds` of them are played), and the random sowings
+    /// of each.
+    fn openings(&self, rules: Rules, rounds: u64) -> Result<(Openings, u32), ConfigError> {
+        if let Some(v) = self.balanced_openings {
+            return self.balanced(rules, rounds, v);
+        }
         let plies = match (&self.openings, &self.opening_list) {
             (None, None) => self.opening_plies.unwrap_or(DEFAULT_OPENING_PLIES),
             _ => self.opening_plies.unwrap_or(0),
@@ -359,6 +368,35 @@ impl ConfigFile {
             },
         };
         Ok((openings, plies))
+    }
+
+    /// `rounds` balanced openings within ±`max_value`, found by the solver.
+    fn balanced(
+        &self,
+        rules: Rules,
+        rounds: u64,
+        max_value: u32,
+    ) -> Result<(Openings, u32), ConfigError> {
+        if self.openings.is_some() || self.opening_list.is_some() {
+            return Err(refuse(
+                "balanced_openings",
+                "give balanced openings or an openings list, not both",
+            ));
+        }
+        let spec = crate::analysis::OpeningsSpec {
+            plies: self.opening_plies.unwrap_or(DEFAULT_OPENING_PLIES).max(1),
+            count: usize::try_from(rounds).unwrap_or(usize::MAX),
+            max_value: max_value.min(i32::MAX as u32) as i32,
+            seed: self.seed.unwrap_or(0),
+            budget: Some(Duration::from_secs(10)),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            hash_mb: 128,
+        };
+        let table = crate::referee::shared_table(&rules);
+        let found = crate::analysis::balanced_openings(rules, spec, table, &mut |_, _| {})
+            .map_err(|e| refuse("balanced_openings", e))?;
+        let list = found.into_iter().map(|o| o.pits).collect();
+        Ok((Openings::List(Arc::new(list)), 0))
     }
 
     /// The engines, each with the `each` settings under its own.
@@ -584,6 +622,7 @@ impl TournamentConfig {
             shard: self.schedule.shard.map(|s| s.to_string()),
             restart: Some(self.restart),
             adjudicate: Some(self.adjudication),
+            balanced_openings: None,
             startup_timeout: Some(format_duration(self.startup_timeout)),
             line_limit: Some(self.line_limit as u64),
             depth: self.depth,
