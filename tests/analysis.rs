@@ -32,7 +32,11 @@ fn rows(path: &Path) -> Vec<HashMap<String, String>> {
     r.records()
         .map(|rec| {
             let rec = rec.unwrap();
-            header.iter().cloned().zip(rec.iter().map(String::from)).collect()
+            header
+                .iter()
+                .cloned()
+                .zip(rec.iter().map(String::from))
+                .collect()
         })
         .collect()
 }
@@ -70,9 +74,24 @@ fn perfect_against_itself_loses_nothing_and_the_reports_say_so() {
     let tables = dir.path().join("tables");
     let (o, t) = (out.to_str().unwrap(), tables.to_str().unwrap());
     kalaha(&[
-        "match", "--engine", "builtin=perfect", "--engine", "builtin=perfect", "--pits", "3",
-        "--seeds", "3", "--games", "2", "--opening-plies", "0", "--move-time", "500ms", "--out",
-        o, "-q",
+        "match",
+        "--engine",
+        "builtin=perfect",
+        "--engine",
+        "builtin=perfect",
+        "--pits",
+        "3",
+        "--seeds",
+        "3",
+        "--games",
+        "2",
+        "--opening-plies",
+        "0",
+        "--move-time",
+        "500ms",
+        "--out",
+        o,
+        "-q",
     ]);
     let printed = kalaha(&["analyze", o, "--tables", t, "--threads", "2"]);
     let printed = String::from_utf8(printed.stdout).unwrap();
@@ -83,7 +102,12 @@ fn perfect_against_itself_loses_nothing_and_the_reports_say_so() {
     let games = text(&out.join("games.jsonl"));
     let plies: usize = games
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["moves"].as_array().unwrap().len())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["moves"]
+                .as_array()
+                .unwrap()
+                .len()
+        })
         .sum();
     assert_eq!(analysed.len(), plies);
     for r in &analysed {
@@ -92,13 +116,19 @@ fn perfect_against_itself_loses_nothing_and_the_reports_say_so() {
     }
     // The first sowing of each game is from the start: its value is the board's.
     let mut memo = HashMap::new();
-    let start = minimax(&Position::start(Rules::new(3, 3, false, Sweep::Owner).unwrap()), &mut memo);
+    let start = minimax(
+        &Position::start(Rules::new(3, 3, false, Sweep::Owner).unwrap()),
+        &mut memo,
+    );
     for r in analysed.iter().filter(|r| r["ply"] == "1") {
         assert_eq!(r["value_before"], start.to_string());
     }
     let standings = rows(&out.join("standings.csv"));
     for r in &standings {
-        assert_eq!((r["loss_per_move"].as_str(), r["accuracy"].as_str()), ("0.0000", "1.0000"));
+        assert_eq!(
+            (r["loss_per_move"].as_str(), r["accuracy"].as_str()),
+            ("0.0000", "1.0000")
+        );
         assert_eq!(r["loss_blunders"], "0");
     }
     let summary = rows(&out.join("analysis_games.csv"));
@@ -114,15 +144,36 @@ fn an_analysis_killed_halfway_resumes_to_the_same_result() {
     let whole = dir.path().join("whole");
     let cut = dir.path().join("cut");
     kalaha(&[
-        "match", "--engine", "builtin=random", "--engine", "builtin=greedy", "--pits", "5",
-        "--seeds", "3", "--games", "40", "--move-time", "50ms", "--out",
-        whole.to_str().unwrap(), "-q",
+        "match",
+        "--engine",
+        "builtin=random",
+        "--engine",
+        "builtin=greedy",
+        "--pits",
+        "5",
+        "--seeds",
+        "3",
+        "--games",
+        "40",
+        "--move-time",
+        "50ms",
+        "--out",
+        whole.to_str().unwrap(),
+        "-q",
     ]);
     std::fs::create_dir(&cut).unwrap();
     for f in ["games.jsonl", "games.csv", "tournament.toml"] {
         std::fs::copy(whole.join(f), cut.join(f)).unwrap();
     }
-    let flags = ["--threads", "1", "--budget", "none", "--table-mb", "0", "-q"];
+    let flags = [
+        "--threads",
+        "1",
+        "--budget",
+        "none",
+        "--table-mb",
+        "0",
+        "-q",
+    ];
     let mut args = vec!["analyze", whole.to_str().unwrap()];
     args.extend(flags);
     kalaha(&args);
@@ -154,7 +205,13 @@ fn an_analysis_killed_halfway_resumes_to_the_same_result() {
     assert!(partial < total, "killed with {partial} of {total} rows");
     assert!(!cut.join("analysis_games.csv").exists());
 
-    let resumed = kalaha(&args.iter().copied().filter(|a| *a != "-q").collect::<Vec<_>>());
+    let resumed = kalaha(
+        &args
+            .iter()
+            .copied()
+            .filter(|a| *a != "-q")
+            .collect::<Vec<_>>(),
+    );
     let printed = String::from_utf8(resumed.stdout).unwrap();
     assert!(printed.contains("analysed by an earlier run"), "{printed}");
     for f in ["analysis.csv", "analysis_games.csv", "standings.csv"] {
@@ -167,8 +224,21 @@ fn openings_are_distinct_of_k_sowings_and_as_even_as_asked() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("openings.txt");
     kalaha(&[
-        "openings", "--pits", "3", "--seeds", "3", "--plies", "2", "--count", "4",
-        "--max-value", "2", "--seed", "7", "--out", file.to_str().unwrap(),
+        "openings",
+        "--pits",
+        "3",
+        "--seeds",
+        "3",
+        "--plies",
+        "2",
+        "--count",
+        "4",
+        "--max-value",
+        "2",
+        "--seed",
+        "7",
+        "--out",
+        file.to_str().unwrap(),
     ]);
     let rules = Rules::new(3, 3, false, Sweep::Owner).unwrap();
     let mut memo = HashMap::new();
@@ -182,7 +252,10 @@ fn openings_are_distinct_of_k_sowings_and_as_even_as_asked() {
     for line in &lines {
         let (pits, comment) = line.split_once('#').unwrap();
         let mut pos = Position::start(rules);
-        let pits: Vec<i64> = pits.split_whitespace().map(|p| p.parse().unwrap()).collect();
+        let pits: Vec<i64> = pits
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect();
         assert_eq!(pits.len(), 2, "{line}");
         for p in &pits {
             pos = pos.play(*p).unwrap();
@@ -197,11 +270,26 @@ fn openings_are_distinct_of_k_sowings_and_as_even_as_asked() {
     // The file is an openings file a tournament reads.
     let out = dir.path().join("run");
     kalaha(&[
-        "match", "--engine", "builtin=greedy", "--engine", "builtin=first", "--pits", "3",
-        "--seeds", "3", "--games", "8", "--openings", file.to_str().unwrap(), "--out",
-        out.to_str().unwrap(), "-q",
+        "match",
+        "--engine",
+        "builtin=greedy",
+        "--engine",
+        "builtin=first",
+        "--pits",
+        "3",
+        "--seeds",
+        "3",
+        "--games",
+        "8",
+        "--openings",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
     ]);
-    let openings: std::collections::HashSet<String> =
-        rows(&out.join("games.csv")).iter().map(|r| r["opening"].clone()).collect();
+    let openings: std::collections::HashSet<String> = rows(&out.join("games.csv"))
+        .iter()
+        .map(|r| r["opening"].clone())
+        .collect();
     assert_eq!(openings.len(), 4);
 }

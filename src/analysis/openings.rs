@@ -38,7 +38,12 @@ pub struct BalancedOpening {
 const TRIES_PER_OPENING: usize = 200;
 
 /// The exact value for south of the position after `pits`, if solved within the budget.
-fn south_value(solver: &mut Solver, rules: Rules, pits: &[u8], budget: Option<Duration>) -> Option<i32> {
+fn south_value(
+    solver: &mut Solver,
+    rules: Rules,
+    pits: &[u8],
+    budget: Option<Duration>,
+) -> Option<i32> {
     let mut pos = Position::start(rules);
     for &p in pits {
         pos = pos.play(p as i64).ok()?;
@@ -167,7 +172,11 @@ pub fn openings_text(rules: Rules, spec: &OpeningsSpec, openings: &[BalancedOpen
         spec.seed,
         rules.pits(),
         rules.seeds(),
-        if rules.empty_capture() { " --empty-capture" } else { "" },
+        if rules.empty_capture() {
+            " --empty-capture"
+        } else {
+            ""
+        },
         rules.sweep(),
     );
     for o in openings {
@@ -201,11 +210,23 @@ mod tests {
         };
         let found = balanced_openings(rules, spec, None, &mut |_, _| {}).unwrap();
         assert_eq!(found.len(), 4);
-        let again = balanced_openings(rules, OpeningsSpec { threads: 1, ..spec }, None, &mut |_, _| {}).unwrap();
-        assert_eq!(found, again, "the same for the same seed, whatever the threads");
+        let again = balanced_openings(
+            rules,
+            OpeningsSpec { threads: 1, ..spec },
+            None,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(
+            found, again,
+            "the same for the same seed, whatever the threads"
+        );
         let text = openings_text(rules, &spec, &found);
         let parsed = parse_openings(&text, rules).unwrap();
-        assert_eq!(parsed, found.iter().map(|o| o.pits.clone()).collect::<Vec<_>>());
+        assert_eq!(
+            parsed,
+            found.iter().map(|o| o.pits.clone()).collect::<Vec<_>>()
+        );
         let mut memo = std::collections::HashMap::new();
         let mut positions = HashSet::new();
         for o in &found {
@@ -215,14 +236,23 @@ mod tests {
                 pos = pos.play(p as i64).unwrap();
             }
             assert!(!pos.is_over());
-            assert!(positions.insert((pos.cells().to_vec(), pos.to_move())), "distinct: {found:?}");
+            assert!(
+                positions.insert((pos.cells().to_vec(), pos.to_move())),
+                "distinct: {found:?}"
+            );
             let v = minimax(&pos, &mut memo);
             let south = if pos.to_move() == Side::South { v } else { -v };
             assert_eq!(south, o.value);
             assert!(o.value.abs() <= 2);
         }
         // Asking for more than exist says so.
-        let err = balanced_openings(rules, OpeningsSpec { count: 500, ..spec }, None, &mut |_, _| {}).unwrap_err();
+        let err = balanced_openings(
+            rules,
+            OpeningsSpec { count: 500, ..spec },
+            None,
+            &mut |_, _| {},
+        )
+        .unwrap_err();
         assert!(err.contains("found only"), "{err}");
     }
 }

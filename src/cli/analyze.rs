@@ -69,9 +69,11 @@ pub fn parse_budget(text: &str) -> Result<Option<Duration>, CliError> {
     if text.trim() == "none" {
         return Ok(None);
     }
-    parse_duration(text)
-        .map(Some)
-        .map_err(|e| CliError::input_msg(format!("invalid --budget {text:?}: {e} (e.g. 10s, 500ms, or none)")))
+    parse_duration(text).map(Some).map_err(|e| {
+        CliError::input_msg(format!(
+            "invalid --budget {text:?}: {e} (e.g. 10s, 500ms, or none)"
+        ))
+    })
 }
 
 /// The endgame table for each rule variant in `rules`, loaded or built as `tables` says.
@@ -117,11 +119,18 @@ pub fn run(args: Args) -> CliResult {
     let bar = progress_bar(args.quiet, games.len() as u64);
     let started = Instant::now();
     let stop = AtomicBool::new(false);
-    let done = analysis::analyse_folder(dir, &games, &tables, settings, &stop, &mut |kept, c: &Counts| {
-        bar.set_position(kept + c.games);
-        let secs = started.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!("{:.0} positions/s", c.positions as f64 / secs));
-    })?;
+    let done = analysis::analyse_folder(
+        dir,
+        &games,
+        &tables,
+        settings,
+        &stop,
+        &mut |kept, c: &Counts| {
+            bar.set_position(kept + c.games);
+            let secs = started.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!("{:.0} positions/s", c.positions as f64 / secs));
+        },
+    )?;
     bar.finish_and_clear();
     report(dir, &done, started.elapsed(), budget, args.quiet)
 }

@@ -169,7 +169,10 @@ pub fn execute(
 
 /// The `--analyze` view: one thread, the endgame table of the run's rules (built once if
 /// needed), 10 s a position at most.
-fn analysis_view(config: &TournamentConfig, out: &std::path::Path) -> Result<AnalysisView, CliError> {
+fn analysis_view(
+    config: &TournamentConfig,
+    out: &std::path::Path,
+) -> Result<AnalysisView, CliError> {
     let args = super::tables::TableArgs {
         tables: None,
         table_mb: super::tables::DEFAULT_TABLE_MB,

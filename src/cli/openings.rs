@@ -61,7 +61,9 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     let rules = args.rules.rules()?;
     if args.count == 0 {
-        return Err(CliError::input_msg("invalid --count 0: ask for at least one opening"));
+        return Err(CliError::input_msg(
+            "invalid --count 0: ask for at least one opening",
+        ));
     }
     if args.plies == 0 {
         return Err(CliError::input_msg(

@@ -3,8 +3,7 @@
 
 use crate::rules::{Position, Rules, Side};
 use crate::solver::{
-    Budget, EndgameTable, IN_MEMORY_BYTES, Solver, TableRules, TableStore, planned_seeds,
-    table_len,
+    Budget, EndgameTable, IN_MEMORY_BYTES, Solver, TableRules, TableStore, planned_seeds, table_len,
 };
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -37,7 +36,8 @@ pub fn shared_table(rules: &Rules) -> Option<Arc<EndgameTable>> {
             let budget = TABLE_BYTES;
             let k = planned_seeds(rules, budget)?;
             if table_len(tr, k)? <= IN_MEMORY_BYTES {
-                return EndgameTable::build(tr, k, 1, &|_| {}, &AtomicBool::new(false)).map(Arc::new);
+                return EndgameTable::build(tr, k, 1, &|_| {}, &AtomicBool::new(false))
+                    .map(Arc::new);
             }
             let store = TableStore::at(None).ok()?;
             store.open_best(tr, budget).ok()?.0.map(Arc::new)

@@ -285,10 +285,13 @@ async fn play_moves<S: Contestant, N: Contestant>(
     while !pos.is_over() {
         if setup.adjudication == Adjudication::Decided && decided(pos) {
             let winner = winner_by_stores(pos);
-            return End::Adjudicated(format!(
-                "{winner} holds more than half of the {} seeds",
-                setup.rules.total_seeds()
-            ), None);
+            return End::Adjudicated(
+                format!(
+                    "{winner} holds more than half of the {} seeds",
+                    setup.rules.total_seeds()
+                ),
+                None,
+            );
         }
         if setup.adjudication == Adjudication::Exact
             && let Some((s, n)) = settle(pos, EXACT_NODES)

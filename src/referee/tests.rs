@@ -188,7 +188,12 @@ fn exact_adjudication_records_the_value_under_perfect_play_as_the_stores() {
         let pos = &g.final_position;
         let v = crate::analysis::tests::minimax(pos, &mut memo);
         let south = if pos.to_move() == Side::South { v } else { -v };
-        assert_eq!(g.south_score as i32 - g.north_score as i32, south, "{}", g.detail);
+        assert_eq!(
+            g.south_score as i32 - g.north_score as i32,
+            south,
+            "{}",
+            g.detail
+        );
         assert_eq!(g.south_score as u32 + g.north_score as u32, 18);
         let winner = match south.signum() {
             1 => Some(Side::South),

@@ -85,7 +85,11 @@ pub(crate) fn html_section(o: &mut String, s: &Standings, t: &AccuracyTable) {
             a.unsolved
         );
     }
-    let _ = writeln!(o, "</tbody>\n</table>\n</div>\n{}\n</section>", chart(&rows));
+    let _ = writeln!(
+        o,
+        "</tbody>\n</table>\n</div>\n{}\n</section>",
+        chart(&rows)
+    );
 }
 
 /// Horizontal bars of seeds lost per move, one per engine, as inline SVG.

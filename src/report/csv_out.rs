@@ -54,7 +54,9 @@ pub(crate) fn standings_csv(
     let mut w = csv::Writer::from_writer(out);
     w.write_record(STANDINGS_COLUMNS).map_err(csv_error)?;
     for r in &s.rows {
-        let acc = accuracy.and_then(|t| t.get(&r.engine)).filter(|a| a.moves > 0);
+        let acc = accuracy
+            .and_then(|t| t.get(&r.engine))
+            .filter(|a| a.moves > 0);
         let acc_cells = match acc {
             Some(a) => [
                 a.moves.to_string(),
@@ -199,7 +201,10 @@ pub(crate) mod tests {
         assert!(elos.iter().any(|&e| e < 0.0));
         // The analysis columns: filled for the engine analysed, empty for the others.
         let minus = rows.iter().find(|r| &r[1] == "'-minus").unwrap();
-        assert_eq!(&minus.iter().collect::<Vec<_>>()[17..], ["2", "1.5000", "0.5000", "1"]);
+        assert_eq!(
+            &minus.iter().collect::<Vec<_>>()[17..],
+            ["2", "1.5000", "0.5000", "1"]
+        );
         let other = rows.iter().find(|r| &r[1] != "'-minus").unwrap();
         assert_eq!(other.iter().skip(17).collect::<String>(), "");
         let h2h = to_text(|w| h2h_csv(w, &s));

@@ -131,9 +131,7 @@ pub fn write_reports(
         let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
         match name {
-            "standings.csv" => {
-                csv_out::standings_csv(&mut w, standings, context.accuracy.as_ref())
-            }
+            "standings.csv" => csv_out::standings_csv(&mut w, standings, context.accuracy.as_ref()),
             "h2h.csv" => csv_out::h2h_csv(&mut w, standings),
             "leaderboard.md" => {
                 w.write_all(markdown::leaderboard_md(standings, context).as_bytes())

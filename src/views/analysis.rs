@@ -3,7 +3,7 @@
 //! included) and put in order, before the leaderboards are written.
 
 use crate::analysis::{
-    self, AnalysisFile, AnalysisSettings, Tables, analysable, analyse_game, analysable_games,
+    self, AnalysisFile, AnalysisSettings, Tables, analysable, analysable_games, analyse_game,
 };
 use crate::record::GameRecord;
 use crate::solver::Solver;
@@ -27,7 +27,11 @@ pub struct AnalysisView {
 
 impl AnalysisView {
     /// `tables` must hold the endgame table (or `None`) for the run's rules.
-    pub fn new(dir: impl Into<PathBuf>, tables: Tables, settings: AnalysisSettings) -> AnalysisView {
+    pub fn new(
+        dir: impl Into<PathBuf>,
+        tables: Tables,
+        settings: AnalysisSettings,
+    ) -> AnalysisView {
         AnalysisView {
             dir: dir.into(),
             tables,
