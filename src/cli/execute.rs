@@ -83,12 +83,17 @@ pub fn execute(
             (RunKind::Tournament, ScheduleKind::RoundRobin) => "round robin",
             (RunKind::Tournament, ScheduleKind::Gauntlet) => "gauntlet",
         };
+        let games = 2 * config.schedule.pairs_per_pairing;
+        // An SPRT stops as soon as it decides: its game count is a limit.
+        let games = match kind {
+            RunKind::Sprt => format!("at most {games} games"),
+            _ => format!("{games} games per pairing"),
+        };
         writeln!(
             std::io::stdout().lock(),
-            "{} {what}: {} engines, {} games per pairing, {}, time {} (+{} margin), {} at once; results in {}",
+            "{} {what}: {} engines, {games}, {}, time {} (+{} margin), {} at once; results in {}",
             if resume { "resuming" } else { "starting" },
             config.engines.len(),
-            2 * config.schedule.pairs_per_pairing,
             config.rules(),
             time_controls(&config),
             format_duration(config.margin),
