@@ -8,7 +8,7 @@
 
 use super::error::{EngineError, Stopped};
 use super::lines::LineEvent;
-use super::log::{EngineLog, create_numbered};
+use super::log::{EngineLog, create_numbered, rename_numbered};
 use super::process::Process;
 use super::{EngineCommand, Settings};
 use crate::protocol::{FromEngine, HelloReply, PROTOCOL_VERSION, ParseError, ToEngine};
@@ -49,6 +49,7 @@ pub struct Engine {
     hello_line: String,
     settings: Settings,
     transcript: Option<io::BufWriter<std::fs::File>>,
+    transcript_path: Option<std::path::PathBuf>,
     started: std::time::Instant,
     notes: VecDeque<EngineNote>,
     next_ping: u64,
@@ -70,12 +71,13 @@ impl Engine {
     /// Spawns the engine without any handshake (inside a tokio runtime).
     pub fn spawn(cmd: &EngineCommand, settings: &Settings) -> Result<Engine, EngineError> {
         let log = Arc::new(EngineLog::open(settings.logs.as_ref()));
-        let transcript = match (&settings.logs, settings.transcript) {
+        let (transcript, transcript_path) = match (&settings.logs, settings.transcript) {
             (Some(place), true) => create_numbered(&place.dir, &place.stem, "transcript")
                 .inspect_err(|e| tracing::warn!("cannot create a transcript: {e}"))
                 .ok()
-                .map(|(f, _)| io::BufWriter::new(f)),
-            _ => None,
+                .map(|(f, path)| (Some(io::BufWriter::new(f)), Some(path)))
+                .unwrap_or_default(),
+            _ => (None, None),
         };
         let process = Process::spawn(cmd, settings.line_limit, settings.limits, log)?;
         let name = cmd
@@ -96,10 +98,22 @@ impl Engine {
             hello_line: String::new(),
             settings: settings.clone(),
             transcript,
+            transcript_path,
             started: std::time::Instant::now(),
             notes: VecDeque::new(),
             next_ping: 1,
         })
+    }
+
+    /// Moves this instance's log and transcript to `stem.N.log` and `stem.N.transcript`
+    /// (when the engine's name is settled after its `hello`, so they are found under it).
+    pub fn rename_logs(&mut self, stem: &str) -> io::Result<()> {
+        self.process.log().rename(stem)?;
+        if let Some(path) = &self.transcript_path {
+            let dir = path.parent().unwrap_or(std::path::Path::new("."));
+            self.transcript_path = Some(rename_numbered(path, dir, stem, "transcript")?);
+        }
+        Ok(())
     }
 
     /// The engine's `hello` (empty before the handshake).
