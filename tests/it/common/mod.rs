@@ -13,7 +13,7 @@ pub fn fake_engine() -> PathBuf {
     let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
     let path = dir.join("examples").join("fake_engine");
     if !path.exists() {
-        // A filtered run (`cargo test --test NAME`) does not build the examples.
+        // A filtered run (`cargo test --test it`) does not build the examples.
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let mut cmd = std::process::Command::new(cargo);
         cmd.args(["build", "--quiet", "--example", "fake_engine"]);

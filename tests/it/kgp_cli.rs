@@ -2,11 +2,8 @@
 //! engines (`examples/kgp_agent.rs`, `examples/kgp_agent.py`), faults and restarts, `kill
 //! -9` of the referee, `kalaha check --protocol kgp`, and the measured cost of the bridge.
 
-mod common;
-mod kgp_common;
-
-use common::{assert_no_survivors, live_processes, marker};
-use kgp_common::agent_exe;
+use crate::common::{assert_no_survivors, live_processes, marker};
+use crate::kgp_common::agent_exe;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -436,7 +433,7 @@ fn referee_cpu_per_move(protocol: &str, games: u64, dir: &Path) -> (f64, f64, u6
 }
 
 #[test]
-#[ignore = "a measurement: cargo test --release --test kgp_cli -- --ignored --nocapture overhead"]
+#[ignore = "a measurement: cargo test --release --test it -- --ignored --nocapture kgp_cli::overhead"]
 fn overhead_of_the_kgp_bridge_per_move() {
     let games: u64 = std::env::var("KALAHA_BENCH_GAMES")
         .ok()

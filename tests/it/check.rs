@@ -1,8 +1,6 @@
 //! `kalaha check`: passes for well-behaved engines, fails with a clear report for each fake.
 
-mod common;
-
-use common::{assert_no_survivors, fake_engine, marker};
+use crate::common::{assert_no_survivors, fake_engine, marker};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 

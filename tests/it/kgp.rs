@@ -3,15 +3,12 @@
 //! agents that never connect, send garbage or disconnect mid-game, and no process left
 //! behind. Through the command line: `tests/kgp_cli.rs`.
 
-mod common;
-mod kgp_common;
-
-use common::{assert_no_survivors, live_processes, marker};
+use crate::common::{assert_no_survivors, live_processes, marker};
+use crate::kgp_common::agent_exe;
 use kalaha::kgp::{KgpEngine, KgpError, state_time};
 use kalaha::record::{FaultKind, TimeLimit};
 use kalaha::rules::{Position, Rules};
 use kalaha::supervisor::{EngineCommand, LogPlace, Settings, Stopped};
-use kgp_common::agent_exe;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;

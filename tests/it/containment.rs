@@ -2,9 +2,9 @@
 //! hang the referee, escape the engine's isolation, interfere with another engine, or make
 //! the results untrue. Each test is one attack and what must happen instead.
 
-mod common;
-
-use common::{assert_no_survivors, csv_rows, engine, fake_engine, kalaha, marker, run, text};
+use crate::common::{
+    assert_no_survivors, csv_rows, engine, fake_engine, kalaha, marker, run, text,
+};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -160,7 +160,7 @@ fn everything_an_engine_started_dies_with_a_killed_referee() {
         .unwrap();
     // Wait for the daemon (its own session, not the engine's process group).
     let end = Instant::now() + Duration::from_secs(10);
-    while !common::live_processes(None, Some(&mark))
+    while !crate::common::live_processes(None, Some(&mark))
         .iter()
         .any(|(_, cmd)| cmd.contains("grandchild-sleeper"))
     {

@@ -1,9 +1,7 @@
 //! The engine supervisor against the fake engines: every fault gives the right error in
 //! time, memory stays bounded and no process is left behind.
 
-mod common;
-
-use common::{assert_no_survivors, fake_engine, marker, peak_rss};
+use crate::common::{assert_no_survivors, fake_engine, marker, peak_rss};
 use kalaha::record::{SideResult, Termination, TimeLimit};
 use kalaha::rules::{Move, Position, Rules, Side};
 use kalaha::supervisor::{
@@ -469,9 +467,9 @@ async fn an_engine_can_be_driven_from_a_spawned_task() {
 /// engine that neither reads its input nor ends would run forever.
 #[test]
 fn engines_die_with_a_killed_referee() {
-    let mark = common::marker("orphan");
+    let mark = crate::common::marker("orphan");
     let out = tempfile::tempdir().unwrap();
-    let fake = common::fake_engine();
+    let fake = crate::common::fake_engine();
     let mut referee = std::process::Command::new(env!("CARGO_BIN_EXE_kalaha"))
         .args([
             "tournament",
@@ -492,12 +490,12 @@ fn engines_die_with_a_killed_referee() {
         .unwrap();
     // Wait until the hanging engine runs, then kill the referee.
     let end = Instant::now() + Duration::from_secs(10);
-    while common::live_processes(None, Some(&mark)).is_empty() {
+    while crate::common::live_processes(None, Some(&mark)).is_empty() {
         assert!(Instant::now() < end, "the engine never started");
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
     referee.kill().unwrap();
     referee.wait().unwrap();
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }

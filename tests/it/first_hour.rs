@@ -2,9 +2,7 @@
 //! folder, logs under the engines' names, quoted engine specs, names given twice, the
 //! results folder's lock, times written in two words, the SPRT header.
 
-mod common;
-
-use common::{assert_no_survivors, csv_rows, fake_engine, kalaha, marker, text};
+use crate::common::{assert_no_survivors, csv_rows, fake_engine, kalaha, marker, text};
 use std::path::Path;
 
 fn strings(a: &[&str]) -> Vec<String> {

@@ -7,7 +7,7 @@
 //! the game is solved), so ignored by default:
 //!
 //! ```text
-//! cargo test --release --test solver_pv -- --ignored --nocapture
+//! cargo test --release --test it -- --ignored --nocapture solver_pv::
 //! ```
 //!
 //! `KALAHA_PV_K` sets the table's k (default 20), `KALAHA_PV_TABLES` a folder to load it

@@ -9,7 +9,7 @@ pub fn agent_exe() -> PathBuf {
     let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
     let path = dir.join("examples").join("kgp_agent");
     if !path.exists() {
-        // A filtered run (`cargo test --test kgp`) does not build the examples.
+        // A filtered run (`cargo test --test it`) does not build the examples.
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let mut cmd = Command::new(cargo);
         cmd.args(["build", "--quiet", "--example", "kgp_agent"]);

@@ -1,20 +1,18 @@
 //! Real tournaments with the test engines, each in its own temporary directory: faults,
 //! seats, determinism, resume after SIGKILL and Ctrl-C, bad input, and no process left.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{csv_rows, engine, kalaha, run, text};
+use crate::common::{csv_rows, engine, kalaha, run, text};
 
 #[test]
 fn faults_end_as_the_right_termination_for_the_right_engine() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    let mark = common::marker("faults");
+    let mark = crate::common::marker("faults");
     let mut args: Vec<String> = Vec::new();
     for (mode, name) in [
         ("good", "good"),
@@ -106,13 +104,13 @@ fn faults_end_as_the_right_termination_for_the_right_engine() {
         .find(|r| r["termination"] == "illegal_move")
         .unwrap();
     assert!(illegal["detail"].contains("\"pit\""), "{illegal:?}");
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }
 
 #[test]
 fn seats_alternate_within_pairs_and_the_schedule_is_deterministic() {
     let dir = tempfile::tempdir().unwrap();
-    let mark = common::marker("det");
+    let mark = crate::common::marker("det");
     let mut results = Vec::new();
     for run_no in 0..2 {
         let out = dir.path().join(format!("r{run_no}"));
@@ -162,7 +160,7 @@ fn seats_alternate_within_pairs_and_the_schedule_is_deterministic() {
         assert_eq!(pair[0]["opening"], pair[1]["opening"]);
         assert_eq!(pair[0]["opening"].split(' ').count(), 4);
     }
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }
 
 fn spawn(args: &[String]) -> Child {
@@ -191,7 +189,7 @@ fn wait_for_rows(out: &Path, at_least: usize, limit: Duration) {
 fn resume_after_sigkill_plays_every_scheduled_game_exactly_once() {
     let games: usize = if cfg!(debug_assertions) { 60 } else { 300 };
     let dir = tempfile::tempdir().unwrap();
-    let mark = common::marker("resume");
+    let mark = crate::common::marker("resume");
     let base = |out: &Path| {
         let mut args = vec!["tournament".to_string()];
         args.extend(engine("good", "a", &mark));
@@ -294,14 +292,14 @@ fn resume_after_sigkill_plays_every_scheduled_game_exactly_once() {
     assert_eq!(json_ids.len(), games);
     assert_eq!(jsonl.lines().count(), games);
     // Killed referees leave engines with a closed input: they exit by themselves.
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }
 
 /// Ctrl-C, and SIGTERM from a cluster scheduler, stop the run cleanly.
 fn stops_cleanly_on(signal: i32, name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    let mark = common::marker(name);
+    let mark = crate::common::marker(name);
     let mut args = vec!["tournament".to_string()];
     args.extend(engine("good", "a", &mark));
     args.extend(engine("hang", "h", &mark));
@@ -332,7 +330,7 @@ fn stops_cleanly_on(signal: i32, name: &str) {
     let rows = csv_rows(&out);
     assert!(rows.len() < 40);
     assert!(rows.iter().all(|r| r["termination"] != "interrupted"));
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }
 
 #[test]
@@ -348,7 +346,7 @@ fn sigterm_stops_cleanly_like_ctrl_c() {
 #[test]
 fn bad_input_is_refused_before_any_game() {
     let dir = tempfile::tempdir().unwrap();
-    let mark = common::marker("bad");
+    let mark = crate::common::marker("bad");
     let out = dir.path().join("r");
     let out_args = vec!["--out".to_string(), out.display().to_string()];
     let good2 = [engine("good", "a", &mark), engine("good", "b", &mark)].concat();
@@ -448,14 +446,14 @@ fn bad_input_is_refused_before_any_game() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(flag[0]), "{flag:?} not in {err}");
     }
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }
 
 #[test]
 fn show_prints_a_recorded_game() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    let mark = common::marker("show");
+    let mark = crate::common::marker("show");
     let args = [
         vec!["match".to_string()],
         engine("good", "a", &mark),
@@ -482,14 +480,14 @@ fn show_prints_a_recorded_game() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }
 
 #[test]
 fn a_second_ctrl_c_exits_at_once_without_leaving_engines() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    let mark = common::marker("sigint2");
+    let mark = crate::common::marker("sigint2");
     let mut args = vec!["tournament".to_string()];
     // This engine ignores quit, the end of its input and SIGTERM: a polite stop takes
     // seconds, the second Ctrl-C must not wait for it.
@@ -526,13 +524,13 @@ fn a_second_ctrl_c_exits_at_once_without_leaving_engines() {
         "took {:?}",
         t.elapsed()
     );
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }
 
 #[test]
 fn shards_together_play_the_whole_schedule() {
     let dir = tempfile::tempdir().unwrap();
-    let mark = common::marker("shard");
+    let mark = crate::common::marker("shard");
     let run_one = |name: &str, extra: &[&str]| {
         let out = dir.path().join(name);
         let mut args = vec!["tournament".to_string(), "--gauntlet".into()];
@@ -577,14 +575,14 @@ fn shards_together_play_the_whole_schedule() {
         rows.into_iter().map(|r| r.into_iter().collect()).collect()
     };
     assert_eq!(set(merged), set(whole));
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }
 
 #[test]
 fn clocks_per_engine_time_controls_and_restarts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    let mark = common::marker("clock");
+    let mark = crate::common::marker("clock");
     let mut args = vec!["match".to_string()];
     args.extend(engine("good", "a", &mark));
     args.extend(engine("hang", "h", &mark));
@@ -632,7 +630,7 @@ fn clocks_per_engine_time_controls_and_restarts() {
     let saved = std::fs::read_to_string(out.join("tournament.toml")).unwrap();
     assert!(saved.contains("tc = \"200ms+0ms\""), "{saved}");
     assert!(saved.contains("tc = \"1m+1s\""), "{saved}");
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }
 
 #[test]
@@ -699,7 +697,7 @@ options = { seed = 7 }
 fn a_tournament_writes_its_ratings_and_leaderboards() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    let mark = common::marker("reports");
+    let mark = crate::common::marker("reports");
     let mut args: Vec<String> = vec!["tournament".into()];
     args.extend(engine("good", "alpha", &mark));
     args.extend([
@@ -749,7 +747,7 @@ fn a_tournament_writes_its_ratings_and_leaderboards() {
         .map(|l| l.split(',').nth(2).unwrap().parse::<u64>().unwrap())
         .sum();
     assert_eq!(games, 12, "{standings}");
-    common::assert_no_survivors(None, Some(&mark));
+    crate::common::assert_no_survivors(None, Some(&mark));
 }
 
 #[test]

@@ -25,7 +25,7 @@ fn perft_vectors() {
     } else {
         100_000_000
     };
-    let data = include_str!("data/perft.txt");
+    let data = include_str!("../data/perft.txt");
     let mut checked = 0;
     for line in data
         .lines()

@@ -1,0 +1,20 @@
+//! The integration tests, in one binary (one link instead of one per file): each module
+//! runs the program or the library from the outside.
+
+mod common;
+mod kgp_common;
+
+mod analysis;
+mod check;
+mod containment;
+mod first_hour;
+mod kgp;
+mod kgp_cli;
+mod protocol_doc;
+mod ratings;
+mod rules;
+mod solve_cli;
+mod solver_pv;
+mod supervisor;
+mod tournament;
+mod web;
