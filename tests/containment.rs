@@ -436,6 +436,8 @@ fn sprt_refuses_bounds_it_cannot_test() {
     let two = strings(&["--engine", "builtin=first", "--engine", "builtin=random"]);
     for (extra, needle) in [
         (vec!["--elo0", "-1e308", "--elo1", "1e308"], "--elo0"),
+        (vec!["--elo0", "0", "--elo1", "2000"], "--elo1 2000"),
+        (vec!["--elo0", "-300", "--elo1", "0"], "--elo0 -300"),
         (vec!["--max-games", "0"], "--max-games"),
     ] {
         let mut args = vec!["sprt".to_string()];
