@@ -493,8 +493,10 @@ impl Engine {
         }
     }
 
-    /// Keeps a note in memory and in the engine's log.
+    /// Keeps a note in memory and in the engine's log, cut to
+    /// [`crate::record::MAX_SHOWN_LINE`] bytes.
     fn note(&mut self, level: String, text: &str) {
+        let text = &crate::referee::truncate(text, crate::record::MAX_SHOWN_LINE);
         let shown = crate::record::clean_text(text);
         self.process.log().note(&format!("[{level}] {shown}"));
         tracing::debug!(engine = %self.name, "{level}: {shown}");
