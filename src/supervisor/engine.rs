@@ -8,15 +8,16 @@
 
 use super::error::{EngineError, Stopped};
 use super::lines::LineEvent;
-use super::log::{EngineLog, create_numbered};
+use super::log::EngineLog;
 use super::process::Process;
+use super::transcript::Transcript;
 use super::{EngineCommand, Settings};
 use crate::protocol::{FromEngine, HelloReply, PROTOCOL_VERSION, ParseError, ToEngine};
 use crate::record::{SearchInfo, SideResult, Termination, TimeLimit};
 use crate::referee::Reply;
 use crate::rules::{Move, Position, Rules, Side};
 use std::collections::VecDeque;
-use std::io::{self, Write as _};
+
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -48,8 +49,7 @@ pub struct Engine {
     hello: HelloReply,
     hello_line: String,
     settings: Settings,
-    transcript: Option<io::BufWriter<std::fs::File>>,
-    started: std::time::Instant,
+    transcript: Option<Transcript>,
     notes: VecDeque<EngineNote>,
     next_ping: u64,
 }
@@ -71,13 +71,10 @@ impl Engine {
     pub fn spawn(cmd: &EngineCommand, settings: &Settings) -> Result<Engine, EngineError> {
         let log = Arc::new(EngineLog::open(settings.logs.as_ref()));
         let transcript = match (&settings.logs, settings.transcript) {
-            (Some(place), true) => create_numbered(&place.dir, &place.stem, "transcript")
-                .inspect_err(|e| tracing::warn!("cannot create a transcript: {e}"))
-                .ok()
-                .map(|(f, _)| io::BufWriter::new(f)),
+            (Some(place), true) => Transcript::create(place),
             _ => None,
         };
-        let process = Process::spawn(cmd, settings.line_limit, settings.limits, log)?;
+        let process = Process::spawn(cmd, settings, log)?;
         let name = cmd
             .program
             .file_name()
@@ -96,7 +93,6 @@ impl Engine {
             hello_line: String::new(),
             settings: settings.clone(),
             transcript,
-            started: std::time::Instant::now(),
             notes: VecDeque::new(),
             next_ping: 1,
         })
@@ -342,7 +338,7 @@ impl Engine {
         };
         self.process.finish().await;
         if let Some(t) = &mut self.transcript {
-            let _ = t.flush();
+            t.flush();
         }
         tracing::debug!(engine = %self.name, "stopped: {stopped:?}");
         stopped
@@ -350,8 +346,7 @@ impl Engine {
 
     fn record(&mut self, dir: &str, line: &str) {
         if let Some(t) = &mut self.transcript {
-            let ms = self.started.elapsed().as_millis();
-            let _ = writeln!(t, "{ms:>8} {dir} {line}").and_then(|_| t.flush());
+            t.record(dir, line);
         }
     }
 
