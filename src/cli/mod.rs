@@ -52,16 +52,26 @@ pub enum Command {
 }
 
 /// Sends the library's warnings (and, with `RUST_LOG=debug`, its traces) to stderr.
+/// `RUST_LOG` takes a level, or `target=level` pairs separated by commas.
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     use std::io::IsTerminal;
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::prelude::*;
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(text) if !text.trim().is_empty() => text.parse::<Targets>().unwrap_or_else(|e| {
+            eprintln!("warning: RUST_LOG={text:?} is not understood ({e}); showing warnings");
+            Targets::new().with_default(LevelFilter::WARN)
+        }),
+        _ => Targets::new().with_default(LevelFilter::WARN),
+    };
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .without_time()
-        .with_target(false)
+        .with_target(false);
+    let _ = tracing_subscriber::registry()
+        .with(layer)
+        .with(filter)
         .try_init();
 }
 

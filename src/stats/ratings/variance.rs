@@ -39,127 +39,161 @@ pub(super) fn eliminated_variances(
     anchor: Option<usize>,
     budget: f64,
 ) -> Option<Vec<f64>> {
-    use std::cmp::Reverse;
-    let n = info.len();
-    let ground = info.ground;
-    let mut adj: Vec<IndexMap> = vec![IndexMap::default(); n];
-    for (e, &w) in info.edges.iter().zip(&info.weight) {
-        let (a, b) = (e.a as usize, e.b as usize);
-        if a != ground && b != ground {
-            adj[a].insert(e.b, -w);
-            adj[b].insert(e.a, -w);
-        }
-    }
-    let mut pivot = info.degree.clone();
-    let mut heap: std::collections::BinaryHeap<(Reverse<usize>, u32)> = (0..n)
-        .filter(|&v| v != ground)
-        .map(|v| (Reverse(adj[v].len()), v as u32))
-        .collect();
-    let mut eliminated = vec![false; n];
-    eliminated[ground] = true;
-    // The order of elimination, and each engine's column of the factor: (k, lₖᵥ), sorted.
-    let mut order: Vec<u32> = Vec::with_capacity(n);
-    let mut column: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];
-    // The pivot dᵥ of each engine when it was eliminated.
-    let mut d_of = vec![0.0; n];
-    let mut work = 0.0;
-    while let Some((Reverse(len), v)) = heap.pop() {
-        let v = v as usize;
-        if eliminated[v] || len != adj[v].len() {
-            continue;
-        }
-        // The fewest neighbours left rarely shrinks: give up as soon as the engines left,
-        // each with at least that many, would overrun the budget.
-        let left = (n - 1 - order.len()) as f64;
-        if work + left * (len * len) as f64 > budget {
-            return None;
-        }
-        work += (len * len) as f64;
-        eliminated[v] = true;
-        let neighbours: Vec<(u32, f64)> = adj[v].drain().collect();
-        let d = pivot[v];
-        for (i, &(u, a_uv)) in neighbours.iter().enumerate() {
-            let u = u as usize;
-            adj[u].remove(&(v as u32));
-            pivot[u] -= a_uv * a_uv / d;
-            for &(w, a_wv) in &neighbours[i + 1..] {
-                let fill = -a_uv * a_wv / d;
-                *adj[u].entry(w).or_insert(0.0) += fill;
-                *adj[w as usize].entry(u as u32).or_insert(0.0) += fill;
-            }
-        }
-        for &(u, _) in &neighbours {
-            heap.push((Reverse(adj[u as usize].len()), u));
-        }
-        let mut col: Vec<(u32, f64)> = neighbours.iter().map(|&(u, a)| (u, a / d)).collect();
-        col.sort_unstable_by_key(|x| x.0);
-        column[v] = col;
-        d_of[v] = d;
-        order.push(v as u32);
-    }
-    // Takahashi: Σ for the diagonal and for the pattern of the factor.
-    let mut position = vec![usize::MAX; n];
-    for (k, &v) in order.iter().enumerate() {
-        position[v as usize] = k;
-    }
-    let mut sigma_diag = vec![0.0; n];
-    let mut sigma_col: Vec<Vec<f64>> = vec![Vec::new(); n];
-    for &v in order.iter().rev() {
-        let v = v as usize;
-        let col = &column[v];
-        let sigma = |k: u32, u: u32| -> f64 {
-            if k == u {
-                return sigma_diag[k as usize];
-            }
-            let (first, other) = if position[k as usize] < position[u as usize] {
-                (k as usize, u)
-            } else {
-                (u as usize, k)
-            };
-            let at = column[first]
-                .binary_search_by_key(&other, |x| x.0)
-                .expect("the neighbours of an eliminated engine form a clique");
-            sigma_col[first][at]
-        };
-        let s_v: Vec<f64> = col
-            .iter()
-            .map(|&(u, _)| -col.iter().map(|&(k, l)| l * sigma(k, u)).sum::<f64>())
-            .collect();
-        sigma_diag[v] = 1.0 / d_of[v] - col.iter().zip(&s_v).map(|(&(_, l), s)| l * s).sum::<f64>();
-        sigma_col[v] = s_v;
-    }
+    let factor = Factor::eliminate(info, budget)?;
+    let sigma_diag = factor.inverse_diagonal();
     if anchor.is_some() {
         // Grounded at the anchor: the diagonal is the answer (0 for the anchor).
         return Some(sigma_diag);
     }
-    // Mean-centred: with G the inverse grounded at g (zero row and column g) and x = G·1,
-    // L⁺ᵢᵢ = Gᵢᵢ - 2xᵢ/n + Σx/n².
-    let mut x = vec![1.0; n];
-    x[ground] = 0.0;
-    for &v in &order {
-        let v = v as usize;
-        for &(u, l) in &column[v] {
-            x[u as usize] -= l * x[v];
+    Some(factor.mean_centred(sigma_diag))
+}
+
+/// `L` grounded at `info.ground`, factored as `U·D·Uᵀ` by elimination.
+struct Factor {
+    n: usize,
+    ground: usize,
+    /// The order of elimination.
+    order: Vec<u32>,
+    /// Each engine's column of the factor: (k, lₖᵥ), sorted by k.
+    column: Vec<Vec<(u32, f64)>>,
+    /// The pivot dᵥ of each engine when it was eliminated.
+    d_of: Vec<f64>,
+}
+
+impl Factor {
+    /// Eliminates the engine with the fewest neighbours left at each step; `None` once the
+    /// updates would exceed `budget`.
+    fn eliminate(info: &Laplacian, budget: f64) -> Option<Factor> {
+        use std::cmp::Reverse;
+        let n = info.len();
+        let ground = info.ground;
+        let mut adj: Vec<IndexMap> = vec![IndexMap::default(); n];
+        for (e, &w) in info.edges.iter().zip(&info.weight) {
+            let (a, b) = (e.a as usize, e.b as usize);
+            if a != ground && b != ground {
+                adj[a].insert(e.b, -w);
+                adj[b].insert(e.a, -w);
+            }
         }
+        let mut pivot = info.degree.clone();
+        let mut heap: std::collections::BinaryHeap<(Reverse<usize>, u32)> = (0..n)
+            .filter(|&v| v != ground)
+            .map(|v| (Reverse(adj[v].len()), v as u32))
+            .collect();
+        let mut eliminated = vec![false; n];
+        eliminated[ground] = true;
+        let mut f = Factor {
+            n,
+            ground,
+            order: Vec::with_capacity(n),
+            column: vec![Vec::new(); n],
+            d_of: vec![0.0; n],
+        };
+        let mut work = 0.0;
+        while let Some((Reverse(len), v)) = heap.pop() {
+            let v = v as usize;
+            if eliminated[v] || len != adj[v].len() {
+                continue;
+            }
+            // The fewest neighbours left rarely shrinks: give up as soon as the engines
+            // left, each with at least that many, would overrun the budget.
+            let left = (n - 1 - f.order.len()) as f64;
+            if work + left * (len * len) as f64 > budget {
+                return None;
+            }
+            work += (len * len) as f64;
+            eliminated[v] = true;
+            let neighbours: Vec<(u32, f64)> = adj[v].drain().collect();
+            let d = pivot[v];
+            for (i, &(u, a_uv)) in neighbours.iter().enumerate() {
+                let u = u as usize;
+                adj[u].remove(&(v as u32));
+                pivot[u] -= a_uv * a_uv / d;
+                for &(w, a_wv) in &neighbours[i + 1..] {
+                    let fill = -a_uv * a_wv / d;
+                    *adj[u].entry(w).or_insert(0.0) += fill;
+                    *adj[w as usize].entry(u as u32).or_insert(0.0) += fill;
+                }
+            }
+            for &(u, _) in &neighbours {
+                heap.push((Reverse(adj[u as usize].len()), u));
+            }
+            let mut col: Vec<(u32, f64)> = neighbours.iter().map(|&(u, a)| (u, a / d)).collect();
+            col.sort_unstable_by_key(|x| x.0);
+            f.column[v] = col;
+            f.d_of[v] = d;
+            f.order.push(v as u32);
+        }
+        Some(f)
     }
-    for &v in &order {
-        x[v as usize] /= d_of[v as usize];
+
+    /// Takahashi: Σ for the diagonal and for the pattern of the factor; the diagonal.
+    fn inverse_diagonal(&self) -> Vec<f64> {
+        let (n, column) = (self.n, &self.column);
+        let mut position = vec![usize::MAX; n];
+        for (k, &v) in self.order.iter().enumerate() {
+            position[v as usize] = k;
+        }
+        let mut sigma_diag = vec![0.0; n];
+        let mut sigma_col: Vec<Vec<f64>> = vec![Vec::new(); n];
+        for &v in self.order.iter().rev() {
+            let v = v as usize;
+            let col = &column[v];
+            let sigma = |k: u32, u: u32| -> f64 {
+                if k == u {
+                    return sigma_diag[k as usize];
+                }
+                let (first, other) = if position[k as usize] < position[u as usize] {
+                    (k as usize, u)
+                } else {
+                    (u as usize, k)
+                };
+                let at = column[first]
+                    .binary_search_by_key(&other, |x| x.0)
+                    .expect("the neighbours of an eliminated engine form a clique");
+                sigma_col[first][at]
+            };
+            let s_v: Vec<f64> = col
+                .iter()
+                .map(|&(u, _)| -col.iter().map(|&(k, l)| l * sigma(k, u)).sum::<f64>())
+                .collect();
+            sigma_diag[v] =
+                1.0 / self.d_of[v] - col.iter().zip(&s_v).map(|(&(_, l), s)| l * s).sum::<f64>();
+            sigma_col[v] = s_v;
+        }
+        sigma_diag
     }
-    for &v in order.iter().rev() {
-        let v = v as usize;
-        let s: f64 = column[v].iter().map(|&(u, l)| l * x[u as usize]).sum();
-        x[v] -= s;
-    }
-    let nf = n as f64;
-    let mean = x.iter().sum::<f64>() / nf;
-    Some(
+
+    /// The mean-centred diagonal from the grounded one: with G the inverse grounded at g
+    /// (zero row and column g) and x = G·1, L⁺ᵢᵢ = Gᵢᵢ - 2xᵢ/n + Σx/n².
+    fn mean_centred(&self, sigma_diag: Vec<f64>) -> Vec<f64> {
+        let (n, column) = (self.n, &self.column);
+        let mut x = vec![1.0; n];
+        x[self.ground] = 0.0;
+        for &v in &self.order {
+            let v = v as usize;
+            for &(u, l) in &column[v] {
+                x[u as usize] -= l * x[v];
+            }
+        }
+        for &v in &self.order {
+            x[v as usize] /= self.d_of[v as usize];
+        }
+        for &v in self.order.iter().rev() {
+            let v = v as usize;
+            let s: f64 = column[v].iter().map(|&(u, l)| l * x[u as usize]).sum();
+            x[v] -= s;
+        }
+        let nf = n as f64;
+        let mean = x.iter().sum::<f64>() / nf;
         sigma_diag
             .iter()
             .zip(&x)
             .map(|(g, xi)| g - 2.0 * xi / nf + mean / nf)
-            .collect(),
-    )
+            .collect()
+    }
 }
+
 /// The variance of engine `i`'s rating, solved exactly: `L⁺ᵢᵢ` (mean-centred) or `(L
 /// grounded at the anchor)⁻¹ᵢᵢ`.
 pub(super) fn exact_variance(
