@@ -1,18 +1,24 @@
 //! The protocol transcript of an engine instance (`--debug`): every line sent and received,
-//! whole, with the milliseconds since the engine started. Its bytes come out of the budget
-//! of the engine's logs ([`LogPlace::budget`], per engine and tournament), so an engine
-//! flooding its output cannot fill the disk; when the budget is used up a last line says
-//! so, and nothing more is written.
+//! whole, with the milliseconds since the engine started. The transcripts of one engine
+//! share a budget of [`TRANSCRIPT_BUDGET`] bytes per results folder (its own, beside the
+//! logs' budget, so that an engine flooding its stderr still leaves a transcript), so an
+//! engine flooding its output cannot fill the disk; when the budget is used up a last line
+//! says so, and nothing more is written.
 
 use super::log::{LogPlace, create_numbered, take_budget};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+/// Bytes of transcripts per engine and results folder (earlier runs included).
+pub const TRANSCRIPT_BUDGET: u64 = 10 << 20;
 
 /// The line that ends a transcript cut short.
-pub const TRANSCRIPT_CUT: &str =
-    "[transcript cut: the log budget of this engine is used up; the rest is not written]";
+pub const TRANSCRIPT_CUT: &str = "[transcript cut: this engine's transcripts reached their \
+                                  cap of 10 MiB; the rest is not written]";
 
 /// The transcript of one engine instance.
 pub struct Transcript {
@@ -26,12 +32,17 @@ impl Transcript {
     /// A new transcript, `STEM.N.transcript` beside the logs of `place`; `None` (with a
     /// warning) when it cannot be created.
     pub fn create(place: &LogPlace) -> Option<Transcript> {
+        Transcript::create_within(place, budget_of(&place.dir, &place.stem))
+    }
+
+    /// A new transcript taking its bytes from `budget`.
+    fn create_within(place: &LogPlace, budget: Arc<AtomicU64>) -> Option<Transcript> {
         let (file, _) = create_numbered(&place.dir, &place.stem, "transcript")
             .inspect_err(|e| tracing::warn!("cannot create a transcript: {e}"))
             .ok()?;
         Some(Transcript {
             file: Some(io::BufWriter::new(file)),
-            budget: place.budget.clone(),
+            budget,
             started: std::time::Instant::now(),
         })
     }
@@ -62,6 +73,31 @@ impl Transcript {
     }
 }
 
+/// The budget of the transcripts `stem.N.transcript` in `dir`, one for the whole process:
+/// [`TRANSCRIPT_BUDGET`] less what earlier runs wrote there.
+fn budget_of(dir: &Path, stem: &str) -> Arc<AtomicU64> {
+    static BUDGETS: Mutex<BTreeMap<PathBuf, Arc<AtomicU64>>> = Mutex::new(BTreeMap::new());
+    let mut budgets = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+    budgets
+        .entry(dir.join(stem))
+        .or_insert_with(|| {
+            let written: u64 = std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| {
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    name.starts_with(&format!("{stem}.")) && name.ends_with(".transcript")
+                })
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum();
+            Arc::new(AtomicU64::new(TRANSCRIPT_BUDGET.saturating_sub(written)))
+        })
+        .clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,9 +108,9 @@ mod tests {
         let place = LogPlace {
             dir: dir.path().to_path_buf(),
             stem: "e".into(),
-            budget: Arc::new(AtomicU64::new(100)),
+            budget: Arc::new(AtomicU64::new(0)),
         };
-        let mut t = Transcript::create(&place).unwrap();
+        let mut t = Transcript::create_within(&place, Arc::new(AtomicU64::new(100))).unwrap();
         t.record(">", "short");
         t.record("<", &"x".repeat(200));
         t.record("<", "after the cut");
@@ -84,5 +120,10 @@ mod tests {
         assert_eq!(lines.len(), 2, "{text}");
         assert!(lines[0].ends_with("> short"), "{text}");
         assert_eq!(lines[1], TRANSCRIPT_CUT);
+        // The budget of a folder counts what earlier runs wrote.
+        let budget = budget_of(dir.path(), "e");
+        let left = budget.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(left, TRANSCRIPT_BUDGET - text.len() as u64);
+        assert!(Arc::ptr_eq(&budget, &budget_of(dir.path(), "e")));
     }
 }
