@@ -17,6 +17,7 @@
 //! - `bad-log-info`: plays `good`, but sends malformed `log` and `info` lines before each
 //!   answer (`hello`, `pong`, `move`);
 //! - `minimal-hello`: plays `good` with a `hello` of only `protocol` and `name`;
+//! - `with-options`: plays `good`, declaring an int option `depth` (default 3, 1 to 9);
 //! - `empty-name`: plays `good` with an empty `name` in its `hello`;
 //! - `long-name`: plays `good` with a 70 000-byte `hello` name that starts with an escape
 //!   sequence;
@@ -109,7 +110,7 @@ fn main() {
         "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
         | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name"
         | "long-name" | "double-move" | "early-move" | "stray-pong" | "stop-parent"
-        | "kill-others" | "nested-unknown" | "spin" | "hog" | "chatty" => {}
+        | "kill-others" | "nested-unknown" | "spin" | "hog" | "chatty" | "with-options" => {}
         other => {
             eprintln!("fake_engine: unknown mode {other:?}");
             std::process::exit(2);
@@ -135,6 +136,13 @@ fn main() {
             let _ = out.flush();
         }
         match msg {
+            ToEngine::Hello { .. } if mode == "with-options" => {
+                let _ = writeln!(
+                    out,
+                    r#"{{"type":"hello","protocol":1,"name":"fake-with-options","version":"0","author":"tests","options":[{{"name":"depth","type":"int","default":3,"min":1,"max":9}}]}}"#
+                );
+                let _ = out.flush();
+            }
             ToEngine::Hello { .. } if mode == "minimal-hello" => {
                 let _ = writeln!(
                     out,

@@ -5,6 +5,7 @@
 //! - [`record`]: the vocabulary every layer shares (results, terminations, faults, time,
 //!   the record of a game);
 //! - [`solver`]: exact game values by search;
+//! - [`analysis`]: what each sowing of played games lost against perfect play;
 //! - [`protocol`]: the wire messages of `protocol.md`;
 //! - [`supervisor`]: engine processes, isolated, with deadlines and clean shutdown;
 //! - [`referee`]: one game between two engines;
@@ -18,6 +19,7 @@
 //! - [`web`]: the page where people play engines and watch games and tournaments;
 //! - [`cli`]: the command line.
 
+pub mod analysis;
 pub mod check;
 pub mod cli;
 pub mod engines;

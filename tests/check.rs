@@ -99,7 +99,7 @@ fn each_fake_fails_with_a_clear_report() {
         ),
         (
             "crash-mid-game",
-            "FAIL new-game",
+            "FAIL game-over",
             "killed by signal 9 (SIGKILL)",
         ),
         (
@@ -263,4 +263,138 @@ fn debug_writes_a_transcript_and_stderr_goes_to_its_log() {
     // The default cap is 10 MiB, far below the 100 MB the fake writes.
     let size = std::fs::metadata(&stderr_log).unwrap().len();
     assert!(size > 10 << 20 && size < (10 << 20) + 200, "{size}");
+}
+
+/// The lines sent to the engine in a `--debug` transcript, as JSON.
+fn sent(transcript: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(transcript)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once(" > ").map(|(_, j)| j))
+        .map(|j| serde_json::from_str(j).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_spec_options_are_set_and_set_again_after_the_option_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = fake_engine();
+    let mark = marker("spec-options");
+    let (code, out, _) = check(&[
+        "--debug",
+        "--logs",
+        dir.path().to_str().unwrap(),
+        &format!("cmd={}", fake.display()),
+        "arg=with-options",
+        &format!("arg={mark}"),
+        "option.depth=7",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("PASS spec-options\n"), "{out}");
+    assert!(out.contains("PASS option depth\n"), "{out}");
+    let sent = sent(&dir.path().join("check.1.transcript"));
+    let depth = |m: &serde_json::Value| {
+        (m["type"] == "option" && m["name"] == "depth").then(|| m["value"].clone())
+    };
+    // Right after the handshake, before anything else is asked.
+    let first = sent.iter().position(|m| m["type"] == "option").unwrap();
+    assert_eq!(sent[first]["value"], 7, "{:?}", sent[first]);
+    // The option step tried 1 and 3; the user's 7 is back before the first game.
+    let first_game = sent.iter().position(|m| m["type"] == "new_game").unwrap();
+    let values: Vec<_> = sent[..first_game].iter().filter_map(depth).collect();
+    assert_eq!(values, [7, 1, 3, 7], "{values:?}");
+    assert_no_survivors(None, Some(&mark));
+    // An option the engine does not declare, or a value out of its range: bad usage.
+    for (option, text) in [
+        ("option.width=2", "unknown option \"width\""),
+        ("option.depth=12", "option.depth=12"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+            .args([
+                "check",
+                &format!("cmd={}", fake.display()),
+                "arg=with-options",
+            ])
+            .args([format!("arg={mark}").as_str(), option])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert_eq!(o.status.code(), Some(2), "{stdout}{stderr}");
+        assert!(!stdout.contains("FAIL"), "{stdout}");
+        assert!(
+            stderr.contains(text) && stderr.contains("declares"),
+            "{stderr}"
+        );
+    }
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn game_over_tells_the_result_of_the_game_played() {
+    use kalaha::rules::{Position, Rules, Side, Sweep};
+    let dir = tempfile::tempdir().unwrap();
+    let fake = fake_engine();
+    let (code, out, _) = check(&[
+        "--debug",
+        "--logs",
+        dir.path().to_str().unwrap(),
+        "--",
+        fake.to_str().unwrap(),
+        "good",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let sent = sent(&dir.path().join("check.1.transcript"));
+    let over = sent
+        .iter()
+        .find(|m| m["type"] == "game_over" && m["termination"] == "normal")
+        .expect("a game_over of a whole game");
+    // The fake (south) and the checker (north) both play their lowest legal pit.
+    let mut pos = Position::start(Rules::new(3, 2, false, Sweep::Owner).unwrap());
+    while !pos.is_over() {
+        let pit = pos.legal_moves().next().unwrap();
+        pos = pos.play(pit as i64).unwrap();
+    }
+    let o = pos.outcome().unwrap();
+    let result = match o.winner {
+        Some(Side::South) => "win",
+        Some(Side::North) => "loss",
+        None => "draw",
+    };
+    assert_eq!(over["south"], o.south, "{over}");
+    assert_eq!(over["north"], o.north, "{over}");
+    assert_eq!(over["result"], result, "{over}");
+    // Every game_over names a game that a new_game started, with stores that add up to
+    // at most the seeds of its rules.
+    for m in sent.iter().filter(|m| m["type"] == "game_over") {
+        let started = sent
+            .iter()
+            .rev()
+            .find(|n| n["type"] == "new_game" && n["game"] == m["game"])
+            .unwrap();
+        let r = &started["rules"];
+        let seeds = 2 * r["pits"].as_u64().unwrap() * r["seeds"].as_u64().unwrap();
+        let stores = m["south"].as_u64().unwrap() + m["north"].as_u64().unwrap();
+        assert!(stores <= seeds, "{m} after {started}");
+    }
+}
+
+#[test]
+fn a_script_in_this_folder_gets_the_command_to_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("myeng.py"), "print('hello')\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .current_dir(dir.path())
+        .args(["check", "myeng.py"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("give it as ./myeng.py"), "{stderr}");
+    assert!(
+        stderr.contains("chmod +x ./myeng.py") && stderr.contains("cmd=python3 arg=./myeng.py"),
+        "{stderr}"
+    );
 }

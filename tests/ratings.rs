@@ -262,6 +262,32 @@ fn anchor_and_bad_input() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+#[test]
+fn no_games_to_rate_exits_2_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let csv = run.join("games.csv");
+    for text in [format!("{HEADER}\n"), format!("{HEADER}\nnot,a,game\n")] {
+        std::fs::write(&csv, text).unwrap();
+        let o = ratings(std::slice::from_ref(&run), &tmp.path().join("out"), &[]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&csv.display().to_string())
+                && stderr.contains("kalaha ratings results/"),
+            "{stderr}"
+        );
+        assert!(!tmp.path().join("out").exists(), "no reports are written");
+    }
+    // With games elsewhere, an empty input is a warning.
+    std::fs::write(&csv, format!("{HEADER}\n")).unwrap();
+    let dirs = write_tournament(tmp.path(), 1);
+    let o = ratings(&[dirs[0].clone(), run], &tmp.path().join("out"), &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("warning: "));
+}
+
 fn run_kalaha(args: &[String]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_kalaha"))
         .args(args)

@@ -4,9 +4,13 @@ use kalaha::rules::{Position, Rules, Side, Sweep};
 use kalaha::solver::Solver;
 use std::process::{Command, Output};
 
+/// Runs kalaha with no cache folder: small tables are built in memory and need none, and
+/// nothing here may touch the user's cache (tests that keep tables give `--tables`).
 fn kalaha(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kalaha"))
         .args(args)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("HOME")
         .output()
         .expect("run kalaha")
 }

@@ -6,12 +6,14 @@
 //! not run, with the reason.
 
 mod hello;
+mod play;
 
 use crate::protocol::{FromEngine, OptionKind, ToEngine};
 use crate::record::{SideResult, Termination, TimeLimit};
 use crate::rules::{Move, Position, Rules, Side, Sweep};
 use crate::supervisor::{Engine, EngineCommand, EngineError, Settings, Stopped};
 use hello::hello_fields;
+use play::{WHOLE_GAME, near_end, play_until, play_whole_game};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -100,45 +102,6 @@ impl From<EngineError> for Failure {
     }
 }
 
-/// A game from the start, both sides playing a fixed pattern, stopped at the first position
-/// where `stop` holds (and `side` is to move, if given). Several patterns are tried. Returns
-/// the position and the moves.
-fn play_until(
-    rules: Rules,
-    side: Option<Side>,
-    stop: impl Fn(&Position) -> bool,
-) -> Option<(Position, Vec<Move>)> {
-    (0..50usize).find_map(|pattern| {
-        let mut pos = Position::start(rules);
-        let mut moves = Vec::new();
-        for ply in 0..10_000usize {
-            if pos.is_over() {
-                return None;
-            }
-            if stop(&pos) && side.is_none_or(|s| s == pos.to_move()) {
-                return Some((pos, moves));
-            }
-            let legal: Vec<u8> = pos.legal_moves().collect();
-            let pit = legal[(ply * (pattern + 1) + pattern / 3) % legal.len()];
-            moves.push(Move {
-                side: pos.to_move(),
-                pit,
-            });
-            pos = pos.play(pit as i64).expect("legal");
-        }
-        None
-    })
-}
-
-/// Few seeds left in the pits: the end of the game is near.
-fn near_end(p: &Position) -> bool {
-    p.pits(Side::South)
-        .iter()
-        .chain(p.pits(Side::North))
-        .sum::<u16>()
-        <= 8
-}
-
 struct Checker<'a> {
     cmd: &'a EngineCommand,
     settings: &'a Settings,
@@ -149,6 +112,9 @@ struct Checker<'a> {
     skipped: usize,
     /// Options to set after every start (`option.NAME=VALUE` of the engine spec).
     options: &'a [(String, String)],
+    /// Set when an option of the engine spec does not fit the engine's declarations: the
+    /// check stops, as a usage error.
+    usage: Option<String>,
     results: Vec<StepResult>,
     report: &'a mut dyn FnMut(&StepResult),
 }
@@ -247,6 +213,39 @@ impl Checker<'_> {
         }
     }
 
+    /// Sets the options of the engine spec, as a tournament does after the handshake (and
+    /// again after the steps that try other values, so that later steps see the user's).
+    /// An option the engine does not declare, or a value that does not fit, stops the check
+    /// as a usage error.
+    async fn spec_options_step(&mut self, name: &str) {
+        if self.options.is_empty() || self.dead.is_some() {
+            return;
+        }
+        let options = self.options;
+        if let Ok(e) = self.engine().await
+            && let Err(EngineError::BadOption { name, reason }) = typed_options(e, options)
+        {
+            let text = self
+                .options
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, t)| t);
+            self.usage = Some(format!(
+                "option.{name}={}: {reason}; give option.NAME=VALUE for an option the engine \
+                 declares in its hello, with a value of its type",
+                text.map_or("", |t| t.as_str())
+            ));
+            self.dead = Some("not run: an option of the engine spec was refused".to_string());
+            return;
+        }
+        self.step(name, async |e: &mut Engine| {
+            set_options(e, options).await.map_err(fail)?;
+            e.ping().await.map_err(fail)?;
+            Ok(())
+        })
+        .await;
+    }
+
     async fn option_steps(&mut self) {
         let options = match self.engine().await {
             Ok(e) => e.hello().options.clone(),
@@ -304,9 +303,17 @@ impl Checker<'_> {
             let reply = e.go(&pos, &moves, time, max).await.map_err(fail)?;
             pos.check(reply.pit)
                 .map_err(|err| (Failure::with_line(err.to_string(), &reply.line), false))?;
-            e.game_over("check", SideResult::Draw, 0, 0, Termination::Interrupted)
-                .await
-                .map_err(fail)?;
+            // The checker stops the game here: it ends as interrupted, with the stores it has.
+            let after = pos.play(reply.pit).expect("checked");
+            e.game_over(
+                "check",
+                SideResult::Draw,
+                after.store(Side::South),
+                after.store(Side::North),
+                Termination::Interrupted,
+            )
+            .await
+            .map_err(fail)?;
             Ok(())
         })
         .await;
@@ -462,7 +469,8 @@ impl Checker<'_> {
         })
         .await;
         self.step("game-over", async |e: &mut Engine| {
-            e.game_over("check", SideResult::Win, 30, 18, Termination::Normal)
+            let (result, south, north) = play_whole_game(e).await?;
+            e.game_over(WHOLE_GAME, result, south, north, Termination::Normal)
                 .await
                 .map_err(fail)?;
             e.ping().await.map_err(fail)?;
@@ -502,33 +510,51 @@ async fn start_with_options(
     options: &[(String, String)],
 ) -> Result<Engine, EngineError> {
     let mut engine = Engine::start(cmd, settings).await?;
-    for (name, text) in options {
-        let value = crate::protocol::find_option(&engine.hello().options, name)
-            .and_then(|o| o.parse_text(text))
-            .map_err(|reason| EngineError::BadOption {
-                name: name.clone(),
-                reason,
-            });
-        let set = match value {
-            Ok(v) => engine.set_option(name, v).await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = set {
-            engine.shutdown().await;
-            return Err(e);
-        }
+    if let Err(e) = set_options(&mut engine, options).await {
+        engine.shutdown().await;
+        return Err(e);
     }
     Ok(engine)
 }
 
+/// Sets `options` (given as text) on the engine, converted to the types it declares, as a
+/// tournament does.
+async fn set_options(engine: &mut Engine, options: &[(String, String)]) -> Result<(), EngineError> {
+    for (name, value) in typed_options(engine, options)? {
+        engine.set_option(&name, value).await?;
+    }
+    Ok(())
+}
+
+/// `options` converted to the types the engine declares (an unknown option or a value that
+/// does not fit is an error).
+fn typed_options(
+    engine: &Engine,
+    options: &[(String, String)],
+) -> Result<Vec<(String, Value)>, EngineError> {
+    options
+        .iter()
+        .map(|(name, text)| {
+            crate::protocol::find_option(&engine.hello().options, name)
+                .and_then(|o| o.parse_text(text))
+                .map(|v| (name.clone(), v))
+                .map_err(|reason| EngineError::BadOption {
+                    name: name.clone(),
+                    reason,
+                })
+        })
+        .collect()
+}
+
 /// Runs every step against the engine (with `options` set after each start) and returns
-/// the results; `report` sees each result as soon as it is known.
+/// the results; `report` sees each result as soon as it is known. An option that does not
+/// fit the engine's declarations is an error: it says which, and what to give.
 pub async fn check_engine(
     cmd: &EngineCommand,
     settings: &Settings,
     options: &[(String, String)],
     report: &mut dyn FnMut(&StepResult),
-) -> Vec<StepResult> {
+) -> Result<Vec<StepResult>, String> {
     let mut checker = Checker {
         cmd,
         settings,
@@ -536,11 +562,20 @@ pub async fn check_engine(
         dead: None,
         skipped: 0,
         options,
+        usage: None,
         results: Vec::new(),
         report,
     };
     checker.handshake_steps().await;
+    checker.spec_options_step("spec-options").await;
+    if let Some(usage) = checker.usage.take() {
+        if let Some(e) = checker.engine.take() {
+            e.shutdown().await;
+        }
+        return Err(usage);
+    }
     checker.option_steps().await;
+    checker.spec_options_step("spec-options-again").await;
     checker.robustness_steps().await;
     checker.game_steps().await;
     checker.quit_step().await;
@@ -552,7 +587,7 @@ pub async fn check_engine(
             last.steps = checker.skipped;
         }
     }
-    checker.results
+    Ok(checker.results)
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@ use crate::kgp::check_agent;
 use crate::supervisor::{EngineCommand, LogPlace, Settings};
 use crate::tournament::spec::{EngineProtocol, EngineSpec};
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -98,38 +97,14 @@ pub fn engine_command(words: &[String]) -> Result<CheckedEngine, CliError> {
 }
 
 /// Checks that `program` exists and is executable, as the operating system would find it
-/// (a name without `/` is looked up in `PATH`): a missing engine is an input error.
+/// (a name without `/` is looked up in `PATH`): a missing engine is an input error, with
+/// what to run instead.
 fn check_program(program: &Path) -> Result<(), CliError> {
-    let has_slash = program.components().count() > 1 || program.is_absolute();
-    let candidates: Vec<PathBuf> = if has_slash {
-        vec![program.to_path_buf()]
-    } else {
-        std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).map(|d| d.join(program)).collect())
-            .unwrap_or_default()
-    };
-    let mut not_executable = false;
-    for c in &candidates {
-        if let Ok(meta) = std::fs::metadata(c)
-            && meta.is_file()
-        {
-            if meta.permissions().mode() & 0o111 != 0 {
-                return Ok(());
-            }
-            not_executable = true;
-        }
-    }
-    let reason = if not_executable {
-        "is not executable"
-    } else if has_slash {
-        "does not exist"
-    } else {
-        "was not found in PATH"
-    };
-    Err(CliError::input_msg(format!(
-        "the engine program {} {reason}",
-        program.display()
-    )))
+    crate::tournament::program::find_program(program, None)
+        .map(|_| ())
+        .map_err(|reason| {
+            CliError::input_msg(format!("the engine program {} {reason}", program.display()))
+        })
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -179,8 +154,9 @@ pub fn run(args: Args) -> CliResult {
         EngineProtocol::Kalaha => {
             runtime.block_on(check_engine(&cmd, &settings, &options, &mut report))
         }
-        EngineProtocol::Kgp => runtime.block_on(check_agent(&cmd, &settings, &mut report)),
+        EngineProtocol::Kgp => Ok(runtime.block_on(check_agent(&cmd, &settings, &mut report))),
     };
+    let results = results.map_err(CliError::input_msg)?;
     if let Some(e) = write_error {
         return Err(e.into());
     }

@@ -93,9 +93,20 @@ pub struct CommonArgs {
     /// When to restart engines [default: on-fault].
     #[arg(long, value_enum)]
     pub restart: Option<Restart>,
-    /// End games early: `decided` once a store holds more than half of all seeds.
+    /// End games early: `decided` once a store holds more than half of all seeds; `exact`
+    /// as soon as the solver proves the game's value within a small budget (the stores are
+    /// then those perfect play from there reaches; on the standard board it uses the endgame
+    /// table once built with `kalaha tables build`).
     #[arg(long, value_enum)]
     pub adjudicate: Option<Adjudication>,
+    /// Openings of --opening-plies sowings (default 4) whose exact value for south lies in
+    /// [-V, V], one per game pair, found by the solver (as `kalaha openings` does).
+    #[arg(long, value_name = "V", conflicts_with = "openings")]
+    pub balanced_openings: Option<u32>,
+    /// Analyse every game exactly as it finishes (as `kalaha analyze` does): analysis.csv,
+    /// and seeds lost per move in the standings and leaderboards.
+    #[arg(long)]
+    pub analyze: bool,
     /// Time an engine has to answer the first hello [default: 10s].
     #[arg(long, value_name = "TIME")]
     pub startup_timeout: Option<String>,
@@ -209,6 +220,8 @@ pub struct RunFlags {
     pub debug: bool,
     /// `--live`: the port of the page (0: a free one), and whether to open a browser.
     pub live: Option<(u16, bool)>,
+    /// `--analyze`: analyse every game exactly as it finishes.
+    pub analyze: bool,
 }
 
 impl CommonArgs {
@@ -228,6 +241,7 @@ impl CommonArgs {
             ("--shard", self.shard.is_some()),
             ("--restart", self.restart.is_some()),
             ("--adjudicate", self.adjudicate.is_some()),
+            ("--balanced-openings", self.balanced_openings.is_some()),
             ("--startup-timeout", self.startup_timeout.is_some()),
             ("--line-limit", self.line_limit.is_some()),
             ("--depth", self.depth.is_some()),
@@ -275,6 +289,7 @@ impl CommonArgs {
             shard: self.shard.clone(),
             restart: self.restart,
             adjudicate: self.adjudicate,
+            balanced_openings: self.balanced_openings,
             startup_timeout: self.startup_timeout.clone(),
             line_limit: self.line_limit,
             depth: self.depth,
@@ -345,6 +360,7 @@ impl CommonArgs {
             quiet: self.quiet,
             debug: self.debug,
             live: self.live.then(|| (self.port.unwrap_or(0), self.open)),
+            analyze: self.analyze,
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::tournament::config::TournamentConfig;
 use crate::tournament::events::{StopRule, View};
 use crate::tournament::schedule::ScheduleKind;
 use crate::tournament::{RunOptions, TournamentError, TournamentOutcome};
-use crate::views::{DisplayMode, LeaderboardView, LiveDisplay};
+use crate::views::{AnalysisView, DisplayMode, LeaderboardView, LiveDisplay};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -83,12 +83,17 @@ pub fn execute(
             (RunKind::Tournament, ScheduleKind::RoundRobin) => "round robin",
             (RunKind::Tournament, ScheduleKind::Gauntlet) => "gauntlet",
         };
+        let games = 2 * config.schedule.pairs_per_pairing;
+        // An SPRT stops as soon as it decides: its game count is a limit.
+        let games = match kind {
+            RunKind::Sprt => format!("at most {games} games"),
+            _ => format!("{games} games per pairing"),
+        };
         writeln!(
             std::io::stdout().lock(),
-            "{} {what}: {} engines, {} games per pairing, {}, time {} (+{} margin), {} at once; results in {}",
+            "{} {what}: {} engines, {games}, {}, time {} (+{} margin), {} at once; results in {}",
             if resume { "resuming" } else { "starting" },
             config.engines.len(),
-            2 * config.schedule.pairs_per_pairing,
             config.rules(),
             time_controls(&config),
             format_duration(config.margin),
@@ -96,6 +101,11 @@ pub fn execute(
             out.display()
         )?;
     }
+    let mut analysis = if flags.analyze {
+        Some(analysis_view(&config, &out)?)
+    } else {
+        None
+    };
     let mut leaderboard = LeaderboardView::new(&out, flags.report_every);
     let mut display = LiveDisplay::new(mode);
     let mut live = match flags.live {
@@ -114,6 +124,10 @@ pub fn execute(
     let mut views: Vec<&mut dyn View> = Vec::with_capacity(extra.len() + 3);
     for v in extra.iter_mut() {
         views.push(&mut **v);
+    }
+    // Before the leaderboard, which shows what the analysis found.
+    if let Some(v) = analysis.as_mut() {
+        views.push(v);
     }
     views.push(&mut leaderboard);
     if let Some(v) = live.as_mut() {
@@ -156,6 +170,29 @@ pub fn execute(
         writeln!(o, "results in {}", out.display())?;
     }
     Ok(Executed { outcome, code: 0 })
+}
+
+/// The `--analyze` view: one thread, the endgame table of the run's rules (built once if
+/// needed), 10 s a position at most.
+fn analysis_view(
+    config: &TournamentConfig,
+    out: &std::path::Path,
+) -> Result<AnalysisView, CliError> {
+    let args = super::tables::TableArgs {
+        tables: None,
+        table_mb: super::tables::DEFAULT_TABLE_MB,
+    };
+    let rules = config.rules();
+    let tables = super::analyze::tables_for(&[rules], &args, 1)?;
+    Ok(AnalysisView::new(
+        out,
+        tables,
+        crate::analysis::AnalysisSettings {
+            threads: 1,
+            budget: Some(Duration::from_secs(10)),
+            hash_mb: 128,
+        },
+    ))
 }
 
 /// User plus system CPU time of this process (`RUSAGE_SELF`) or of its reaped children.

@@ -25,11 +25,13 @@ pub fn run(args: Args) -> CliResult {
     let mut file = args.common.to_config_file()?;
     let mut engines = Vec::new();
     for p in &args.players {
-        let words: Vec<&str> = p.split_whitespace().collect();
-        let spec = if words.len() == 1 && !p.contains('=') {
-            EngineSpec::builtin(p)
+        let spec = if !p.contains('=') {
+            if let Some(hint) = super::time_as_engine(p.trim()) {
+                return Err(CliError::input_msg(hint));
+            }
+            EngineSpec::builtin(p.trim())
         } else {
-            EngineSpec::parse(&words).map_err(CliError::input)?
+            EngineSpec::parse(&[p]).map_err(CliError::input)?
         };
         engines.push(spec);
     }

@@ -2,12 +2,14 @@
 //! function. Exit codes: 0 success, 1 failure, 2 usage or input error; `sprt` adds 3 (H0
 //! accepted) and 4 (game limit reached). A broken pipe on stdout is not an error.
 
+mod analyze;
 mod check;
 mod common;
 mod engine;
 mod error;
 mod execute;
 mod match_cmd;
+mod openings;
 mod perft;
 mod play;
 mod ratings;
@@ -39,6 +41,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Perft(perft::Args),
+    Analyze(analyze::Args),
+    Openings(openings::Args),
     Solve(solve::Args),
     Engine(engine::Args),
     Check(check::Args),
@@ -75,75 +79,200 @@ fn init_logging() {
         .try_init();
 }
 
-/// What kalaha calls an option that cutechess-cli or fastchess spell another way.
-const FOREIGN_FLAGS: &[(&str, &str)] = &[
+/// What kalaha does for an option that cutechess-cli or fastchess spell another way: the
+/// kalaha flag to run instead, or why none is needed.
+enum Ours {
+    Flag(&'static str),
+    NoFlag(&'static str),
+}
+
+const TC: Ours = Ours::Flag(
+    "--clock 10s+100ms (base plus increment) or --move-time 100ms; tc=100ms in an engine \
+     spec for time odds",
+);
+const ROUNDS: Ours =
+    Ours::Flag("--games 100 (games per pairing; each opening is played twice, seats swapped)");
+
+const FOREIGN_FLAGS: &[(&str, Ours)] = &[
     (
         "-engine",
-        "--engine cmd=PROGRAM name=NAME ... (one --engine per engine)",
-    ),
-    ("-each", "--each KEY=VALUE ..."),
-    ("-games", "--games N (games per pairing)"),
-    (
-        "-rounds",
-        "--games N (games per pairing; each opening is played twice, seats swapped)",
+        Ours::Flag(
+            "--engine cmd=./my-engine name=mine, once per engine, e.g. kalaha match --engine \
+             cmd=./new --engine cmd=./old",
+        ),
     ),
     (
-        "--rounds",
-        "--games N (games per pairing; each opening is played twice, seats swapped)",
+        "-each",
+        Ours::Flag("--each option.depth=8 (settings for every engine)"),
     ),
-    ("-concurrency", "--concurrency N"),
-    (
-        "-tc",
-        "--clock BASE+INC (e.g. 10s+100ms) or --move-time TIME; tc= in an engine spec for odds",
-    ),
-    (
-        "--tc",
-        "--clock BASE+INC (e.g. 10s+100ms) or --move-time TIME; tc= in an engine spec for odds",
-    ),
-    ("-st", "--move-time TIME (e.g. 100ms)"),
+    ("-games", Ours::Flag("--games 100 (games per pairing)")),
+    ("-rounds", ROUNDS),
+    ("--rounds", ROUNDS),
+    ("-concurrency", Ours::Flag("--concurrency 4")),
+    ("-tc", TC),
+    ("--tc", TC),
+    ("-st", Ours::Flag("--move-time 100ms")),
     (
         "-openings",
-        "--openings FILE (pit numbers per line) or --opening-plies K",
+        Ours::Flag("--openings openings.txt (pit numbers per line) or --opening-plies 4"),
     ),
     (
         "-repeat",
-        "nothing: every opening is played twice, seats swapped, always",
+        Ours::NoFlag("every opening is played twice with the seats swapped, always"),
     ),
-    ("-sprt", "kalaha sprt --elo0 A --elo1 B"),
+    (
+        "-sprt",
+        Ours::Flag("kalaha sprt --engine cmd=./new --engine cmd=./old --elo0 0 --elo1 5"),
+    ),
     (
         "-pgnout",
-        "nothing: every game is in games.csv and games.jsonl of the results folder",
+        Ours::NoFlag(
+            "every game is in games.csv and games.jsonl of the results folder; \
+             kalaha show DIR GAME replays one",
+        ),
     ),
     (
         "-epdout",
-        "nothing: every game is in games.jsonl of the results folder",
+        Ours::NoFlag(
+            "every game is in games.jsonl of the results folder; kalaha show DIR GAME \
+             replays one",
+        ),
     ),
     (
         "-recover",
-        "nothing: an engine that fails is restarted for its next game",
+        Ours::NoFlag("an engine that fails is restarted for its next game"),
     ),
-    ("-draw", "--adjudicate decided"),
-    ("-resign", "--adjudicate decided"),
-    ("-ratinginterval", "--report-every N"),
-    ("-srand", "--seed N"),
-    ("-debug", "--debug"),
-    ("-pgnin", "--openings FILE"),
-    ("-config", "--config FILE"),
+    ("-draw", Ours::Flag("--adjudicate decided")),
+    ("-resign", Ours::Flag("--adjudicate decided")),
+    ("-ratinginterval", Ours::Flag("--report-every 100")),
+    ("-srand", Ours::Flag("--seed 7")),
+    ("-debug", Ours::Flag("--debug")),
+    ("-pgnin", Ours::Flag("--openings openings.txt")),
+    ("-config", Ours::Flag("--config tournament.toml")),
 ];
+
+/// The subcommand of `args`, for a hint's `--help` line (`tournament` when there is none).
+fn subcommand(args: &[String]) -> &str {
+    args.get(1)
+        .map(|a| a.as_str())
+        .filter(|a| !a.starts_with('-'))
+        .unwrap_or("tournament")
+}
 
 /// A hint for a cutechess-cli or fastchess spelling among `args`, if any.
 fn foreign_flag(args: &[String]) -> Option<String> {
+    let command = subcommand(args);
     args.iter().skip(1).find_map(|a| {
         let flag = a.split('=').next().unwrap_or(a);
         FOREIGN_FLAGS
             .iter()
             .find(|(f, _)| *f == flag)
             .map(|(f, ours)| {
+                let what = match ours {
+                    Ours::Flag(flag) => format!("kalaha takes {flag}"),
+                    Ours::NoFlag(why) => format!("kalaha needs no flag for it: {why}"),
+                };
                 format!(
-                    "error: {f} is how cutechess-cli or fastchess write it; kalaha writes {ours}. \
-                     See `kalaha <command> --help`."
+                    "error: {f} is how cutechess-cli or fastchess write it; {what}. Run \
+                     `kalaha {command} --help` for every flag."
                 )
             })
+    })
+}
+
+/// Words a time unit is written as.
+const UNITS: &[&str] = &[
+    "ms",
+    "msec",
+    "millisecond",
+    "milliseconds",
+    "s",
+    "sec",
+    "secs",
+    "second",
+    "seconds",
+    "m",
+    "min",
+    "mins",
+    "minute",
+    "minutes",
+    "h",
+];
+
+/// The flags that take a time.
+const TIME_FLAGS: &[&str] = &[
+    "--move-time",
+    "--clock",
+    "--time-margin",
+    "--startup-timeout",
+];
+
+/// A hint for a time written as two words (`100 ms`, which would take `ms` for an engine or
+/// an argument), or a time where an engine is expected (`kalaha match a b 100ms`): the
+/// flag to give it with. Only the commands that run games are looked at (`check` takes an
+/// engine's own arguments), and `--` ends the words looked at.
+fn time_words(args: &[String]) -> Option<String> {
+    if !["match", "tournament", "sprt", "play"].contains(&subcommand(args)) {
+        return None;
+    }
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.as_str())
+        .take_while(|a| *a != "--")
+        .collect();
+    let is_number = |w: &str| !w.is_empty() && w.parse::<f64>().is_ok_and(f64::is_finite);
+    for (i, pair) in words.windows(2).enumerate() {
+        let (number, unit) = (pair[0], pair[1]);
+        if !(is_number(number) && UNITS.contains(&unit)) {
+            continue;
+        }
+        let before = i.checked_sub(1).map(|k| words[k]);
+        let unit = match unit {
+            "ms" | "msec" | "millisecond" | "milliseconds" => "ms",
+            "s" | "sec" | "secs" | "second" | "seconds" => "s",
+            "h" => "h",
+            _ => "m",
+        };
+        return Some(match before.filter(|b| TIME_FLAGS.contains(b)) {
+            Some(flag) => format!(
+                "error: `{flag} {number} {}`: write the time as one word, its unit attached: \
+                 {flag} {number}{unit}",
+                pair[1]
+            ),
+            None => format!(
+                "error: `{number} {}` looks like a time, not an engine: give a time per move as \
+                 --move-time {number}{unit} (or a game clock as --clock 10s+100ms)",
+                pair[1]
+            ),
+        });
+    }
+    None
+}
+
+/// A hint for a word that looks like a time but follows no flag (`kalaha match a b 100ms`),
+/// for a command line clap refused.
+fn misplaced_time(args: &[String]) -> Option<String> {
+    let words: Vec<&str> = args
+        .iter()
+        .map(|a| a.as_str())
+        .take_while(|a| *a != "--")
+        .collect();
+    words
+        .windows(2)
+        .skip(1)
+        .filter(|w| !w[0].starts_with('-') && !w[1].starts_with('-'))
+        .find_map(|w| time_as_engine(w[1]))
+}
+
+/// A hint for a time given where `match` takes its engines (`kalaha match a b 100ms`).
+pub(crate) fn time_as_engine(word: &str) -> Option<String> {
+    let looks_like_time = crate::record::parse_duration(word).is_ok() || UNITS.contains(&word);
+    looks_like_time.then(|| {
+        format!(
+            "{word:?} looks like a time, not an engine: give a time per move as --move-time \
+             100ms (a number with its unit, no space), or a game clock as --clock 10s+100ms"
+        )
     })
 }
 
@@ -151,7 +280,7 @@ fn foreign_flag(args: &[String]) -> Option<String> {
 pub fn main() -> ExitCode {
     init_logging();
     let args: Vec<String> = std::env::args().collect();
-    if let Some(hint) = foreign_flag(&args) {
+    if let Some(hint) = foreign_flag(&args).or_else(|| time_words(&args)) {
         eprintln!("{hint}");
         return ExitCode::from(2);
     }
@@ -160,11 +289,18 @@ pub fn main() -> ExitCode {
         Err(e) => {
             // clap prints help and version to stdout with exit 0, usage errors with 2.
             let _ = e.print();
+            if e.use_stderr()
+                && let Some(hint) = misplaced_time(&args)
+            {
+                eprintln!("hint: {hint}");
+            }
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
     let result = match cli.command {
         Command::Perft(a) => perft::run(a),
+        Command::Analyze(a) => analyze::run(a),
+        Command::Openings(a) => openings::run(a),
         Command::Solve(a) => solve::run(a),
         Command::Engine(a) => engine::run(a),
         Command::Check(a) => check::run(a),
@@ -195,8 +331,31 @@ mod tests {
         assert!(h.contains("--games"), "{h}");
         let h = foreign_flag(&args(&["kalaha", "match", "-tc=40/60"])).unwrap();
         assert!(h.contains("--clock"), "{h}");
+        // Hints say what to run, in words a user can type as they are.
+        for (flag, _) in FOREIGN_FLAGS {
+            let h = foreign_flag(&args(&["kalaha", "sprt", flag])).unwrap();
+            assert!(!h.contains("...") && !h.contains("writes"), "{h}");
+            assert!(h.contains("kalaha sprt --help"), "{h}");
+        }
         assert!(foreign_flag(&args(&["kalaha", "match", "--games", "4", "-j", "2"])).is_none());
         // Values are not flags.
         assert!(foreign_flag(&args(&["kalaha", "check", "--", "./x", "-x"])).is_none());
+    }
+
+    #[test]
+    fn a_time_in_two_words_gets_the_flag_to_run() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let h = time_words(&args(&["kalaha", "match", "a", "b", "100", "ms"])).unwrap();
+        assert!(h.contains("--move-time 100ms"), "{h}");
+        let h = time_words(&args(&["kalaha", "match", "--clock", "10", "s"])).unwrap();
+        assert!(h.contains("--clock 10s"), "{h}");
+        let h = time_words(&args(&["kalaha", "sprt", "--time-margin", "2", "sec"])).unwrap();
+        assert!(h.contains("--time-margin 2s"), "{h}");
+        assert!(time_words(&args(&["kalaha", "show", "dir", "5"])).is_none());
+        assert!(time_words(&args(&["kalaha", "match", "--", "./x", "1", "s"])).is_none());
+        // check's words after the engine are the engine's own arguments.
+        assert!(time_words(&args(&["kalaha", "check", "./x", "1", "s"])).is_none());
+        assert!(time_as_engine("100ms").is_some() && time_as_engine("ms").is_some());
+        assert!(time_as_engine("hard").is_none());
     }
 }

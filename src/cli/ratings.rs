@@ -131,6 +131,8 @@ pub fn run(args: Args) -> CliResult {
     let (mut counted, mut duplicates, mut ignored) = (0u64, 0u64, 0u64);
     let mut settings: Vec<SettingsSection> = Vec::new();
     let bar = progress_bar(&csvs);
+    // Files of which no game counts, and why.
+    let mut empty: Vec<String> = Vec::new();
     for (k, csv) in csvs.iter().enumerate() {
         if csvs.len() > 1 {
             bar.set_message(format!("reading {}/{}", k + 1, csvs.len()));
@@ -143,16 +145,31 @@ pub fn run(args: Args) -> CliResult {
             inner: file,
             bar: bar.clone(),
         };
+        let counted_before = counted;
         let read = read_games_from(csv, reader, |row| match tally.add(row) {
             Added::Counted { .. } => counted += 1,
             Added::Duplicate => duplicates += 1,
             Added::Ignored => ignored += 1,
         })
         .map_err(CliError::input)?;
+        if counted == counted_before {
+            empty.push(no_games(csv, &read));
+        }
         summary.add(read);
         if let Some(section) = csv.parent().and_then(report::read_settings) {
             report::merge_settings(&mut settings, section);
         }
+    }
+    if counted == 0 {
+        bar.finish_and_clear();
+        return Err(CliError::input_msg(format!(
+            "no games to rate: {}. Give the results folder (or games.csv) of a run that \
+             played games, e.g. `kalaha ratings results/<run>` after `kalaha tournament`",
+            empty.join("; ")
+        )));
+    }
+    for e in &empty {
+        bar.suspend(|| eprintln!("warning: {e}"));
     }
     if !bar.is_hidden()
         && let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
@@ -184,6 +201,26 @@ pub fn run(args: Args) -> CliResult {
         &out_dir,
     )?;
     Ok(0)
+}
+
+/// Why no game of `csv` counts, from what reading it found.
+fn no_games(csv: &Path, read: &ReadSummary) -> String {
+    let why = if read.rows == 0 {
+        "has no games (only a header, or nothing)".to_string()
+    } else if read.malformed == read.rows {
+        format!(
+            "none of its {} rows could be read ({})",
+            read.rows,
+            read.problems.join("; ")
+        )
+    } else {
+        format!(
+            "its {} readable games are all interrupted, games of an engine against itself, \
+             or ids seen before",
+            read.rows - read.malformed
+        )
+    };
+    format!("{} {why}", csv.display())
 }
 
 /// The standings table and what was read, on stdout.

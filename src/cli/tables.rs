@@ -4,8 +4,8 @@
 use super::{CliError, CliResult, RulesArgs};
 use crate::rules::Rules;
 use crate::solver::{
-    Book, EndgameTable, MAX_TABLE_SEEDS, Solver, TableEvent, TableRules, TableStore, planned_seeds,
-    table_len,
+    Book, EndgameTable, IN_MEMORY_BYTES, MAX_TABLE_SEEDS, Solver, TableEvent, TableRules,
+    TableStore, planned_seeds, table_len,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::Write;
@@ -143,12 +143,18 @@ pub fn obtain(
     args: &TableArgs,
     threads: usize,
 ) -> Result<Option<EndgameTable>, CliError> {
-    if planned_seeds(rules, args.budget_bytes()).is_none() {
+    let Some(k) = planned_seeds(rules, args.budget_bytes()) else {
         return Ok(None);
+    };
+    let stop = AtomicBool::new(false);
+    let tr = TableRules::of(rules);
+    if table_len(tr, k).is_some_and(|len| len <= IN_MEMORY_BYTES) {
+        // Built in memory and never kept: no folder needed.
+        let table = EndgameTable::build(tr, k, threads, &|_| {}, &stop);
+        return Ok(Some(table.expect("a build nothing stops finishes")));
     }
     let store = args.store()?;
     let display = BuildDisplay::new();
-    let stop = AtomicBool::new(false);
     let table = store.obtain(
         rules,
         args.budget_bytes(),

@@ -34,18 +34,19 @@ use super::error::KgpError;
 use crate::record::{Fault, SearchInfo, SideResult, Termination, TimeLimit, clean_text};
 use crate::referee::Reply;
 use crate::rules::{Move, Position, Rules, Side};
-use crate::supervisor::lines::{LineBuffer, LineEvent};
+use crate::supervisor::lines::LineBuffer;
 use crate::supervisor::log::EngineLog;
 use crate::supervisor::{EngineCommand, Process, Settings, Stdout, Stopped, Transcript};
 use std::collections::VecDeque;
-use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::time::{Instant, sleep_until, timeout};
+use tokio::time::{Instant, timeout};
+
+mod wire;
 
 /// Bytes read from the connection at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -521,132 +522,6 @@ impl KgpEngine {
         stopped
     }
 
-    /// Reads and judges what the agent sent since kalaha last listened (at most
-    /// [`UNREQUESTED_READ`] bytes, one chunk at a time, so memory stays bounded).
-    async fn check_unrequested(&mut self) -> Result<(), KgpError> {
-        let mut taken = 0;
-        while taken < UNREQUESTED_READ && !self.conn.eof {
-            match self.conn.reader.try_read(&mut self.conn.buf) {
-                Ok(0) => {
-                    self.conn.lines.finish();
-                    self.conn.eof = true;
-                }
-                Ok(n) => {
-                    self.conn.lines.push(&self.conn.buf[..n]);
-                    taken += n;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if is_reset(&e) => {
-                    self.conn.lines.finish();
-                    self.conn.eof = true;
-                }
-                Err(e) => return Err(KgpError::Io(e)),
-            }
-            self.hear_buffered().await?;
-        }
-        self.hear_buffered().await?;
-        if self.conn.eof {
-            return Err(self.disconnected("kalaha had nothing to ask").await);
-        }
-        Ok(())
-    }
-
-    /// Judges the lines already read.
-    async fn hear_buffered(&mut self) -> Result<(), KgpError> {
-        while let Some(event) = self.conn.lines.pop() {
-            let line = self.event_line(event)?;
-            if !line.trim().is_empty() {
-                self.hear(&line).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The next non-blank line, waiting until `end` at most (`None` then). `during` says
-    /// what kalaha was waiting for, should the connection end.
-    async fn read_line(
-        &mut self,
-        end: Instant,
-        during: &'static str,
-    ) -> Result<Option<String>, KgpError> {
-        loop {
-            // Lines already read came before `end`: they count even when it has passed.
-            // Nothing more is read after it, so an agent flooding its connection still
-            // times out (a read is one chunk at most).
-            if let Some(event) = self.conn.lines.pop() {
-                let line = self.event_line(event)?;
-                if line.trim().is_empty() {
-                    continue;
-                }
-                return Ok(Some(line));
-            }
-            if self.conn.eof {
-                return Err(self.disconnected(during).await);
-            }
-            if Instant::now() >= end {
-                return Ok(None);
-            }
-            let conn = &mut self.conn;
-            tokio::select! {
-                r = conn.reader.read(&mut conn.buf) => match r {
-                    Ok(0) => {
-                        conn.lines.finish();
-                        conn.eof = true;
-                    }
-                    Ok(n) => {
-                        conn.lines.push(&conn.buf[..n]);
-                        quick_ack(conn);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) if is_reset(&e) => {
-                        conn.lines.finish();
-                        conn.eof = true;
-                    }
-                    Err(e) => return Err(KgpError::Io(e)),
-                },
-                _ = sleep_until(end) => {}
-            }
-        }
-    }
-
-    /// The error for a connection the agent closed: its exit if it exits soon.
-    async fn disconnected(&mut self, during: &'static str) -> KgpError {
-        match self.process.wait_exit(Duration::from_millis(500)).await {
-            Some(st) => KgpError::Process(self.process.exited(st).await),
-            None => {
-                let tail = self.process.log().tail();
-                let stderr = if tail.is_empty() {
-                    String::new()
-                } else {
-                    format!("; its last output lines: {}", tail.join(" | "))
-                };
-                KgpError::Disconnected { during, stderr }
-            }
-        }
-    }
-
-    /// A framed line as text, or the fault of a line that cannot be one.
-    fn event_line(&mut self, event: LineEvent) -> Result<String, KgpError> {
-        match event {
-            LineEvent::Line(line) => {
-                self.record("<", &line);
-                Ok(line)
-            }
-            LineEvent::TooLong { prefix } => {
-                self.record("<", &format!("{prefix}... (line too long)"));
-                Err(KgpError::LineTooLong {
-                    limit: self.settings.line_limit,
-                    prefix,
-                })
-            }
-            LineEvent::NotUtf8 { prefix } => {
-                self.record("<", &prefix);
-                Err(KgpError::NotUtf8 { prefix })
-            }
-        }
-    }
-
     /// Judges one line from the agent: a fault, or what it amounts to. Hints are kept,
     /// notes go to the log, a `ping` from the agent is answered.
     async fn hear(&mut self, line: &str) -> Result<Heard, KgpError> {
@@ -738,70 +613,6 @@ impl KgpEngine {
         self.process.log().note(&format!("[{level}] {shown}"));
         tracing::debug!(agent = %self.program, "{level}: {shown}");
     }
-
-    /// Sends a command with the next id; returns the id.
-    pub async fn send(&mut self, cmd: Command) -> Result<u64, KgpError> {
-        let id = self.next_id;
-        self.next_id += 2;
-        self.send_command(cmd.with_id(id)).await?;
-        Ok(id)
-    }
-
-    /// Writes one command as a line (`\r\n` ended, as KGP asks).
-    async fn send_command(&mut self, cmd: Command) -> Result<(), KgpError> {
-        let line = cmd.to_line();
-        self.record(">", &line);
-        let mut bytes = Vec::with_capacity(line.len() + 2);
-        bytes.extend_from_slice(line.as_bytes());
-        bytes.extend_from_slice(b"\r\n");
-        let limit = self.settings.ping_timeout;
-        match timeout(limit, self.conn.writer.write_all(&bytes)).await {
-            Ok(Ok(())) => {
-                quick_ack(&self.conn);
-                Ok(())
-            }
-            Ok(Err(e)) if is_reset(&e) || e.kind() == io::ErrorKind::BrokenPipe => {
-                self.conn.eof = true;
-                Err(self.disconnected("kalaha wrote to it").await)
-            }
-            Ok(Err(e)) => Err(KgpError::Io(e)),
-            Err(_) => Err(KgpError::WriteStall { timeout: limit }),
-        }
-    }
-
-    fn record(&mut self, dir: &str, line: &str) {
-        if let Some(t) = &mut self.transcript {
-            t.record(dir, line);
-        }
-    }
-}
-
-/// Asks the kernel to acknowledge the agent's next segments at once. Agents that leave
-/// Nagle's algorithm on (pykgp does) hold each command until the last one is acknowledged;
-/// with delayed acknowledgements that is some 40 ms per command, which would be charged
-/// to their time. The mode does not stay on by itself, so it is asked for after every read
-/// and write.
-fn quick_ack(conn: &Connection) {
-    use std::os::fd::AsRawFd;
-    let fd = conn.reader.as_ref().as_raw_fd();
-    let on: libc::c_int = 1;
-    // SAFETY: setsockopt reads `on` only; a failure changes nothing but the timing.
-    unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_QUICKACK,
-            (&on as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
-}
-
-fn is_reset(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted
-    )
 }
 
 fn never_connected(process: &Process, address: SocketAddr, timeout: Duration) -> KgpError {

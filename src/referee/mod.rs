@@ -8,8 +8,10 @@
 //! it hears of the start and of every sowing once the referee has checked and played it.
 
 mod clock;
+mod exact;
 
 pub use clock::Clocks;
+pub use exact::{EXACT_NODES, settle, shared_table};
 
 use crate::record::{
     Fault, FaultKind, GameRecord, GameResult, MoveRecord, SearchInfo, SideResult, Termination,
@@ -76,6 +78,9 @@ pub enum Adjudication {
     Off,
     /// End a game once a store holds more than half of all seeds (its winner is settled).
     Decided,
+    /// End a game as soon as the solver proves its value within a small budget before a
+    /// move; the stores are those perfect play from there reaches.
+    Exact,
 }
 
 /// Everything the referee needs to know about one game.
@@ -127,8 +132,9 @@ pub struct Played {
 enum End {
     /// The rules ended it.
     Over,
-    /// Adjudicated: the reason.
-    Adjudicated(String),
+    /// Adjudicated: the reason, and the final stores (south, north) when the adjudication
+    /// says them (else the current stores stand).
+    Adjudicated(String, Option<(u16, u16)>),
     /// An engine's fault.
     Fault(Side, Fault),
 }
@@ -279,10 +285,24 @@ async fn play_moves<S: Contestant, N: Contestant>(
     while !pos.is_over() {
         if setup.adjudication == Adjudication::Decided && decided(pos) {
             let winner = winner_by_stores(pos);
-            return End::Adjudicated(format!(
-                "{winner} holds more than half of the {} seeds",
-                setup.rules.total_seeds()
-            ));
+            return End::Adjudicated(
+                format!(
+                    "{winner} holds more than half of the {} seeds",
+                    setup.rules.total_seeds()
+                ),
+                None,
+            );
+        }
+        if setup.adjudication == Adjudication::Exact
+            && let Some((s, n)) = settle(pos, EXACT_NODES)
+        {
+            return End::Adjudicated(
+                format!(
+                    "perfect play from here ends {s}-{n}: exact value {:+} for south",
+                    s as i32 - n as i32
+                ),
+                Some((s, n)),
+            );
         }
         let side = pos.to_move();
         let (limit, deadline) = clocks.limit(side);
@@ -352,6 +372,7 @@ fn finish(
     started: Instant,
 ) -> (GameRecord, [bool; 2]) {
     let mut faulted = [false; 2];
+    let mut stores = None;
     let (result, termination, loser, detail, line) = match end {
         End::Fault(side, fault) => {
             faulted[side.index()] = true;
@@ -368,8 +389,16 @@ fn finish(
             let result = GameResult::from_winner(outcome.winner);
             (result, Termination::Normal, None, String::new(), None)
         }
-        End::Adjudicated(reason) => {
-            let result = GameResult::from_winner(Some(winner_by_stores(&pos)));
+        End::Adjudicated(reason, exact) => {
+            let result = match exact {
+                Some((s, n)) => GameResult::from_winner(match s.cmp(&n) {
+                    std::cmp::Ordering::Greater => Some(Side::South),
+                    std::cmp::Ordering::Less => Some(Side::North),
+                    std::cmp::Ordering::Equal => None,
+                }),
+                None => GameResult::from_winner(Some(winner_by_stores(&pos))),
+            };
+            stores = exact;
             (result, Termination::Adjudicated, None, reason, None)
         }
     };
@@ -385,8 +414,8 @@ fn finish(
         moves,
         final_position: pos,
         result,
-        south_score: pos.store(Side::South),
-        north_score: pos.store(Side::North),
+        south_score: stores.map_or(pos.store(Side::South), |s| s.0),
+        north_score: stores.map_or(pos.store(Side::North), |s| s.1),
         termination,
         loser,
         detail,

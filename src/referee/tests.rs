@@ -171,3 +171,36 @@ fn a_forfeit_is_recorded_before_any_move() {
     assert_eq!(p.record.plies(), 1);
     assert_eq!(p.faulted, [false, true]);
 }
+
+#[test]
+fn exact_adjudication_records_the_value_under_perfect_play_as_the_stores() {
+    let mut st = setup();
+    st.rules = Rules::new(3, 3, false, crate::rules::Sweep::Owner).unwrap();
+    st.adjudication = Adjudication::Exact;
+    let mut memo = std::collections::HashMap::new();
+    for opening in [vec![], vec![1], vec![2, 3]] {
+        st.opening = opening;
+        let g = play(&st, &mut first(), &mut first()).record;
+        assert_eq!(g.termination, Termination::Adjudicated, "{g:?}");
+        assert!(!g.final_position.is_over());
+        // The stores say the exact value of the position where the game stopped, checked
+        // by a minimax that shares nothing with the solver.
+        let pos = &g.final_position;
+        let v = crate::analysis::tests::minimax(pos, &mut memo);
+        let south = if pos.to_move() == Side::South { v } else { -v };
+        assert_eq!(
+            g.south_score as i32 - g.north_score as i32,
+            south,
+            "{}",
+            g.detail
+        );
+        assert_eq!(g.south_score as u32 + g.north_score as u32, 18);
+        let winner = match south.signum() {
+            1 => Some(Side::South),
+            -1 => Some(Side::North),
+            _ => None,
+        };
+        assert_eq!(g.result.winner(), winner);
+        assert!(g.detail.contains("exact value"), "{}", g.detail);
+    }
+}

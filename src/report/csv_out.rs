@@ -3,7 +3,7 @@
 
 use super::{num, safe};
 use crate::record::FaultKind;
-use crate::stats::Standings;
+use crate::stats::{AccuracyTable, Standings};
 use std::io::{self, Write};
 
 /// A text cell that is safe to show and that a spreadsheet would not run as a formula.
@@ -19,7 +19,7 @@ fn csv_error(e: csv::Error) -> io::Error {
 }
 
 /// The columns of `standings.csv`.
-pub(crate) const STANDINGS_COLUMNS: [&str; 17] = [
+pub(crate) const STANDINGS_COLUMNS: [&str; 21] = [
     "rank",
     "engine",
     "games",
@@ -37,13 +37,35 @@ pub(crate) const STANDINGS_COLUMNS: [&str; 17] = [
     "crashes",
     "stalls",
     "group",
+    "accuracy_moves",
+    "loss_per_move",
+    "accuracy",
+    "loss_blunders",
 ];
 
-/// One row per engine, best first.
-pub(crate) fn standings_csv(out: &mut impl Write, s: &Standings) -> io::Result<()> {
+/// One row per engine, best first. The last four columns come from an exact analysis of the
+/// games (empty without one): moves analysed, seeds lost per move, the share of perfect
+/// moves and the moves that lost 2 seeds or more.
+pub(crate) fn standings_csv(
+    out: &mut impl Write,
+    s: &Standings,
+    accuracy: Option<&AccuracyTable>,
+) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record(STANDINGS_COLUMNS).map_err(csv_error)?;
     for r in &s.rows {
+        let acc = accuracy
+            .and_then(|t| t.get(&r.engine))
+            .filter(|a| a.moves > 0);
+        let acc_cells = match acc {
+            Some(a) => [
+                a.moves.to_string(),
+                num(a.loss_per_move(), 4),
+                num(a.perfect_share(), 4),
+                a.blunders.to_string(),
+            ],
+            None => Default::default(),
+        };
         w.write_record([
             r.rank.to_string(),
             text_cell(&r.engine),
@@ -62,6 +84,10 @@ pub(crate) fn standings_csv(out: &mut impl Write, s: &Standings) -> io::Result<(
             r.faults.count(FaultKind::Crash).to_string(),
             r.faults.count(FaultKind::Stall).to_string(),
             (r.group + 1).to_string(),
+            acc_cells[0].clone(),
+            acc_cells[1].clone(),
+            acc_cells[2].clone(),
+            acc_cells[3].clone(),
         ])
         .map_err(csv_error)?;
     }
@@ -160,7 +186,10 @@ pub(crate) mod tests {
         assert_eq!(text_cell("+x"), "'+x");
         assert_eq!(text_cell("plain"), "plain");
         let s = super::super::tests::sample();
-        let text = to_text(|w| standings_csv(w, &s));
+        let mut acc = AccuracyTable::new();
+        acc.add("-minus", Some(3));
+        acc.add("-minus", Some(0));
+        let text = to_text(|w| standings_csv(w, &s, Some(&acc)));
         let mut r = csv::Reader::from_reader(text.as_bytes());
         let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
         assert_eq!(rows.len(), 4);
@@ -170,6 +199,14 @@ pub(crate) mod tests {
         // Elo cells stay plain numbers, negative ones included.
         let elos: Vec<f64> = rows.iter().map(|r| r[7].parse().unwrap()).collect();
         assert!(elos.iter().any(|&e| e < 0.0));
+        // The analysis columns: filled for the engine analysed, empty for the others.
+        let minus = rows.iter().find(|r| &r[1] == "'-minus").unwrap();
+        assert_eq!(
+            &minus.iter().collect::<Vec<_>>()[17..],
+            ["2", "1.5000", "0.5000", "1"]
+        );
+        let other = rows.iter().find(|r| &r[1] != "'-minus").unwrap();
+        assert_eq!(other.iter().skip(17).collect::<String>(), "");
         let h2h = to_text(|w| h2h_csv(w, &s));
         assert_eq!(h2h.lines().count(), 1 + 12);
         let header: Vec<&str> = h2h.lines().next().unwrap().split(',').collect();

@@ -10,7 +10,7 @@ use super::notes::{notes, shows_pairings};
 use super::settings::{EngineInfo, SettingsSection};
 use super::{ReportContext, num, pm, safe};
 use crate::record::FaultKind;
-use crate::stats::{PairingTally, Standings};
+use crate::stats::{AccuracyTable, PairingTally, Standings};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -74,12 +74,15 @@ pub(crate) fn leaderboard_html(s: &Standings, ctx: &ReportContext) -> String {
         s.games
     );
     let engines = engine_infos(ctx);
-    standings_section(&mut o, s, &engines);
+    standings_section(&mut o, s, &engines, ctx.accuracy.as_ref());
     let _ = writeln!(
         o,
         "<section id=\"chart\">\n<h2>Elo with 95% interval</h2>\n{}\n</section>",
         chart(s)
     );
+    if let Some(t) = &ctx.accuracy {
+        super::accuracy::html_section(&mut o, s, t);
+    }
     if shows_pairings(s) {
         pairings_section(&mut o, s);
         if s.rows.len() > 2 {
@@ -125,18 +128,32 @@ fn name_cell(name: &str, info: Option<&&EngineInfo>) -> String {
     format!("<td class=\"name\" title=\"{tip}\">{n}{version}</td>")
 }
 
-fn standings_section(o: &mut String, s: &Standings, engines: &HashMap<&str, &EngineInfo>) {
+fn standings_section(
+    o: &mut String,
+    s: &Standings,
+    engines: &HashMap<&str, &EngineInfo>,
+    acc: Option<&AccuracyTable>,
+) {
+    let loss_head = if acc.is_some() {
+        "<th>Loss/move</th>"
+    } else {
+        ""
+    };
     let _ = writeln!(
         o,
         "<section id=\"standings\">\n<h2>Standings</h2>\n<div class=\"wrap\">\n<table id=\"standings-table\">\n\
          <thead><tr><th>#</th><th class=\"name\">Engine</th><th>Elo</th><th>Games</th><th>W</th><th>D</th>\
-         <th>L</th><th>Score</th><th>Margin</th><th>Faults</th></tr></thead>\n<tbody>"
+         <th>L</th><th>Score</th><th>Margin</th><th>Faults</th>{loss_head}</tr></thead>\n<tbody>"
     );
     for r in &s.rows {
+        let loss = match acc {
+            Some(_) => format!("<td>{}</td>", super::accuracy::loss_cell(acc, &r.engine)),
+            None => String::new(),
+        };
         let _ = writeln!(
             o,
             "<tr class=\"engine-row\" data-rank=\"{}\"><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}%</td><td>{}</td><td>{}</td></tr>",
+             <td>{}</td><td>{}</td><td>{}%</td><td>{}</td><td>{}</td>{loss}</tr>",
             r.rank,
             r.rank,
             name_cell(&r.engine, engines.get(r.engine.as_str())),

@@ -49,15 +49,24 @@ pub(crate) fn leaderboard_md(s: &Standings, ctx: &ReportContext) -> String {
         s.games
     );
     let _ = writeln!(o, "## Standings\n");
+    let acc = ctx.accuracy.as_ref();
+    let (loss_head, loss_rule) = match acc {
+        Some(_) => (" Loss/move |", "--:|"),
+        None => ("", ""),
+    };
     let _ = writeln!(
         o,
-        "| # | Engine | Elo | Games | W | D | L | Score | Margin | Faults |"
+        "| # | Engine | Elo | Games | W | D | L | Score | Margin | Faults |{loss_head}"
     );
-    let _ = writeln!(o, "|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(o, "|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|{loss_rule}");
     for r in &s.rows {
+        let loss = match acc {
+            Some(_) => format!(" {} |", super::accuracy::loss_cell(acc, &r.engine)),
+            None => String::new(),
+        };
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {} | {}% | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {}% | {} | {} |{loss}",
             r.rank,
             md(&r.engine),
             pm(r.elo, 1),
@@ -75,6 +84,9 @@ pub(crate) fn leaderboard_md(s: &Standings, ctx: &ReportContext) -> String {
         if s.rows.len() > 2 {
             matrix(&mut o, s);
         }
+    }
+    if let Some(t) = acc {
+        super::accuracy::md_section(&mut o, s, t);
     }
     faults(&mut o, s);
     let _ = writeln!(o, "\n## Settings");

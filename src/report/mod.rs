@@ -20,6 +20,7 @@
 //! Files are written to a temporary name in the same folder and renamed into place, so a
 //! reader never sees half a file.
 
+mod accuracy;
 mod csv_out;
 mod html;
 mod html_chart;
@@ -35,7 +36,7 @@ pub use terminal::{standings_line, standings_table};
 
 use crate::record::{FaultKind, clean_text};
 use crate::results::{ReadError, read_games_csv};
-use crate::stats::{Estimate, Standings, Tally, UnknownEngine};
+use crate::stats::{AccuracyTable, Estimate, Standings, Tally, UnknownEngine};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -59,6 +60,8 @@ pub struct ReportContext {
     pub settings: Vec<SettingsSection>,
     /// When the report was made (shown in UTC).
     pub generated: SystemTime,
+    /// The engines' accuracy from an exact analysis of the games (`kalaha analyze`).
+    pub accuracy: Option<AccuracyTable>,
 }
 
 impl Default for ReportContext {
@@ -67,6 +70,7 @@ impl Default for ReportContext {
             title: None,
             settings: Vec::new(),
             generated: SystemTime::now(),
+            accuracy: None,
         }
     }
 }
@@ -127,7 +131,7 @@ pub fn write_reports(
         let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
         match name {
-            "standings.csv" => csv_out::standings_csv(&mut w, standings),
+            "standings.csv" => csv_out::standings_csv(&mut w, standings, context.accuracy.as_ref()),
             "h2h.csv" => csv_out::h2h_csv(&mut w, standings),
             "leaderboard.md" => {
                 w.write_all(markdown::leaderboard_md(standings, context).as_bytes())
@@ -164,6 +168,7 @@ pub fn refresh_tournament_reports(dir: &Path) -> Result<Standings, ReportError> 
     let standings = tally.standings(None)?;
     let context = ReportContext {
         settings: read_settings(dir).into_iter().collect(),
+        accuracy: crate::analysis::read_accuracy(dir),
         ..ReportContext::default()
     };
     write_reports(dir, &standings, &context)?;
@@ -350,7 +355,7 @@ pub(crate) mod tests {
             assert_eq!((&r[col("nelo")], &r[col("nelo_error")]), ("", ""), "{r:?}");
         }
         // No per-engine nElo: pooled over opponents, it is on no common scale.
-        let standings = csv_out::tests::to_text(|w| csv_out::standings_csv(w, &s));
+        let standings = csv_out::tests::to_text(|w| csv_out::standings_csv(w, &s, None));
         assert!(!standings.lines().next().unwrap().contains("nelo"));
         let md = markdown::leaderboard_md(&s, &ReportContext::default());
         let html = html::leaderboard_html(&s, &ReportContext::default());
@@ -383,7 +388,7 @@ pub(crate) mod tests {
             ..ReportContext::default()
         };
         let texts = [
-            csv_out::tests::to_text(|w| csv_out::standings_csv(w, &s)),
+            csv_out::tests::to_text(|w| csv_out::standings_csv(w, &s, None)),
             csv_out::tests::to_text(|w| csv_out::h2h_csv(w, &s)),
             markdown::leaderboard_md(&s, &ctx),
             html::leaderboard_html(&s, &ctx),

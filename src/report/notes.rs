@@ -88,8 +88,12 @@ pub(crate) fn notes(s: &Standings) -> Vec<String> {
     }
     if s.groups.iter().any(|g| g.regularized) {
         out.push(
-            "Some engines won or lost every game against the rest of their group: one virtual \
-             draw per pairing was added there to keep the ratings finite."
+            "Virtual draws: some engines won every game, or lost every game, against the \
+             others of their group, which would put their Elo at infinity. So in that group \
+             each pairing that met counts one more game, a draw that was never played, in the \
+             Elo fit only; it keeps the ratings finite and pulls them slightly together (less \
+             the more games were played). Games, scores, W/D/L and the CSV files count only \
+             the games played."
                 .to_string(),
         );
     }
@@ -104,4 +108,49 @@ pub(crate) fn notes(s: &Standings) -> Vec<String> {
         s.games, s.duplicates, s.ignored, s.unpaired
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{GameResult, GameRow, Termination};
+    use crate::stats::Tally;
+
+    #[test]
+    fn virtual_draws_are_explained_only_where_they_were_added() {
+        let virtual_note = |s: &Standings| {
+            notes(s)
+                .into_iter()
+                .find(|n| n.starts_with("Virtual draws"))
+        };
+        assert!(virtual_note(&crate::report::tests::sample()).is_none());
+        // One engine won every game: only then are draws added, in the Elo only.
+        let mut t = Tally::new();
+        for k in 0..4u64 {
+            let game = format!("g-{k}");
+            let (south, north, result) = if k % 2 == 0 {
+                ("strong", "weak", GameResult::SouthWins)
+            } else {
+                ("weak", "strong", GameResult::NorthWins)
+            };
+            t.add(&GameRow {
+                game: &game,
+                pair: Some(k / 2),
+                south,
+                north,
+                result,
+                south_score: Some(30),
+                north_score: Some(18),
+                termination: Termination::Normal,
+                loser: None,
+            });
+        }
+        let s = t.standings(None).unwrap();
+        let note = virtual_note(&s).expect("a note on virtual draws");
+        assert!(
+            note.contains("never played") && note.contains("Elo fit only"),
+            "{note}"
+        );
+        assert!(note.contains("count only the games played"), "{note}");
+    }
 }

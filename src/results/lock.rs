@@ -2,7 +2,9 @@
 //!
 //! The lock is `flock` on `DIR/.lock`, so the kernel releases it when the holding process
 //! ends in any way (even `kill -9`); the file also says who holds it, for the message a
-//! second run prints.
+//! second run prints. A run that ends normally deletes the file (while it still holds the
+//! lock); one that crashed leaves it, unlocked, and the next run takes it over. A run that
+//! locked a file another one deleted meanwhile tries again on the new file.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
@@ -21,15 +23,47 @@ pub enum LockError {
     Io { path: PathBuf, error: io::Error },
 }
 
-/// An exclusive lock on a results folder, released when dropped.
+/// An exclusive lock on a results folder, released (and its file deleted) when dropped.
 #[derive(Debug)]
 pub struct FolderLock {
-    _file: File,
+    file: File,
+    path: PathBuf,
+}
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        // Deleted while locked: a run waiting on this file finds it gone and starts over.
+        let _ = std::fs::remove_file(&self.path);
+        // SAFETY: flock only reads the descriptor, which `file` keeps open.
+        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Whether `file` is still the file at `path` (not deleted or replaced since it was opened).
+fn still_there(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }
 
 impl FolderLock {
     /// Locks `dir` (which must exist) for this process, or says who holds it.
     pub fn acquire(dir: &Path) -> Result<FolderLock, LockError> {
+        for _ in 0..100 {
+            if let Some(lock) = FolderLock::try_acquire(dir)? {
+                return Ok(lock);
+            }
+        }
+        Err(LockError::Io {
+            path: dir.join(LOCK_FILE),
+            error: io::Error::other("the lock file kept being replaced"),
+        })
+    }
+
+    /// One attempt: `None` when the file locked was deleted meanwhile.
+    fn try_acquire(dir: &Path) -> Result<Option<FolderLock>, LockError> {
         let path = dir.join(LOCK_FILE);
         let io_err = |error| LockError::Io {
             path: path.clone(),
@@ -66,10 +100,13 @@ impl FolderLock {
             std::process::id(),
             std::env::args().collect::<Vec<_>>().join(" ")
         );
+        if !still_there(&file, &path) {
+            return Ok(None);
+        }
         file.set_len(0).map_err(io_err)?;
         file.rewind().map_err(io_err)?;
         file.write_all(me.as_bytes()).map_err(io_err)?;
-        Ok(FolderLock { _file: file })
+        Ok(Some(FolderLock { file, path }))
     }
 }
 
@@ -90,5 +127,19 @@ mod tests {
         );
         drop(held);
         assert!(FolderLock::acquire(dir.path()).is_ok());
+    }
+
+    #[test]
+    fn the_file_goes_with_the_lock_and_a_stale_one_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_FILE);
+        drop(FolderLock::acquire(dir.path()).unwrap());
+        assert!(!path.exists(), "a run that ends deletes its lock file");
+        // A crashed run leaves its file, unlocked.
+        std::fs::write(&path, "pid 1: kalaha tournament").unwrap();
+        let lock = FolderLock::acquire(dir.path()).unwrap();
+        assert!(FolderLock::acquire(dir.path()).is_err());
+        drop(lock);
+        assert!(!path.exists());
     }
 }

@@ -16,8 +16,10 @@ mod book;
 mod cache;
 mod endgame;
 mod index;
+mod moves;
 mod search;
 mod tt;
+mod worker;
 
 pub use book::{Book, BookError, BookMove};
 pub use cache::{
@@ -26,8 +28,8 @@ pub use cache::{
 };
 pub use endgame::{EndgameTable, MAX_TABLE_SEEDS, TableRules, max_seeds_within, table_len};
 pub use index::{Indexer, binomial};
+pub(crate) use moves::{ordered_moves, pack_bits, pits_key, seeds_in_pits};
 pub use search::{Budget, Solution, Solver, Step, Test};
-pub(crate) use search::{ordered_moves, pack_bits, pits_key, seeds_in_pits};
 
 #[cfg(test)]
 mod tests;

@@ -463,3 +463,26 @@ fn two_threads_give_the_same_values() {
         }
     }
 }
+
+/// Nodes per second of the solver without an endgame table on Kalah(6,3) (the least time
+/// of three runs), with the node count, which a change that only restructures the code
+/// must keep: `cargo test --release --lib -- --ignored --nocapture solver_speed`.
+#[test]
+#[ignore]
+fn solver_speed() {
+    let pos = Position::start(Rules::new(6, 3, false, Sweep::Owner).unwrap());
+    let mut best = f64::MAX;
+    let mut result = None;
+    for _ in 0..3 {
+        let mut solver = Solver::new(256);
+        let t = std::time::Instant::now();
+        let sol = solver.solve(&pos);
+        best = best.min(t.elapsed().as_secs_f64());
+        result = Some((sol.nodes, sol.value));
+    }
+    let (nodes, value) = result.unwrap();
+    println!(
+        "Kalah(6,3): value {value}, {nodes} nodes, {best:.3} s, {:.2} M nodes/s",
+        nodes as f64 / best / 1e6
+    );
+}

@@ -1,13 +1,15 @@
 //! Statistics (pure and synchronous): Elo, normalized Elo, LOS and pentanomial statistics of a
 //! pairing ([`elo`]), the generalized SPRT ([`sprt`]), joint Bradley-Terry ratings of many
-//! engines ([`ratings`]) and the streaming aggregation of finished games into standings
-//! ([`tally`]).
+//! engines ([`ratings`]), the streaming aggregation of finished games into standings
+//! ([`tally`]) and the distance of engines from perfect play ([`accuracy`]).
 
+pub mod accuracy;
 pub mod elo;
 pub mod ratings;
 pub mod sprt;
 pub mod tally;
 
+pub use accuracy::{Accuracy, AccuracyTable, BLUNDER_SEEDS};
 pub use elo::{Estimate, MeanAcc, Pentanomial, Wdl};
 pub use ratings::{Rating, Ratings};
 pub use sprt::{Sprt, SprtDecision, SprtModel, SprtStatus};

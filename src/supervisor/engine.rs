@@ -98,6 +98,16 @@ impl Engine {
         })
     }
 
+    /// Moves this instance's log and transcript to `stem.N.log` and `stem.N.transcript`
+    /// (when the engine's name is settled after its `hello`, so they are found under it).
+    pub fn rename_logs(&mut self, stem: &str) -> std::io::Result<()> {
+        self.process.log().rename(stem)?;
+        if let Some(t) = &mut self.transcript {
+            t.rename(stem)?;
+        }
+        Ok(())
+    }
+
     /// The engine's `hello` (empty before the handshake).
     pub fn hello(&self) -> &HelloReply {
         &self.hello

@@ -56,10 +56,33 @@ pub(crate) fn take_budget(budget: &AtomicU64, want: u64) -> u64 {
         .map_or(0, |left| left.min(want))
 }
 
+/// Moves the file `from` to `dir/stem.N.suffix` for the first N not taken (never replacing
+/// a file, nor following a link), and returns the new path. An open file stays open: a
+/// running engine's log keeps growing under its new name.
+pub fn rename_numbered(from: &Path, dir: &Path, stem: &str, suffix: &str) -> io::Result<PathBuf> {
+    for n in 1u32.. {
+        let path = dir.join(format!("{stem}.{n}.{suffix}"));
+        if path == from {
+            return Ok(path);
+        }
+        match std::fs::hard_link(from, &path) {
+            Ok(()) => {
+                std::fs::remove_file(from)?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 100_000 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
 /// The log of one engine instance.
 pub struct EngineLog {
     inner: Mutex<Inner>,
     path: Option<PathBuf>,
+    /// The path after [`EngineLog::rename`] (once the engine's name is settled).
+    renamed: std::sync::OnceLock<PathBuf>,
 }
 
 struct Inner {
@@ -96,12 +119,28 @@ impl EngineLog {
                 partial: Vec::new(),
             }),
             path,
+            renamed: std::sync::OnceLock::new(),
         }
     }
 
     /// The log file, if there is one.
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        self.renamed
+            .get()
+            .or(self.path.as_ref())
+            .map(|p| p.as_path())
+    }
+
+    /// Moves the log file to `stem.N.log` in its folder (once: the name of an engine is
+    /// settled once, after its `hello`), so that it is found under the engine's name.
+    pub fn rename(&self, stem: &str) -> io::Result<()> {
+        let (Some(path), None) = (&self.path, self.renamed.get()) else {
+            return Ok(());
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let new = rename_numbered(path, dir, stem, "log")?;
+        let _ = self.renamed.set(new);
+        Ok(())
     }
 
     /// Bytes the engine wrote to stderr.
@@ -225,6 +264,23 @@ mod tests {
         log.flush();
         assert_eq!(log.path().unwrap(), dir.path().join("e.2.log"));
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    }
+
+    #[test]
+    fn a_log_renamed_keeps_growing_under_its_new_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = EngineLog::open(Some(&place(dir.path(), 100)));
+        log.stderr(b"one\n");
+        std::fs::write(dir.path().join("named.1.log"), "an earlier run").unwrap();
+        log.rename("named").unwrap();
+        log.stderr(b"two\n");
+        log.flush();
+        let new = dir.path().join("named.2.log");
+        assert_eq!(log.path().unwrap(), new);
+        assert_eq!(std::fs::read_to_string(&new).unwrap(), "one\ntwo\n");
+        assert!(!dir.path().join("e.1.log").exists());
+        let kept = std::fs::read_to_string(dir.path().join("named.1.log")).unwrap();
+        assert_eq!(kept, "an earlier run");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! engine flooding its output cannot fill the disk; when the budget is used up a last line
 //! says so, and nothing more is written.
 
-use super::log::{LogPlace, create_numbered, take_budget};
+use super::log::{LogPlace, create_numbered, rename_numbered, take_budget};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
@@ -24,6 +24,7 @@ pub const TRANSCRIPT_CUT: &str = "[transcript cut: this engine's transcripts rea
 pub struct Transcript {
     /// `None` once the budget is used up or a write failed.
     file: Option<io::BufWriter<File>>,
+    path: PathBuf,
     budget: Arc<AtomicU64>,
     started: std::time::Instant,
 }
@@ -37,11 +38,12 @@ impl Transcript {
 
     /// A new transcript taking its bytes from `budget`.
     fn create_within(place: &LogPlace, budget: Arc<AtomicU64>) -> Option<Transcript> {
-        let (file, _) = create_numbered(&place.dir, &place.stem, "transcript")
+        let (file, path) = create_numbered(&place.dir, &place.stem, "transcript")
             .inspect_err(|e| tracing::warn!("cannot create a transcript: {e}"))
             .ok()?;
         Some(Transcript {
             file: Some(io::BufWriter::new(file)),
+            path,
             budget,
             started: std::time::Instant::now(),
         })
@@ -63,6 +65,14 @@ impl Transcript {
         if written.is_err() {
             self.file = None;
         }
+    }
+
+    /// Moves the transcript to `STEM.N.transcript` in its folder (when the engine's name is
+    /// settled after its `hello`); it stays open.
+    pub fn rename(&mut self, stem: &str) -> io::Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        self.path = rename_numbered(&self.path, &dir, stem, "transcript")?;
+        Ok(())
     }
 
     /// Flushes the file.

@@ -74,6 +74,10 @@ pub struct ConfigFile {
     pub restart: Option<Restart>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adjudicate: Option<Adjudication>,
+    /// Openings of `opening_plies` sowings whose exact value for south lies in [-V, V],
+    /// one per game pair (saved as the `opening_list` they turned out to be).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balanced_openings: Option<u32>,
     /// Time an engine has to answer the first `hello`, e.g. `10s`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout: Option<String>,
@@ -133,7 +137,9 @@ fn refuse(setting: &'static str, message: impl Into<String>) -> ConfigError {
 
 impl ConfigFile {
     /// Reads a TOML configuration file. Paths in it (an engine's `cmd` and `dir`, the
-    /// `openings` file, `out`) are taken from the file's folder.
+    /// `openings` file, `out`) are taken from the file's folder, which is also the working
+    /// directory of an engine given by `cmd` without `dir` (so its relative arguments work
+    /// from wherever kalaha runs).
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
@@ -149,9 +155,11 @@ impl ConfigFile {
         Ok(file)
     }
 
-    /// Takes every relative path of this file from `folder`. A `cmd` without a `/` is a
-    /// program looked up in `PATH` and stays as it is.
+    /// Takes every relative path of this file from `folder`, and makes `folder` the working
+    /// directory of each engine given by `cmd` that sets no `dir` (nor does `each`). A
+    /// `cmd` without a `/` is a program looked up in `PATH` and stays as it is.
     fn rebase(&mut self, folder: &Path) {
+        let each_dir = self.each.as_ref().is_some_and(|e| e.dir.is_some());
         let on = |p: &mut PathBuf| {
             if p.is_relative() {
                 *p = folder.join(&*p);
@@ -165,6 +173,11 @@ impl ConfigFile {
             }
             if let Some(dir) = &mut spec.dir {
                 on(dir);
+            }
+        }
+        for spec in &mut self.engines {
+            if spec.cmd.is_some() && spec.dir.is_none() && !each_dir {
+                spec.dir = Some(folder.to_path_buf());
             }
         }
         if let Some(o) = &mut self.openings {
@@ -204,6 +217,7 @@ impl ConfigFile {
             shard: self.shard.or(under.shard),
             restart: self.restart.or(under.restart),
             adjudicate: self.adjudicate.or(under.adjudicate),
+            balanced_openings: self.balanced_openings.or(under.balanced_openings),
             startup_timeout: self.startup_timeout.or(under.startup_timeout),
             line_limit: self.line_limit.or(under.line_limit),
             depth: self.depth.or(under.depth),
@@ -231,7 +245,7 @@ impl ConfigFile {
         if games == 0 {
             return Err(refuse("games", "must be at least 1"));
         }
-        let (openings, opening_plies) = self.openings(rules)?;
+        let (openings, opening_plies) = self.openings(rules, games.div_ceil(2))?;
         let shard = match &self.shard {
             Some(s) => Some(s.parse::<Shard>().map_err(|e| refuse("shard", e))?),
             None => None,
@@ -311,8 +325,12 @@ impl ConfigFile {
         }
     }
 
-    /// Where the openings come from, and the random sowings of each.
-    fn openings(&self, rules: Rules) -> Result<(Openings, u32), ConfigError> {
+    /// Where the openings come from (`rounds` of them are played), and the random sowings
+    /// of each.
+    fn openings(&self, rules: Rules, rounds: u64) -> Result<(Openings, u32), ConfigError> {
+        if let Some(v) = self.balanced_openings {
+            return self.balanced(rules, rounds, v);
+        }
         let plies = match (&self.openings, &self.opening_list) {
             (None, None) => self.opening_plies.unwrap_or(DEFAULT_OPENING_PLIES),
             _ => self.opening_plies.unwrap_or(0),
@@ -352,6 +370,35 @@ impl ConfigFile {
         Ok((openings, plies))
     }
 
+    /// `rounds` balanced openings within ±`max_value`, found by the solver.
+    fn balanced(
+        &self,
+        rules: Rules,
+        rounds: u64,
+        max_value: u32,
+    ) -> Result<(Openings, u32), ConfigError> {
+        if self.openings.is_some() || self.opening_list.is_some() {
+            return Err(refuse(
+                "balanced_openings",
+                "give balanced openings or an openings list, not both",
+            ));
+        }
+        let spec = crate::analysis::OpeningsSpec {
+            plies: self.opening_plies.unwrap_or(DEFAULT_OPENING_PLIES).max(1),
+            count: usize::try_from(rounds).unwrap_or(usize::MAX),
+            max_value: max_value.min(i32::MAX as u32) as i32,
+            seed: self.seed.unwrap_or(0),
+            budget: Some(Duration::from_secs(10)),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            hash_mb: 128,
+        };
+        let table = crate::referee::shared_table(&rules);
+        let found = crate::analysis::balanced_openings(rules, spec, table, &mut |_, _| {})
+            .map_err(|e| refuse("balanced_openings", e))?;
+        let list = found.into_iter().map(|o| o.pits).collect();
+        Ok((Openings::List(Arc::new(list)), 0))
+    }
+
     /// The engines, each with the `each` settings under its own.
     fn engines(&self) -> Result<Vec<EngineEntry>, ConfigError> {
         let each = self.each.clone().unwrap_or_default();
@@ -370,6 +417,14 @@ impl ConfigFile {
                 spec,
                 resolved,
             });
+        }
+        // Two engines the user named alike: refused now, before anything starts.
+        let mut names = Vec::new();
+        for e in engines.iter().filter(|e| e.explicit_name) {
+            if names.contains(&&e.resolved.name) {
+                return Err(SpecError::DuplicateName(e.resolved.name.clone()).into());
+            }
+            names.push(&e.resolved.name);
         }
         if engines.len() < 2 {
             return Err(refuse(
@@ -535,6 +590,10 @@ impl TournamentConfig {
                 spec.name = Some(e.resolved.name.clone());
                 if spec.cmd.is_some() {
                     spec.cmd = Some(e.resolved.program.clone());
+                    // Absolute, so that a resume runs the engine where this run did (a
+                    // file's engine without `dir` runs in the file's folder).
+                    let dir = spec.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+                    spec.dir = Some(std::path::absolute(&dir).unwrap_or(dir));
                 }
                 let mut line = vec![e.resolved.program.display().to_string()];
                 line.extend(e.resolved.args.iter().cloned());
@@ -563,6 +622,7 @@ impl TournamentConfig {
             shard: self.schedule.shard.map(|s| s.to_string()),
             restart: Some(self.restart),
             adjudicate: Some(self.adjudication),
+            balanced_openings: None,
             startup_timeout: Some(format_duration(self.startup_timeout)),
             line_limit: Some(self.line_limit as u64),
             depth: self.depth,
@@ -579,100 +639,4 @@ impl TournamentConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn two_builtins() -> ConfigFile {
-        ConfigFile {
-            engines: vec![EngineSpec::builtin("first"), EngineSpec::builtin("random")],
-            ..ConfigFile::default()
-        }
-    }
-
-    #[test]
-    fn defaults_and_validation() {
-        let c = two_builtins().resolve().unwrap();
-        assert_eq!(c.schedule.pairs_per_pairing, 1);
-        assert_eq!(c.margin, Duration::from_millis(50));
-        assert_eq!(c.id.len(), 12);
-        let mut f = two_builtins();
-        f.games = Some(5);
-        assert_eq!(f.resolve().unwrap().schedule.pairs_per_pairing, 3);
-        f.engines.pop();
-        assert!(f.resolve().unwrap_err().to_string().contains("two engines"));
-        let mut f = two_builtins();
-        f.shard = Some("3/2".into());
-        assert!(f.resolve().is_err());
-        let mut f = two_builtins();
-        f.id = Some("bad id".into());
-        assert!(f.resolve().is_err());
-        f.id = Some("nightly-2026-01-02".into());
-        assert_eq!(f.resolve().unwrap().game_id(3), "nightly-2026-01-02-3");
-        let mut f = two_builtins();
-        f.shard = Some("1/2".into());
-        assert!(f.resolve().unwrap_err().to_string().contains("needs an id"));
-        f.id = Some("x".into());
-        assert!(f.resolve().is_ok());
-        // An unreadable file is named once, its error not repeated as a source.
-        f.openings = Some("/no/such/openings.txt".into());
-        let e = f.resolve().unwrap_err();
-        assert!(std::error::Error::source(&e).is_none());
-        assert!(e.to_string().contains("No such file"), "{e}");
-    }
-
-    #[test]
-    fn the_saved_file_resolves_to_the_same_configuration() {
-        let text = r#"
-            games = 4
-            tc = "10s+100ms"
-            opening_plies = 3
-            seed = 9
-            [rules]
-            pits = 5
-            seeds = 3
-            [each]
-            options = { depth = 2 }
-            [[engine]]
-            builtin = "first"
-            [[engine]]
-            builtin = "hard"
-            name = "h"
-            tc = "200ms"
-        "#;
-        let f: ConfigFile = toml::from_str(text).unwrap();
-        let c = f.resolve().unwrap();
-        assert_eq!(c.rules().pits(), 5);
-        assert_eq!(c.tc_of(0), "10s+100ms".parse().unwrap());
-        assert_eq!(c.tc_of(1), "200ms".parse().unwrap());
-        assert_eq!(
-            c.engines[1].resolved.options,
-            [("depth".into(), "2".into())]
-        );
-        let saved = toml::to_string(&c.to_file()).unwrap();
-        let back: ConfigFile = toml::from_str(&saved).unwrap();
-        let c2 = back.resolve().unwrap();
-        assert_eq!(c2.id, c.id);
-        assert_eq!(c2.names(), ["first", "h"]);
-        let a: Vec<_> = c.schedule.games().collect();
-        let b: Vec<_> = c2.schedule.games().collect();
-        assert_eq!(a, b);
-        assert!(saved.contains("command = "), "{saved}");
-    }
-
-    #[test]
-    fn command_line_values_win_over_the_file() {
-        let file = ConfigFile {
-            games: Some(8),
-            seed: Some(1),
-            ..two_builtins()
-        };
-        let cli = ConfigFile {
-            games: Some(2),
-            ..ConfigFile::default()
-        };
-        let merged = cli.or(file);
-        assert_eq!(merged.games, Some(2));
-        assert_eq!(merged.seed, Some(1));
-        assert_eq!(merged.engines.len(), 2);
-    }
-}
+mod tests;

@@ -249,7 +249,7 @@ impl ProcessLauncher {
                 launcher.engines[i].command.display()
             ),
         })?;
-        let launcher = match launcher.set_options(config, &mut first).await {
+        let mut launcher = match launcher.set_options(config, &mut first).await {
             Ok(l) => l,
             Err(e) => {
                 shutdown_all(first).await;
@@ -260,7 +260,30 @@ impl ProcessLauncher {
             shutdown_all(first).await;
             return Err(e);
         }
+        launcher.follow_names(config, &mut first);
         Ok((launcher, first.into_iter().map(|e| vec![e]).collect()))
+    }
+
+    /// Logs under the settled names: the first instances' files, created before the names
+    /// were known, are moved to `NAME.N.log` (and `.transcript`), and later instances
+    /// start there.
+    fn follow_names(&mut self, config: &TournamentConfig, first: &mut [RunningEngine]) {
+        for (i, running) in first.iter_mut().enumerate() {
+            let stem = file_safe(&config.engines[i].resolved.name);
+            let Some(place) = &mut self.engines[i].settings.logs else {
+                continue;
+            };
+            if place.stem == stem {
+                continue;
+            }
+            place.stem = stem.clone();
+            // A KGP agent's log stays where it is (its name comes from the agent).
+            if let RunningEngine::Kalaha(engine) = running
+                && let Err(e) = engine.rename_logs(&stem)
+            {
+                tracing::warn!("cannot move the logs of engine {stem} to its name: {e}");
+            }
+        }
     }
 
     /// Starts one instance of every engine at once (handshakes can be slow); on a failure

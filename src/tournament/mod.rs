@@ -46,6 +46,7 @@
 pub mod config;
 pub mod events;
 pub mod launcher;
+pub(crate) mod program;
 mod recorder;
 pub mod run;
 pub mod schedule;

@@ -1,11 +1,12 @@
 //! Engine specifications: `--engine cmd=PROG name=.. arg=.. dir=.. option.X=V` on the
 //! command line, `[[engine]]` tables in a config file, and their resolution to a command.
 
+use super::program::find_program;
 use crate::record::{TimeControl, check_name, clean_text, fit_width};
 use crate::supervisor::ResourceLimits;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One engine of a tournament, as given by the user and as written to `tournament.toml`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -238,9 +239,11 @@ impl EngineSpec {
         Ok(spec)
     }
 
-    /// Applies `KEY=VALUE` words on top of this spec (used for `--each` too).
+    /// Applies `KEY=VALUE` words on top of this spec (used for `--each` too). A word that
+    /// holds several `KEY=VALUE` pieces (`"cmd=./x arg=y"`, quoted as one) is split before
+    /// each key, as [`split_words`] says.
     pub fn apply<S: AsRef<str>>(&mut self, words: &[S]) -> Result<(), SpecError> {
-        for word in words.iter().map(|w| w.as_ref()) {
+        for word in split_words(words) {
             let (key, value) = word
                 .split_once('=')
                 .ok_or_else(|| SpecError::NotKeyValue(word.to_string()))?;
@@ -361,7 +364,15 @@ impl EngineSpec {
                     std::env::current_exe().map_err(|e| SpecError::CurrentExe(e.to_string()))?;
                 (exe, vec!["engine".to_string(), b.clone()])
             }
-            (Some(c), None) => (find_program(c, self.dir.as_deref(), &name)?, Vec::new()),
+            (Some(c), None) => {
+                let program =
+                    find_program(c, self.dir.as_deref()).map_err(|reason| SpecError::Program {
+                        name: name.clone(),
+                        program: c.clone(),
+                        reason,
+                    })?;
+                (program, Vec::new())
+            }
         };
         args.extend(self.args.iter().cloned());
         let protocol = self.protocol.unwrap_or_default();
@@ -406,6 +417,63 @@ impl EngineSpec {
     }
 }
 
+/// The keys of an engine spec that take no suffix.
+const PLAIN_KEYS: [&str; 12] = [
+    "cmd",
+    "builtin",
+    "name",
+    "arg",
+    "dir",
+    "tc",
+    "move_time",
+    "clock",
+    "protocol",
+    "limit.memory",
+    "limit.cpu",
+    "limit.processes",
+];
+
+/// Whether `text` starts with `KEY=` for a key of an engine spec.
+fn starts_with_key(text: &str) -> bool {
+    let Some((key, _)) = text.split_once('=') else {
+        return false;
+    };
+    PLAIN_KEYS.contains(&key)
+        || ["option.", "env."].iter().any(|p| {
+            key.strip_prefix(p)
+                .is_some_and(|k| !k.is_empty() && !k.contains(char::is_whitespace))
+        })
+}
+
+/// The words of an engine spec with each word that holds several `KEY=VALUE` pieces split
+/// into them: a word is cut at a run of spaces followed by `KEY=` for a key of the spec, so
+/// `"cmd=./x arg=--fast name=x"` reads as three words, while `"arg=a b"` (a value with a
+/// space) stays one. A value that itself holds a space followed by `KEY=` can be written
+/// in a configuration file (`args = ["..."]`).
+pub fn split_words<S: AsRef<str>>(words: &[S]) -> Vec<&str> {
+    let mut out = Vec::with_capacity(words.len());
+    for word in words.iter().map(|w| w.as_ref()) {
+        if !starts_with_key(word) {
+            out.push(word);
+            continue;
+        }
+        let mut start = 0;
+        let mut cut = None;
+        for (i, c) in word.char_indices() {
+            if c.is_whitespace() {
+                cut.get_or_insert(i);
+            } else if let Some(end) = cut.take()
+                && starts_with_key(&word[i..])
+            {
+                out.push(&word[start..end]);
+                start = i;
+            }
+        }
+        out.push(word[start..].trim_end());
+    }
+    out
+}
+
 /// An engine ready to be started: its final name, full command line and settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResolvedEngine {
@@ -419,55 +487,6 @@ pub struct ResolvedEngine {
     pub tc: Option<TimeControl>,
     pub limits: ResourceLimits,
     pub protocol: EngineProtocol,
-}
-
-/// Finds `cmd` as the operating system would run it and checks that it is executable.
-fn find_program(cmd: &Path, dir: Option<&Path>, name: &str) -> Result<PathBuf, SpecError> {
-    let err = |reason: &str| SpecError::Program {
-        name: name.to_string(),
-        program: cmd.to_path_buf(),
-        reason: reason.to_string(),
-    };
-    let has_slash = cmd.components().count() > 1 || cmd.is_absolute();
-    let candidates: Vec<PathBuf> = if has_slash {
-        // A relative path is taken from the current directory, else from the engine's
-        // working directory.
-        let mut c = vec![cmd.to_path_buf()];
-        if let Some(d) = dir
-            && cmd.is_relative()
-        {
-            c.push(d.join(cmd));
-        }
-        c
-    } else {
-        std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).map(|d| d.join(cmd)).collect())
-            .unwrap_or_default()
-    };
-    let mut found_not_executable = false;
-    for c in candidates {
-        if c.is_file() {
-            if is_executable(&c) {
-                let abs = std::path::absolute(&c).unwrap_or(c);
-                return Ok(abs);
-            }
-            found_not_executable = true;
-        }
-    }
-    if found_not_executable {
-        Err(err("is not executable"))
-    } else if has_slash {
-        Err(err("does not exist"))
-    } else {
-        Err(err("was not found in PATH"))
-    }
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
 }
 
 /// How an engine got its name, strongest first: a name the user chose wins over a built-in
@@ -550,6 +569,23 @@ mod tests {
             EngineSpec::parse(&["cmd"]),
             Err(SpecError::NotKeyValue(_))
         ));
+    }
+
+    #[test]
+    fn a_quoted_spec_is_split_at_its_keys() {
+        let s =
+            EngineSpec::parse(&["cmd=/bin/sh arg=-c  arg=exit 0 name=x", "option.d=1"]).unwrap();
+        assert_eq!(s.cmd, Some(PathBuf::from("/bin/sh")));
+        assert_eq!(s.args, ["-c", "exit 0"]);
+        assert_eq!(s.name.as_deref(), Some("x"));
+        assert_eq!(s.options["d"], OptionValue::Text("1".into()));
+        // Values with spaces stay whole, also a value that looks like key=value.
+        let s = EngineSpec::parse(&["arg=a b", "arg=x y=z", "env.A=1 2 option.=3"]).unwrap();
+        assert_eq!(s.args, ["a b", "x y=z"]);
+        assert_eq!(s.env["A"], "1 2 option.=3");
+        let s = EngineSpec::parse(&["cmd=x env.PATH_X=/a b option.style=sharp"]).unwrap();
+        assert_eq!(s.env["PATH_X"], "/a b");
+        assert_eq!(s.options["style"], OptionValue::Text("sharp".into()));
     }
 
     #[test]

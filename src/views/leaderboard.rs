@@ -33,6 +33,7 @@ impl LeaderboardView {
         let context = ReportContext {
             title: self.title.clone(),
             settings: read_settings(&self.dir).into_iter().collect(),
+            accuracy: crate::analysis::read_accuracy(&self.dir),
             ..ReportContext::default()
         };
         let standings = tally.standings(None).map_err(io::Error::other)?;

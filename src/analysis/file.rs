@@ -1,0 +1,222 @@
+//! `analysis.csv`: one row per analysed sowing, appended a whole game at a time and synced,
+//! so that an interrupted analysis resumes where it stopped; rewritten in the order of
+//! `games.jsonl` when an analysis completes.
+
+use super::game::PlyAnalysis;
+use crate::results::{from_text_cell, text_cell};
+use crate::rules::Side;
+use std::collections::{HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// The file name, in a results folder.
+pub const ANALYSIS_CSV: &str = "analysis.csv";
+
+/// The columns of `analysis.csv`, in order.
+pub const ANALYSIS_COLUMNS: [&str; 8] = [
+    "game",
+    "ply",
+    "side",
+    "engine",
+    "pit",
+    "value_before",
+    "value_after",
+    "loss",
+];
+
+fn opt(v: Option<i32>) -> String {
+    v.map_or(String::new(), |v| v.to_string())
+}
+
+/// The CSV text of `rows` (no header).
+pub fn rows_text(rows: &[PlyAnalysis]) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.write_record([
+            text_cell(&r.game).as_ref(),
+            &r.ply.to_string(),
+            r.side.as_str(),
+            text_cell(&r.engine).as_ref(),
+            &r.pit.to_string(),
+            &opt(r.value_before),
+            &opt(r.value_after),
+            &opt(r.loss()),
+        ])
+        .expect("writing to memory");
+    }
+    w.into_inner().expect("writing to memory")
+}
+
+fn header_text() -> Vec<u8> {
+    let mut line = ANALYSIS_COLUMNS.join(",");
+    line.push('\n');
+    line.into_bytes()
+}
+
+/// Reads the rows of an `analysis.csv` (a missing file reads as none). A torn last line
+/// (a write cut short) and rows that cannot be read are skipped; their count is returned.
+pub fn read_analysis(path: &Path) -> io::Result<(Vec<PlyAnalysis>, usize)> {
+    let text = match std::fs::read(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+        Err(e) => return Err(e),
+    };
+    let complete = match text.iter().rposition(|&b| b == b'\n') {
+        Some(i) => &text[..=i],
+        None => &[][..],
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .from_reader(complete);
+    let mut rows = Vec::new();
+    let mut skipped = usize::from(complete.len() < text.len());
+    for rec in reader.records() {
+        match rec.ok().and_then(|r| parse_row(&r)) {
+            Some(row) => rows.push(row),
+            None => skipped += 1,
+        }
+    }
+    Ok((rows, skipped))
+}
+
+fn parse_row(r: &csv::StringRecord) -> Option<PlyAnalysis> {
+    let value = |i: usize| -> Option<Option<i32>> {
+        let cell = r.get(i)?.trim();
+        if cell.is_empty() {
+            Some(None)
+        } else {
+            cell.parse().ok().map(Some)
+        }
+    };
+    Some(PlyAnalysis {
+        game: from_text_cell(r.get(0)?).to_string(),
+        ply: r.get(1)?.trim().parse().ok()?,
+        side: r.get(2)?.trim().parse::<Side>().ok()?,
+        engine: from_text_cell(r.get(3)?).to_string(),
+        pit: r.get(4)?.trim().parse().ok()?,
+        value_before: value(5)?,
+        value_after: value(6)?,
+    })
+}
+
+/// The `analysis.csv` of a folder, open for appending whole games.
+pub struct AnalysisFile {
+    path: PathBuf,
+    file: BufWriter<File>,
+}
+
+impl AnalysisFile {
+    /// Opens `dir/analysis.csv` for an analysis of games with `plies` sowings each (by game
+    /// id), keeping the rows of every game it already holds completely (those games are
+    /// returned: they need no new analysis) and dropping the rest (a game cut short by an
+    /// interruption, a game no longer in the results).
+    pub fn open(
+        dir: &Path,
+        plies: &HashMap<String, usize>,
+    ) -> io::Result<(AnalysisFile, Vec<PlyAnalysis>)> {
+        let path = dir.join(ANALYSIS_CSV);
+        let (rows, skipped) = read_analysis(&path)?;
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for r in &rows {
+            *count.entry(r.game.as_str()).or_default() += 1;
+        }
+        let complete: HashSet<String> = count
+            .iter()
+            .filter(|(g, n)| plies.get(**g) == Some(n))
+            .map(|(g, _)| g.to_string())
+            .collect();
+        let kept: Vec<PlyAnalysis> = rows
+            .iter()
+            .filter(|r| complete.contains(&r.game))
+            .cloned()
+            .collect();
+        if kept.len() != rows.len() || skipped > 0 || !path.exists() {
+            write_whole(&path, &kept)?;
+        }
+        let file = OpenOptions::new().append(true).open(&path)?;
+        Ok((
+            AnalysisFile {
+                path,
+                file: BufWriter::new(file),
+            },
+            kept,
+        ))
+    }
+
+    /// Appends the rows of one or more whole games and syncs them to disk.
+    pub fn append(&mut self, rows: &[PlyAnalysis]) -> io::Result<()> {
+        self.file.write_all(&rows_text(rows))?;
+        self.file.flush()?;
+        self.file.get_ref().sync_data()
+    }
+
+    /// Rewrites the file with `rows` (all of them, in the order wanted).
+    pub fn rewrite(&mut self, rows: &[PlyAnalysis]) -> io::Result<()> {
+        self.file.flush()?;
+        write_whole(&self.path, rows)?;
+        self.file = BufWriter::new(OpenOptions::new().append(true).open(&self.path)?);
+        Ok(())
+    }
+}
+
+/// Writes the whole file through a temporary one renamed into place.
+fn write_whole(path: &Path, rows: &[PlyAnalysis]) -> io::Result<()> {
+    let tmp = path.with_extension("csv.tmp");
+    {
+        let mut f = File::create(&tmp)?;
+        f.write_all(&header_text())?;
+        f.write_all(&rows_text(rows))?;
+        f.sync_data()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(game: &str, ply: u32, before: Option<i32>) -> PlyAnalysis {
+        PlyAnalysis {
+            game: game.into(),
+            ply,
+            side: Side::North,
+            engine: "=odd, name".into(),
+            pit: 3,
+            value_before: before,
+            value_after: Some(-2),
+        }
+    }
+
+    #[test]
+    fn rows_round_trip_and_incomplete_games_are_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let plies: HashMap<String, usize> = [("a".to_string(), 2), ("b".to_string(), 2)].into();
+        let (mut f, kept) = AnalysisFile::open(dir.path(), &plies).unwrap();
+        assert!(kept.is_empty());
+        let a = vec![row("a", 1, Some(4)), row("a", 2, None)];
+        f.append(&a).unwrap();
+        f.append(&[row("b", 1, Some(0))]).unwrap();
+        drop(f);
+        // A torn line at the end, as a crash would leave it.
+        let path = dir.path().join(ANALYSIS_CSV);
+        let mut text = std::fs::read(&path).unwrap();
+        text.extend_from_slice(b"b,2,north,x,1,");
+        std::fs::write(&path, &text).unwrap();
+
+        let (read, skipped) = read_analysis(&path).unwrap();
+        assert_eq!((read.len(), skipped), (3, 1));
+        assert_eq!(read[..2], a);
+        assert_eq!(a[0].loss(), Some(6));
+        assert_eq!(a[1].loss(), None);
+        let (_, kept) = AnalysisFile::open(dir.path(), &plies).unwrap();
+        assert_eq!(kept, a, "game b was incomplete");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("game,ply,side,engine,pit,value_before,value_after,loss\n"));
+        assert!(
+            text.contains("a,1,north,\"'=odd, name\",3,4,-2,6\n"),
+            "{text}"
+        );
+    }
+}

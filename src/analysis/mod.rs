@@ -1,0 +1,125 @@
+//! Exact analysis of played games: the solver's value of every position a game passed
+//! through, and the seeds each sowing gave away against perfect play (`analysis.csv`, one
+//! row per sowing), summed per engine (seeds lost per move, share of perfect moves,
+//! blunders) for the standings and the leaderboard, and per game (`analysis_games.csv`).
+//!
+//! Values are final store differences under perfect play by both sides, stores included,
+//! from the view of the side that sows: a sowing's loss is the value before it minus the
+//! value after it for the same side, never negative, 0 for a perfect sowing.
+//!
+//! The same solver picks balanced openings ([`balanced_openings`]): lines of random sowings
+//! whose exact value lies in a small range.
+
+mod file;
+mod game;
+mod openings;
+mod run;
+mod summary;
+
+pub use file::{ANALYSIS_COLUMNS, ANALYSIS_CSV, AnalysisFile, read_analysis};
+pub use game::{PlyAnalysis, analysable, analyse_game, positions, value_within};
+pub use openings::{BalancedOpening, OpeningsSpec, balanced_openings, openings_text};
+pub use run::{AnalysisSettings, Counts, Tables, analyse_games};
+pub use summary::{
+    GAMES_SUMMARY_COLUMNS, GAMES_SUMMARY_CSV, accuracy, accuracy_text, per_game, read_accuracy,
+    write_games_summary,
+};
+
+use crate::record::GameRecord;
+use crate::results::{GAMES_JSONL, read_jsonl};
+use crate::rules::Rules;
+use std::collections::HashMap;
+use std::io;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// The games of a results folder that are to be analysed, in the order of `games.jsonl`.
+pub fn analysable_games(dir: &Path) -> io::Result<Vec<GameRecord>> {
+    let mut games = Vec::new();
+    read_jsonl(&dir.join(GAMES_JSONL), |g, _| {
+        if analysable(&g) {
+            games.push(g);
+        }
+    })?;
+    Ok(games)
+}
+
+/// The rule variants of `games`, in the order they first appear.
+pub fn rules_of(games: &[GameRecord]) -> Vec<Rules> {
+    let mut out: Vec<Rules> = Vec::new();
+    for g in games {
+        if !out.contains(&g.rules) {
+            out.push(g.rules);
+        }
+    }
+    out
+}
+
+/// What [`analyse_folder`] did.
+#[derive(Clone, Debug, Default)]
+pub struct FolderAnalysis {
+    /// Games found already analysed in `analysis.csv` (an earlier, interrupted run).
+    pub kept: u64,
+    /// What this run analysed.
+    pub counts: Counts,
+    /// Games of the folder to analyse, in all.
+    pub total: u64,
+    /// Every game is analysed (not stopped).
+    pub complete: bool,
+    /// Sowings left without a value, over the whole folder.
+    pub unsolved: u64,
+    /// Games whose record the rules refuse (not analysed).
+    pub errors: Vec<String>,
+    /// The accuracy of each engine over the whole folder.
+    pub accuracy: crate::stats::AccuracyTable,
+}
+
+/// Analyses the games of `games` not yet in `dir/analysis.csv`, appending each as it is
+/// done; once all are, rewrites `analysis.csv` in the order of `games` and writes
+/// `analysis_games.csv`. `progress` hears, after each game, the games found already
+/// analysed and what this run did so far.
+pub fn analyse_folder(
+    dir: &Path,
+    games: &[GameRecord],
+    tables: &Tables,
+    settings: AnalysisSettings,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(u64, &Counts),
+) -> io::Result<FolderAnalysis> {
+    let plies: HashMap<String, usize> = games.iter().map(|g| (g.game.clone(), g.plies())).collect();
+    let (mut file, kept) = AnalysisFile::open(dir, &plies)?;
+    let done: std::collections::HashSet<&str> = kept.iter().map(|r| r.game.as_str()).collect();
+    let todo: Vec<GameRecord> = games
+        .iter()
+        .filter(|g| !done.contains(g.game.as_str()))
+        .cloned()
+        .collect();
+    let kept_games = done.len() as u64;
+    let (counts, errors) = analyse_games(&todo, tables, settings, &mut file, stop, &mut |c| {
+        progress(kept_games, c)
+    })?;
+    let (mut rows, _) = read_analysis(&dir.join(ANALYSIS_CSV))?;
+    let complete = kept_games + counts.games + errors.len() as u64 == games.len() as u64;
+    if complete {
+        let order: HashMap<&str, usize> = games
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (g.game.as_str(), i))
+            .collect();
+        rows.sort_by_key(|r| (order.get(r.game.as_str()).copied(), r.ply));
+        file.rewrite(&rows)?;
+        write_games_summary(dir, &rows)?;
+    }
+    Ok(FolderAnalysis {
+        kept: kept_games,
+        counts,
+        total: games.len() as u64,
+        complete,
+        unsolved: rows.iter().filter(|r| r.loss().is_none()).count() as u64,
+        errors,
+        accuracy: accuracy(&rows),
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

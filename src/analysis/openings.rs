@@ -1,0 +1,258 @@
+//! Balanced openings: distinct lines of K random sowings from the start whose exact value
+//! for south lies in [-V, V], so that the two games of a pair start from a position that is
+//! even (or nearly) under perfect play.
+
+use super::game::value_within;
+use crate::rules::{Position, Rules, Side};
+use crate::solver::{EndgameTable, Solver};
+use crate::tournament::schedule::random_opening;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What to generate.
+#[derive(Clone, Copy, Debug)]
+pub struct OpeningsSpec {
+    /// Sowings in each opening.
+    pub plies: u32,
+    pub count: usize,
+    /// The largest exact value for south allowed, either way.
+    pub max_value: i32,
+    /// The seed of the random lines.
+    pub seed: u64,
+    /// Time for each position; one not solved in it is not used.
+    pub budget: Option<Duration>,
+    pub threads: usize,
+    /// Memory of each thread's transposition table, in MiB.
+    pub hash_mb: usize,
+}
+
+/// An opening and its exact value for south.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BalancedOpening {
+    pub pits: Vec<u8>,
+    pub value: i32,
+}
+
+/// Random lines tried per opening wanted before giving up.
+const TRIES_PER_OPENING: usize = 200;
+
+/// The exact value for south of the position after `pits`, if solved within the budget.
+fn south_value(
+    solver: &mut Solver,
+    rules: Rules,
+    pits: &[u8],
+    budget: Option<Duration>,
+) -> Option<i32> {
+    let mut pos = Position::start(rules);
+    for &p in pits {
+        pos = pos.play(p as i64).ok()?;
+    }
+    let v = value_within(solver, &pos, budget, None)?;
+    Some(if pos.to_move() == Side::South { v } else { -v })
+}
+
+/// Distinct candidate lines, in a fixed order for a seed: each of `spec.plies` sowings
+/// that does not end the game, and each reaching a position no earlier line reached.
+struct Candidates {
+    rules: Rules,
+    spec: OpeningsSpec,
+    next: u64,
+    seen: HashSet<(Vec<u16>, Side)>,
+}
+
+impl Candidates {
+    fn take(&mut self, n: usize, limit: u64) -> Vec<Vec<u8>> {
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n && self.next < limit {
+            let line = random_opening(self.rules, self.spec.plies, self.spec.seed, self.next);
+            self.next += 1;
+            if line.len() != self.spec.plies as usize {
+                continue;
+            }
+            let mut pos = Position::start(self.rules);
+            for &p in &line {
+                pos = pos.play(p as i64).expect("a legal line");
+            }
+            if self.seen.insert((pos.cells().to_vec(), pos.to_move())) {
+                out.push(line);
+            }
+        }
+        out
+    }
+}
+
+/// `spec.count` distinct openings of `spec.plies` sowings under `rules` whose exact value
+/// for south lies in `[-max_value, max_value]`, in the order the seed draws them (the same
+/// for the same seed, whatever the threads). `progress` hears the lines tried and the
+/// openings found. An error says how many were found when the tries ran out.
+pub fn balanced_openings(
+    rules: Rules,
+    spec: OpeningsSpec,
+    table: Option<Arc<EndgameTable>>,
+    progress: &mut dyn FnMut(u64, usize),
+) -> Result<Vec<BalancedOpening>, String> {
+    let threads = spec.threads.max(1);
+    let mut solvers: Vec<Solver> = (0..threads)
+        .map(|_| {
+            let mut s = Solver::new(spec.hash_mb.max(1));
+            s.set_endgame(table.clone());
+            s
+        })
+        .collect();
+    let limit = (spec.count.max(1) * TRIES_PER_OPENING) as u64;
+    let mut cands = Candidates {
+        rules,
+        spec,
+        next: 0,
+        seen: HashSet::new(),
+    };
+    let mut found = Vec::new();
+    let mut tried = 0u64;
+    while found.len() < spec.count {
+        let batch = cands.take(threads * 2, limit);
+        if batch.is_empty() {
+            return Err(format!(
+                "found only {} of {} distinct openings of {} sowings under {rules} with an exact \
+                 value for south within ±{} after {} random lines: allow a larger --max-value, \
+                 fewer sowings or a longer --budget",
+                found.len(),
+                spec.count,
+                spec.plies,
+                spec.max_value,
+                cands.next
+            ));
+        }
+        let chunk = batch.len().div_ceil(threads);
+        let values: Vec<Option<i32>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = solvers
+                .iter_mut()
+                .zip(batch.chunks(chunk))
+                .map(|(solver, lines)| {
+                    scope.spawn(move || {
+                        lines
+                            .iter()
+                            .map(|l| south_value(solver, rules, l, spec.budget))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("a solving thread panicked"))
+                .collect()
+        });
+        for (pits, value) in batch.into_iter().zip(values) {
+            tried += 1;
+            match value {
+                Some(v) if v.abs() <= spec.max_value && found.len() < spec.count => {
+                    found.push(BalancedOpening { pits, value: v })
+                }
+                _ => {}
+            }
+        }
+        progress(tried, found.len());
+    }
+    Ok(found)
+}
+
+/// The openings as an openings file: a comment saying what they are, then one line each
+/// with the value as a comment.
+pub fn openings_text(rules: Rules, spec: &OpeningsSpec, openings: &[BalancedOpening]) -> String {
+    let mut s = format!(
+        "# {} openings of {} sowings under {rules}, exact value for south within ±{} (seed {})\n\
+         # kalaha openings --plies {} --count {} --max-value {} --seed {} --pits {} --seeds {}{} --sweep {}\n",
+        openings.len(),
+        spec.plies,
+        spec.max_value,
+        spec.seed,
+        spec.plies,
+        spec.count,
+        spec.max_value,
+        spec.seed,
+        rules.pits(),
+        rules.seeds(),
+        if rules.empty_capture() {
+            " --empty-capture"
+        } else {
+            ""
+        },
+        rules.sweep(),
+    );
+    for o in openings {
+        s.push_str(&format!(
+            "{}  # value {:+}\n",
+            crate::record::format_pits(&o.pits),
+            o.value
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::tests::minimax;
+    use crate::rules::Sweep;
+    use crate::tournament::schedule::parse_openings;
+
+    #[test]
+    fn openings_are_distinct_of_k_sowings_and_within_the_value() {
+        let rules = Rules::new(3, 3, false, Sweep::Owner).unwrap();
+        let spec = OpeningsSpec {
+            plies: 2,
+            count: 4,
+            max_value: 2,
+            seed: 7,
+            budget: None,
+            threads: 2,
+            hash_mb: 4,
+        };
+        let found = balanced_openings(rules, spec, None, &mut |_, _| {}).unwrap();
+        assert_eq!(found.len(), 4);
+        let again = balanced_openings(
+            rules,
+            OpeningsSpec { threads: 1, ..spec },
+            None,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(
+            found, again,
+            "the same for the same seed, whatever the threads"
+        );
+        let text = openings_text(rules, &spec, &found);
+        let parsed = parse_openings(&text, rules).unwrap();
+        assert_eq!(
+            parsed,
+            found.iter().map(|o| o.pits.clone()).collect::<Vec<_>>()
+        );
+        let mut memo = std::collections::HashMap::new();
+        let mut positions = HashSet::new();
+        for o in &found {
+            assert_eq!(o.pits.len(), 2);
+            let mut pos = Position::start(rules);
+            for &p in &o.pits {
+                pos = pos.play(p as i64).unwrap();
+            }
+            assert!(!pos.is_over());
+            assert!(
+                positions.insert((pos.cells().to_vec(), pos.to_move())),
+                "distinct: {found:?}"
+            );
+            let v = minimax(&pos, &mut memo);
+            let south = if pos.to_move() == Side::South { v } else { -v };
+            assert_eq!(south, o.value);
+            assert!(o.value.abs() <= 2);
+        }
+        // Asking for more than exist says so.
+        let err = balanced_openings(
+            rules,
+            OpeningsSpec { count: 500, ..spec },
+            None,
+            &mut |_, _| {},
+        )
+        .unwrap_err();
+        assert!(err.contains("found only"), "{err}");
+    }
+}

@@ -1,0 +1,200 @@
+//! `kalaha analyze`: the exact analysis of a results folder's games.
+
+use super::common::TournamentRulesArgs;
+use super::tables::{TableArgs, obtain};
+use super::{CliError, CliResult};
+use crate::analysis::{
+    self, ANALYSIS_CSV, AnalysisSettings, Counts, GAMES_SUMMARY_CSV, Tables, accuracy_text,
+};
+use crate::record::{format_duration, parse_duration};
+use crate::results::{FolderLock, GAMES_CSV, GAMES_JSONL};
+use crate::rules::Rules;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// Analyse every sowing of a results folder's games exactly: what it lost against perfect
+/// play.
+///
+/// Writes DIR/analysis.csv, one row per sowing of every game played to its end or
+/// adjudicated (openings included; games lost by a fault are left out): game, ply (1 for
+/// the first sowing from the start), side, engine (empty for an opening's sowing), pit,
+/// value_before and value_after (the exact final store difference for the side that sows,
+/// under perfect play by both, before and after the sowing) and loss = value_before -
+/// value_after (0 for a perfect sowing). DIR/analysis_games.csv sums each side of each game;
+/// standings.csv and the leaderboards gain seeds lost per move, the share of perfect moves
+/// and the blunders (moves that lose 2 seeds or more) of each engine.
+///
+/// Games are analysed on every core; each finished game is on disk at once, so an analysis
+/// that is stopped (Ctrl-C, kill) continues where it stopped when run again.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Positions the solver does not finish within --budget are left with empty values and counted \
+in the summary. On the standard board the solver needs its endgame table (built once, with a \
+progress bar, and kept; see kalaha tables --help): then a position of a game takes \
+milliseconds, the first few sowings from the start position longer.
+
+Example:
+  kalaha analyze results/run1
+  kalaha analyze results/run1 --budget 2s --threads 2
+  kalaha analyze results/small --pits 4 --seeds 3     # only the games of Kalah(4,3)")]
+pub struct Args {
+    /// The results folder (with games.jsonl).
+    pub dir: PathBuf,
+    /// Time for each position; a position not solved in it is left without values. `none`
+    /// for no limit.
+    #[arg(long, default_value = "10s", value_name = "TIME")]
+    pub budget: String,
+    /// Games analysed at once, each on its own thread [default: the number of cores].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Memory for each thread's transposition table, in MiB (1 to 65536).
+    #[arg(long, default_value_t = 128, value_name = "N")]
+    pub hash_mb: usize,
+    /// No progress bar and no table of engines.
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub tables: TableArgs,
+    /// Only the games of these rules (by default every game, each under its own rules).
+    #[command(flatten)]
+    pub rules: TournamentRulesArgs,
+}
+
+/// Reads a `--budget`: a time, or `none`.
+pub fn parse_budget(text: &str) -> Result<Option<Duration>, CliError> {
+    if text.trim() == "none" {
+        return Ok(None);
+    }
+    parse_duration(text).map(Some).map_err(|e| {
+        CliError::input_msg(format!(
+            "invalid --budget {text:?}: {e} (e.g. 10s, 500ms, or none)"
+        ))
+    })
+}
+
+/// The endgame table for each rule variant in `rules`, loaded or built as `tables` says.
+pub fn tables_for(rules: &[Rules], tables: &TableArgs, threads: usize) -> Result<Tables, CliError> {
+    let mut out = Tables::new();
+    for r in rules {
+        out.insert(*r, obtain(r, tables, threads)?.map(Arc::new));
+    }
+    Ok(out)
+}
+
+pub fn run(args: Args) -> CliResult {
+    let budget = parse_budget(&args.budget)?;
+    super::solve::check_hash_mb(args.hash_mb)?;
+    let threads = match args.threads {
+        Some(n) => super::tables::check_threads(n)?,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let dir = &args.dir;
+    if !dir.join(GAMES_JSONL).exists() {
+        return Err(CliError::input_msg(format!(
+            "{} holds no {GAMES_JSONL}: give the folder a tournament, match or sprt wrote its results to",
+            dir.display()
+        )));
+    }
+    let _lock = FolderLock::acquire(dir).map_err(CliError::input)?;
+    let mut games = analysis::analysable_games(dir)?;
+    if args.rules.any() {
+        let only = args
+            .rules
+            .over(None)
+            .expect("a rules flag was given")
+            .resolve()
+            .map_err(CliError::input)?;
+        games.retain(|g| g.rules == only);
+    }
+    let tables = tables_for(&analysis::rules_of(&games), &args.tables, threads)?;
+    let settings = AnalysisSettings {
+        threads,
+        budget,
+        hash_mb: args.hash_mb,
+    };
+    let bar = progress_bar(args.quiet, games.len() as u64);
+    let started = Instant::now();
+    let stop = AtomicBool::new(false);
+    let done = analysis::analyse_folder(
+        dir,
+        &games,
+        &tables,
+        settings,
+        &stop,
+        &mut |kept, c: &Counts| {
+            bar.set_position(kept + c.games);
+            let secs = started.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!("{:.0} positions/s", c.positions as f64 / secs));
+        },
+    )?;
+    bar.finish_and_clear();
+    report(dir, &done, started.elapsed(), budget, args.quiet)
+}
+
+fn progress_bar(quiet: bool, total: u64) -> ProgressBar {
+    let target = if quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    bar.set_style(
+        ProgressStyle::with_template("analysing [{bar:30}] {pos}/{len} games, {msg}, {eta} left")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+/// The summary lines, the engines' table and the refreshed reports.
+fn report(
+    dir: &Path,
+    done: &analysis::FolderAnalysis,
+    elapsed: Duration,
+    budget: Option<Duration>,
+    quiet: bool,
+) -> CliResult {
+    for e in &done.errors {
+        eprintln!("warning: not analysed: {e}");
+    }
+    let c = &done.counts;
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "analysed {} games ({} positions in {secs:.1} s, {:.0} positions/s){}; {} of {} games done",
+        c.games,
+        c.positions,
+        c.positions as f64 / secs,
+        if done.kept > 0 {
+            format!(", {} analysed by an earlier run", done.kept)
+        } else {
+            String::new()
+        },
+        done.kept + c.games,
+        done.total
+    )?;
+    let within = budget.map_or("without a limit".to_string(), |b| {
+        format!("within the budget of {} a position", format_duration(b))
+    });
+    writeln!(out, "unsolved {} sowings ({within})", done.unsolved)?;
+    if !quiet && !done.accuracy.is_empty() {
+        write!(out, "{}", accuracy_text(&done.accuracy))?;
+    }
+    if done.complete {
+        if dir.join(GAMES_CSV).exists() {
+            crate::report::refresh_tournament_reports(dir).map_err(anyhow::Error::from)?;
+        }
+        writeln!(
+            out,
+            "analysis in {} and {}",
+            dir.join(ANALYSIS_CSV).display(),
+            dir.join(GAMES_SUMMARY_CSV).display()
+        )?;
+    }
+    Ok(0)
+}

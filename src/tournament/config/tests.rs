@@ -1,0 +1,131 @@
+//! Tests of configuration files: defaults, validation, merging, paths and the saved file.
+
+use super::*;
+
+fn two_builtins() -> ConfigFile {
+    ConfigFile {
+        engines: vec![EngineSpec::builtin("first"), EngineSpec::builtin("random")],
+        ..ConfigFile::default()
+    }
+}
+
+#[test]
+fn defaults_and_validation() {
+    let c = two_builtins().resolve().unwrap();
+    assert_eq!(c.schedule.pairs_per_pairing, 1);
+    assert_eq!(c.margin, Duration::from_millis(50));
+    assert_eq!(c.id.len(), 12);
+    let mut f = two_builtins();
+    f.games = Some(5);
+    assert_eq!(f.resolve().unwrap().schedule.pairs_per_pairing, 3);
+    f.engines.pop();
+    assert!(f.resolve().unwrap_err().to_string().contains("two engines"));
+    let mut f = two_builtins();
+    f.shard = Some("3/2".into());
+    assert!(f.resolve().is_err());
+    let mut f = two_builtins();
+    f.id = Some("bad id".into());
+    assert!(f.resolve().is_err());
+    f.id = Some("nightly-2026-01-02".into());
+    assert_eq!(f.resolve().unwrap().game_id(3), "nightly-2026-01-02-3");
+    let mut f = two_builtins();
+    f.shard = Some("1/2".into());
+    assert!(f.resolve().unwrap_err().to_string().contains("needs an id"));
+    f.id = Some("x".into());
+    assert!(f.resolve().is_ok());
+    // An unreadable file is named once, its error not repeated as a source.
+    f.openings = Some("/no/such/openings.txt".into());
+    let e = f.resolve().unwrap_err();
+    assert!(std::error::Error::source(&e).is_none());
+    assert!(e.to_string().contains("No such file"), "{e}");
+}
+
+#[test]
+fn the_saved_file_resolves_to_the_same_configuration() {
+    let text = r#"
+        games = 4
+        tc = "10s+100ms"
+        opening_plies = 3
+        seed = 9
+        [rules]
+        pits = 5
+        seeds = 3
+        [each]
+        options = { depth = 2 }
+        [[engine]]
+        builtin = "first"
+        [[engine]]
+        builtin = "hard"
+        name = "h"
+        tc = "200ms"
+    "#;
+    let f: ConfigFile = toml::from_str(text).unwrap();
+    let c = f.resolve().unwrap();
+    assert_eq!(c.rules().pits(), 5);
+    assert_eq!(c.tc_of(0), "10s+100ms".parse().unwrap());
+    assert_eq!(c.tc_of(1), "200ms".parse().unwrap());
+    assert_eq!(
+        c.engines[1].resolved.options,
+        [("depth".into(), "2".into())]
+    );
+    let saved = toml::to_string(&c.to_file()).unwrap();
+    let back: ConfigFile = toml::from_str(&saved).unwrap();
+    let c2 = back.resolve().unwrap();
+    assert_eq!(c2.id, c.id);
+    assert_eq!(c2.names(), ["first", "h"]);
+    let a: Vec<_> = c.schedule.games().collect();
+    let b: Vec<_> = c2.schedule.games().collect();
+    assert_eq!(a, b);
+    assert!(saved.contains("command = "), "{saved}");
+}
+
+#[test]
+fn engines_named_alike_are_refused() {
+    let mut f = two_builtins();
+    for e in &mut f.engines {
+        e.name = Some("a".into());
+    }
+    let e = f.resolve().unwrap_err().to_string();
+    assert!(e.contains("two engines are named \"a\""), "{e}");
+    // Named alike by default only: numbered later, not refused.
+    let f = ConfigFile {
+        engines: vec![EngineSpec::builtin("first"), EngineSpec::builtin("first")],
+        ..ConfigFile::default()
+    };
+    assert!(f.resolve().is_ok());
+}
+
+#[test]
+fn a_file_engine_runs_in_the_file_folder_unless_it_says_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.toml");
+    let text = "[[engine]]\ncmd = \"sh\"\nargs = [\"e.sh\"]\n\
+                [[engine]]\ncmd = \"sh\"\ndir = \"sub\"\n\
+                [[engine]]\nbuiltin = \"first\"\n";
+    std::fs::write(&path, text).unwrap();
+    let f = ConfigFile::load(&path).unwrap();
+    let folder = std::path::absolute(dir.path()).unwrap();
+    assert_eq!(f.engines[0].dir.as_deref(), Some(folder.as_path()));
+    assert_eq!(f.engines[1].dir, Some(folder.join("sub")));
+    assert_eq!(f.engines[2].dir, None);
+    std::fs::write(&path, format!("{text}[each]\ndir = \"/tmp\"\n")).unwrap();
+    let f = ConfigFile::load(&path).unwrap();
+    assert_eq!(f.engines[0].dir, None, "each's dir applies");
+}
+
+#[test]
+fn command_line_values_win_over_the_file() {
+    let file = ConfigFile {
+        games: Some(8),
+        seed: Some(1),
+        ..two_builtins()
+    };
+    let cli = ConfigFile {
+        games: Some(2),
+        ..ConfigFile::default()
+    };
+    let merged = cli.or(file);
+    assert_eq!(merged.games, Some(2));
+    assert_eq!(merged.seed, Some(1));
+    assert_eq!(merged.engines.len(), 2);
+}

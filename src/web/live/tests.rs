@@ -1,0 +1,195 @@
+//! Tests of the page's state.
+
+use super::*;
+use crate::record::{GameResult, MoveRecord, Termination};
+use crate::referee::GameSetup;
+use crate::results::sample_record;
+use crate::rules::Side;
+
+fn setup(id: &str, number: u64) -> GameSetup {
+    GameSetup {
+        id: id.into(),
+        number,
+        round: 1,
+        pair: 1,
+        names: ["human".into(), "<b>bot</b>".into()],
+        rules: Rules::default(),
+        opening: Vec::new(),
+        time: [crate::record::TimeControl::MoveTime(Duration::from_secs(1)); 2],
+        margin: Duration::ZERO,
+        adjudication: Default::default(),
+    }
+}
+
+fn play(live: &Live, game: &str, ply: usize, before: &Position, pit: u8) -> Position {
+    let after = before.play(pit as i64).unwrap();
+    let record = MoveRecord {
+        side: before.to_move(),
+        pit,
+        opening: false,
+        time_ms: 3,
+        info: Vec::new(),
+        info_dropped: 0,
+    };
+    live.observe(&GameUpdate::Moved {
+        game,
+        ply,
+        record: &record,
+        before,
+        after: &after,
+    });
+    after
+}
+
+fn json(live: &Live) -> serde_json::Value {
+    serde_json::from_str(&live.snapshot()).unwrap()
+}
+
+#[test]
+fn a_person_moves_only_legal_pits_in_turn() {
+    let live = Live::new(Mode::Play, "t", None);
+    let gate = Gate::new(true);
+    live.set_session(Some("human".into()), gate.clone());
+    let start = Position::start(Rules::default());
+    let s = setup("g-1", 1);
+    live.observe(&GameUpdate::Started {
+        setup: &s,
+        position: &start,
+        moves: &[],
+    });
+    assert!(
+        live.person_move("g-1", 3)
+            .unwrap_err()
+            .contains("not your turn")
+    );
+    let (tx, mut rx) = oneshot::channel();
+    live.await_person("g-1", start.legal_moves().collect(), None, tx);
+    let v = json(&live);
+    assert_eq!(v["boards"][0]["person"], "south");
+    assert_eq!(v["boards"][0]["awaiting"], true);
+    assert_eq!(v["boards"][0]["legal"].as_array().unwrap().len(), 6);
+    assert_eq!(v["boards"][0]["north"], "<b>bot</b>");
+    let e = live.person_move("g-1", 7).unwrap_err();
+    assert!(e.contains("legal pits are 1, 2, 3, 4, 5, 6"), "{e}");
+    assert!(live.person_move("g-2", 3).is_err());
+    assert!(rx.try_recv().is_err());
+    live.person_move("g-1", 3).unwrap();
+    assert_eq!(rx.try_recv().unwrap(), 3);
+    assert!(live.person_move("g-1", 3).is_err(), "one move per request");
+    // The sowing arrives from the referee; a repeated or skipped ply is ignored.
+    let after = play(&live, "g-1", 0, &start, 3);
+    play(&live, "g-1", 0, &start, 3);
+    play(&live, "g-1", 5, &after, 1);
+    let v = json(&live);
+    let frames = v["boards"][0]["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 1);
+    assert_eq!(frames[0]["note"], "extra turn");
+    assert_eq!(v["can_new"], false);
+    assert!(live.new_game().unwrap_err().contains("not over"));
+}
+
+#[test]
+fn the_next_game_starts_when_the_page_asks() {
+    let live = Live::new(Mode::Play, "t", None);
+    let gate = Gate::new(true);
+    live.set_session(Some("human".into()), gate.clone());
+    // The first game may start at once.
+    assert_eq!(gate.permits.available_permits(), 1);
+    assert_eq!(json(&live)["can_new"], false);
+    gate.permits.try_acquire().unwrap().forget();
+    let s = setup("g-1", 1);
+    let start = Position::start(Rules::default());
+    live.observe(&GameUpdate::Started {
+        setup: &s,
+        position: &start,
+        moves: &[],
+    });
+    let mut record = sample_record("g", 1, "human", "<b>bot</b>");
+    record.result = GameResult::NorthWins;
+    record.termination = Termination::Fault(crate::record::FaultKind::Timeout);
+    record.loser = Some(Side::South);
+    record.detail = "no move within 1s\u{1b}[2J".into();
+    live.game_finished(&record);
+    let v = json(&live);
+    assert_eq!(v["can_new"], true);
+    let text = v["boards"][0]["result"]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "human (south) 1 – 0 <b>bot</b> (north): <b>bot</b> wins (human lost by timeout: \
+         no move within 1s\\u{1b}[2J)"
+    );
+    assert_eq!(v["recent"][0]["game"], "g-1");
+    live.new_game().unwrap();
+    assert_eq!(gate.permits.available_permits(), 1);
+    assert!(live.new_game().unwrap_err().contains("already starting"));
+    assert_eq!(gate.permits.available_permits(), 1);
+    let s2 = setup("g-2", 2);
+    live.observe(&GameUpdate::Started {
+        setup: &s2,
+        position: &start,
+        moves: &[],
+    });
+    let v = json(&live);
+    assert_eq!(v["boards"].as_array().unwrap().len(), 1);
+    assert_eq!(v["boards"][0]["game"], "g-2");
+    assert_eq!(v["starting"], false);
+    // A person on a clock starts the first game from the page.
+    let clocked = Live::new(Mode::Play, "t", None);
+    let closed = Gate::new(false);
+    clocked.set_session(Some("human".into()), closed.clone());
+    assert_eq!(json(&clocked)["can_new"], true);
+    clocked.new_game().unwrap();
+    assert_eq!(closed.permits.available_permits(), 1);
+    assert_eq!(json(&clocked)["can_new"], false);
+    // The finished game stays replayable.
+    let g: serde_json::Value = serde_json::from_str(&live.game_json("1").unwrap()).unwrap();
+    assert_eq!(g["game"], "g-1");
+    assert!(live.game_json("g-9").is_none());
+}
+
+#[test]
+fn the_time_left_is_fresh_in_every_snapshot() {
+    let live = Live::new(Mode::Play, "t", None);
+    live.set_session(Some("human".into()), Gate::new(true));
+    let s = setup("g-1", 1);
+    let start = Position::start(Rules::default());
+    live.observe(&GameUpdate::Started {
+        setup: &s,
+        position: &start,
+        moves: &[],
+    });
+    let (tx, _rx) = oneshot::channel();
+    live.await_person("g-1", vec![1, 2], Some(Duration::from_secs(5)), tx);
+    let first = json(&live)["boards"][0]["clock_ms"].as_u64().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let later = json(&live)["boards"][0]["clock_ms"].as_u64().unwrap();
+    assert!(first <= 5000 && later + 15 <= first, "{first} then {later}");
+}
+
+#[test]
+fn a_tournament_shows_the_games_in_progress() {
+    let live = Live::new(Mode::Tournament, "t", None);
+    let start = Position::start(Rules::default());
+    for n in [2, 1] {
+        let s = setup(&format!("g-{n}"), n);
+        live.observe(&GameUpdate::Started {
+            setup: &s,
+            position: &start,
+            moves: &[],
+        });
+    }
+    let v = json(&live);
+    assert_eq!(v["boards"][0]["game"], "g-1");
+    assert_eq!(v["boards"][1]["game"], "g-2");
+    assert!(live.new_game().is_err());
+    live.game_finished(&sample_record("g", 1, "a", "b"));
+    live.game_interrupted("g-2");
+    let v = json(&live);
+    assert!(v["boards"].as_array().unwrap().is_empty());
+    assert_eq!(v["finished"], 1);
+    let version = v["version"].as_u64().unwrap();
+    // The snapshot is made once per version.
+    assert!(Arc::ptr_eq(&live.snapshot(), &live.snapshot()));
+    live.run_ended("over".into());
+    assert!(json(&live)["version"].as_u64().unwrap() > version);
+}

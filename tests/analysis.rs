@@ -1,0 +1,295 @@
+//! `kalaha analyze` and `kalaha openings` from the outside: the files they write, the values
+//! in them, and an analysis killed halfway that resumes to the same result.
+
+use kalaha::rules::{Position, Rules, Side, Sweep};
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn kalaha(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(args)
+        .output()
+        .expect("run kalaha");
+    assert!(
+        out.status.success(),
+        "kalaha {args:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn text(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The rows of a CSV file as maps from column to cell.
+fn rows(path: &Path) -> Vec<HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            header
+                .iter()
+                .cloned()
+                .zip(rec.iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// The value of `pos` for its side to move by plain memoised minimax over the rules.
+fn minimax(pos: &Position, memo: &mut HashMap<(Vec<u16>, Side), i32>) -> i32 {
+    let me = pos.to_move();
+    if pos.is_over() {
+        return pos.store_margin(me);
+    }
+    let key = (pos.cells().to_vec(), me);
+    if let Some(&v) = memo.get(&key) {
+        return v;
+    }
+    let mut best = i32::MIN;
+    for pit in pos.legal_moves().collect::<Vec<_>>() {
+        let next = pos.play(pit as i64).unwrap();
+        let v = if next.is_over() {
+            next.store_margin(me)
+        } else if next.to_move() == me {
+            minimax(&next, memo)
+        } else {
+            -minimax(&next, memo)
+        };
+        best = best.max(v);
+    }
+    memo.insert(key, best);
+    best
+}
+
+#[test]
+fn perfect_against_itself_loses_nothing_and_the_reports_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let tables = dir.path().join("tables");
+    let (o, t) = (out.to_str().unwrap(), tables.to_str().unwrap());
+    kalaha(&[
+        "match",
+        "--engine",
+        "builtin=perfect",
+        "--engine",
+        "builtin=perfect",
+        "--pits",
+        "3",
+        "--seeds",
+        "3",
+        "--games",
+        "2",
+        "--opening-plies",
+        "0",
+        "--move-time",
+        "500ms",
+        "--out",
+        o,
+        "-q",
+    ]);
+    let printed = kalaha(&["analyze", o, "--tables", t, "--threads", "2"]);
+    let printed = String::from_utf8(printed.stdout).unwrap();
+    assert!(printed.contains("unsolved 0 sowings"), "{printed}");
+    let csv = out.join("analysis.csv");
+    assert!(text(&csv).starts_with("game,ply,side,engine,pit,value_before,value_after,loss\n"));
+    let analysed = rows(&csv);
+    let games = text(&out.join("games.jsonl"));
+    let plies: usize = games
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["moves"]
+                .as_array()
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert_eq!(analysed.len(), plies);
+    for r in &analysed {
+        assert_eq!(r["loss"], "0", "{r:?}");
+        assert!(r["engine"].starts_with("perfect"), "{r:?}");
+    }
+    // The first sowing of each game is from the start: its value is the board's.
+    let mut memo = HashMap::new();
+    let start = minimax(
+        &Position::start(Rules::new(3, 3, false, Sweep::Owner).unwrap()),
+        &mut memo,
+    );
+    for r in analysed.iter().filter(|r| r["ply"] == "1") {
+        assert_eq!(r["value_before"], start.to_string());
+    }
+    let standings = rows(&out.join("standings.csv"));
+    for r in &standings {
+        assert_eq!(
+            (r["loss_per_move"].as_str(), r["accuracy"].as_str()),
+            ("0.0000", "1.0000")
+        );
+        assert_eq!(r["loss_blunders"], "0");
+    }
+    let summary = rows(&out.join("analysis_games.csv"));
+    assert_eq!(summary.len(), 4, "two games, two sides");
+    let html = text(&out.join("leaderboard.html"));
+    assert!(html.contains("id=\"accuracy-chart\"") && html.contains("Loss/move"));
+    assert!(text(&out.join("leaderboard.md")).contains("Accuracy against perfect play"));
+}
+
+#[test]
+fn an_analysis_killed_halfway_resumes_to_the_same_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    let cut = dir.path().join("cut");
+    kalaha(&[
+        "match",
+        "--engine",
+        "builtin=random",
+        "--engine",
+        "builtin=greedy",
+        "--pits",
+        "5",
+        "--seeds",
+        "3",
+        "--games",
+        "40",
+        "--move-time",
+        "50ms",
+        "--out",
+        whole.to_str().unwrap(),
+        "-q",
+    ]);
+    std::fs::create_dir(&cut).unwrap();
+    for f in ["games.jsonl", "games.csv", "tournament.toml"] {
+        std::fs::copy(whole.join(f), cut.join(f)).unwrap();
+    }
+    let flags = [
+        "--threads",
+        "1",
+        "--budget",
+        "none",
+        "--table-mb",
+        "0",
+        "-q",
+    ];
+    let mut args = vec!["analyze", whole.to_str().unwrap()];
+    args.extend(flags);
+    kalaha(&args);
+
+    // Kill the second analysis once a few games are on disk.
+    let mut args = vec!["analyze", cut.to_str().unwrap()];
+    args.extend(flags);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(&args)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let csv = cut.join("analysis.csv");
+    let started = Instant::now();
+    let mut killed = false;
+    while started.elapsed() < Duration::from_secs(60) {
+        let lines = std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count());
+        if lines > 30 {
+            killed = child.try_wait().unwrap().is_none();
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait().unwrap();
+    assert!(killed, "the analysis ended before it could be killed");
+    let partial = rows(&csv).len();
+    let total = rows(&whole.join("analysis.csv")).len();
+    assert!(partial < total, "killed with {partial} of {total} rows");
+    assert!(!cut.join("analysis_games.csv").exists());
+
+    let resumed = kalaha(
+        &args
+            .iter()
+            .copied()
+            .filter(|a| *a != "-q")
+            .collect::<Vec<_>>(),
+    );
+    let printed = String::from_utf8(resumed.stdout).unwrap();
+    assert!(printed.contains("analysed by an earlier run"), "{printed}");
+    for f in ["analysis.csv", "analysis_games.csv", "standings.csv"] {
+        assert_eq!(text(&cut.join(f)), text(&whole.join(f)), "{f}");
+    }
+}
+
+#[test]
+fn openings_are_distinct_of_k_sowings_and_as_even_as_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("openings.txt");
+    kalaha(&[
+        "openings",
+        "--pits",
+        "3",
+        "--seeds",
+        "3",
+        "--plies",
+        "2",
+        "--count",
+        "4",
+        "--max-value",
+        "2",
+        "--seed",
+        "7",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    let rules = Rules::new(3, 3, false, Sweep::Owner).unwrap();
+    let mut memo = HashMap::new();
+    let mut seen = std::collections::HashSet::new();
+    let lines: Vec<String> = text(&file)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 4);
+    for line in &lines {
+        let (pits, comment) = line.split_once('#').unwrap();
+        let mut pos = Position::start(rules);
+        let pits: Vec<i64> = pits
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert_eq!(pits.len(), 2, "{line}");
+        for p in &pits {
+            pos = pos.play(*p).unwrap();
+        }
+        assert!(!pos.is_over());
+        assert!(seen.insert((pos.cells().to_vec(), pos.to_move())), "{line}");
+        let v = minimax(&pos, &mut memo);
+        let south = if pos.to_move() == Side::South { v } else { -v };
+        assert!(south.abs() <= 2, "{line}");
+        assert_eq!(comment.trim(), format!("value {south:+}"), "{line}");
+    }
+    // The file is an openings file a tournament reads.
+    let out = dir.path().join("run");
+    kalaha(&[
+        "match",
+        "--engine",
+        "builtin=greedy",
+        "--engine",
+        "builtin=first",
+        "--pits",
+        "3",
+        "--seeds",
+        "3",
+        "--games",
+        "8",
+        "--openings",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let openings: std::collections::HashSet<String> = rows(&out.join("games.csv"))
+        .iter()
+        .map(|r| r["opening"].clone())
+        .collect();
+    assert_eq!(openings.len(), 4);
+}

@@ -1,0 +1,182 @@
+//! What a new user meets in the first hour: engines from a configuration file run in its
+//! folder, logs under the engines' names, quoted engine specs, names given twice, the
+//! results folder's lock, times written in two words, the SPRT header.
+
+mod common;
+
+use common::{assert_no_survivors, csv_rows, fake_engine, kalaha, marker, text};
+use std::path::Path;
+
+fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+fn run_in(dir: &Path, args: &[String]) -> std::process::Output {
+    kalaha()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("kalaha runs")
+}
+
+#[test]
+fn a_config_file_engine_runs_in_the_file_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let conf = tmp.path().join("conf");
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mark = marker("config-dir");
+    std::fs::write(
+        conf.join("eng.sh"),
+        format!("exec '{}' good {mark}\n", fake_engine().display()),
+    )
+    .unwrap();
+    std::fs::write(
+        conf.join("t.toml"),
+        "games = 2\nmove_time = \"200ms\"\n\n[[engine]]\nname = \"scripted\"\ncmd = \"sh\"\n\
+         args = [\"eng.sh\"]\n\n[[engine]]\nbuiltin = \"first\"\n",
+    )
+    .unwrap();
+    let o = run_in(
+        &elsewhere,
+        &strings(&[
+            "tournament",
+            "--config",
+            "../conf/t.toml",
+            "--out",
+            "out",
+            "-q",
+        ]),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let rows = csv_rows(&elsewhere.join("out"));
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter().all(|r| r["termination"] == "normal"),
+        "{rows:?}"
+    );
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn logs_are_named_after_the_engine_and_the_lock_goes_with_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mark = marker("log-names");
+    // One quoted word holds the whole spec; the engine names itself fake-good.
+    let spec = format!("cmd={} arg=good arg={mark}", fake_engine().display());
+    let mut args = strings(&["match", "--engine", &spec, "--engine", "builtin=first"]);
+    args.extend(strings(&[
+        "--games", "2", "-j", "1", "--debug", "-q", "--out",
+    ]));
+    args.push(out.display().to_string());
+    let o = run_in(tmp.path(), &args);
+    assert!(o.status.success(), "{}", text(&o));
+    let rows = csv_rows(&out);
+    assert!(
+        rows.iter()
+            .all(|r| [&r["south"], &r["north"]].contains(&&"fake-good".to_string()))
+    );
+    let logs: Vec<String> = std::fs::read_dir(out.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for f in ["fake-good.1.log", "fake-good.1.transcript", "first.1.log"] {
+        assert!(logs.contains(&f.to_string()), "{f} not in {logs:?}");
+    }
+    assert!(
+        !logs.iter().any(|f| f.starts_with("fake_engine")),
+        "{logs:?}"
+    );
+    let transcript = std::fs::read_to_string(out.join("logs/fake-good.1.transcript")).unwrap();
+    assert!(transcript.contains(r#"> {"type":"quit"}"#), "{transcript}");
+    assert!(
+        !out.join(".lock").exists(),
+        "the lock file is deleted at the end"
+    );
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn engines_named_alike_are_refused_before_anything_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "tournament",
+            "--engine",
+            "builtin=first",
+            "name=a",
+            "--engine",
+            "builtin=random name=a",
+            "--out",
+            "out",
+        ]),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("two engines are named \"a\""), "{stderr}");
+}
+
+#[test]
+fn a_time_taken_for_an_engine_gets_the_flag_to_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, hint) in [
+        (
+            &["match", "first", "random", "100", "ms"][..],
+            "--move-time 100ms",
+        ),
+        (
+            &["match", "first", "random", "100ms"][..],
+            "--move-time 100ms",
+        ),
+        (
+            &["match", "first", "random", "--move-time", "100", "ms"][..],
+            "--move-time 100ms",
+        ),
+        (&["tournament", "--clock", "10", "s"][..], "--clock 10s"),
+    ] {
+        let o = run_in(tmp.path(), &strings(args));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(hint), "{args:?}: {stderr}");
+    }
+    assert!(!tmp.path().join("results").exists(), "nothing was run");
+}
+
+#[test]
+fn the_sprt_header_gives_its_game_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "sprt",
+            "--engine",
+            "builtin=first",
+            "--engine",
+            "builtin=random",
+            "--elo0",
+            "0",
+            "--elo1",
+            "5",
+            "--max-games",
+            "2",
+            "--move-time",
+            "20ms",
+            "--out",
+            "out",
+        ]),
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("starting SPRT games"))
+        .unwrap_or_else(|| panic!("no header: {}", text(&o)));
+    assert!(
+        header.contains(": 2 engines, at most 2 games, "),
+        "{header}"
+    );
+    assert!(!header.contains("per pairing"), "{header}");
+}
