@@ -100,7 +100,8 @@ pub struct CommonArgs {
     #[arg(long, value_enum)]
     pub adjudicate: Option<Adjudication>,
     /// Openings of --opening-plies sowings (default 4) whose exact value for south lies in
-    /// [-V, V], one per game pair, found by the solver (as `kalaha openings` does).
+    /// [-V, V], one per game pair (at most 200, then repeated), found by the solver as
+    /// `kalaha openings` does and kept in tournament.toml.
     #[arg(long, value_name = "V", conflicts_with = "openings")]
     pub balanced_openings: Option<u32>,
     /// Analyse every game exactly as it finishes (as `kalaha analyze` does): analysis.csv,

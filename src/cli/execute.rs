@@ -101,6 +101,10 @@ pub fn execute(
             out.display()
         )?;
     }
+    if config.adjudication == crate::referee::Adjudication::Exact {
+        // Loaded now (a large table takes seconds), not in the middle of the first game.
+        crate::referee::shared_table(&config.rules());
+    }
     let mut analysis = if flags.analyze {
         Some(analysis_view(&config, &out)?)
     } else {

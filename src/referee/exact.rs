@@ -10,9 +10,10 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Positions the solver may search before each move of an adjudicated game: a few
-/// milliseconds; positions that need more are played on.
-pub const EXACT_NODES: u64 = 50_000;
+/// Positions each null-window search of the solver may visit before a move of an
+/// adjudicated game (an exact solve makes a few such searches): about a millisecond;
+/// positions that need more are played on.
+pub const EXACT_NODES: u64 = 5_000;
 
 /// The largest endgame table used, in bytes (as `kalaha solve`'s default).
 const TABLE_BYTES: u64 = 1024 << 20;

@@ -294,7 +294,7 @@ async fn play_moves<S: Contestant, N: Contestant>(
             );
         }
         if setup.adjudication == Adjudication::Exact
-            && let Some((s, n)) = settle(pos, EXACT_NODES)
+            && let Some((s, n)) = settle_apart(*pos).await
         {
             return End::Adjudicated(
                 format!(
@@ -351,6 +351,15 @@ async fn play_moves<S: Contestant, N: Contestant>(
         }
     }
     End::Over
+}
+
+/// [`settle`] on a thread of the blocking pool: a search of some milliseconds must not hold
+/// up the other games' engines, whose replies would then seem late.
+async fn settle_apart(pos: Position) -> Option<(u16, u16)> {
+    tokio::task::spawn_blocking(move || settle(&pos, EXACT_NODES))
+        .await
+        .ok()
+        .flatten()
 }
 
 /// The side with more seeds in its store (south on equal stores, which a decided position

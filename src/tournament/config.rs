@@ -370,7 +370,9 @@ impl ConfigFile {
         Ok((openings, plies))
     }
 
-    /// `rounds` balanced openings within ±`max_value`, found by the solver.
+    /// Balanced openings within ±`max_value`, found by the solver: one per round, at most
+    /// [`MAX_BALANCED_OPENINGS`] (used in order and repeated: an SPRT may play many more
+    /// pairs than it is worth solving openings for).
     fn balanced(
         &self,
         rules: Rules,
@@ -385,7 +387,7 @@ impl ConfigFile {
         }
         let spec = crate::analysis::OpeningsSpec {
             plies: self.opening_plies.unwrap_or(DEFAULT_OPENING_PLIES).max(1),
-            count: usize::try_from(rounds).unwrap_or(usize::MAX),
+            count: rounds.min(MAX_BALANCED_OPENINGS) as usize,
             max_value: max_value.min(i32::MAX as u32) as i32,
             seed: self.seed.unwrap_or(0),
             budget: Some(Duration::from_secs(10)),
@@ -533,6 +535,9 @@ pub struct EngineEntry {
     /// The user chose the name (otherwise the engine's `hello` name may replace it).
     pub explicit_name: bool,
 }
+
+/// The most openings `balanced_openings` makes.
+pub const MAX_BALANCED_OPENINGS: u64 = 200;
 
 /// A validated tournament configuration.
 #[derive(Clone, Debug)]
