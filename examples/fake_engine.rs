@@ -34,7 +34,16 @@
 //! - `hog`: allocates and touches memory without end at its first `go`;
 //! - `chatty`: plays `good`, with a `log` line before each move;
 //! - `fuzz`: answers with lines drawn from mutations of valid ones (seeded by its second
-//!   argument), so that anything may come.
+//!   argument), so that anything may come;
+//! - `list-fds`: plays `good`, named `fds-0-1-2` after the descriptors it has open at
+//!   start (each other one is described on stderr);
+//! - `peek-results`: plays `good`, after trying at start to list the folder given as its
+//!   third argument, read its `games.csv`, append to it and create a file in it; says on
+//!   stderr what worked;
+//! - `version-file`: plays `good`, with the `hello` version read from the file given as
+//!   its third argument;
+//! - `flood-log`: plays `good`, with 1 500 `log` lines of 10 kB before each of its first
+//!   three moves.
 
 use kalaha::protocol::{FromEngine, HelloReply, ToEngine};
 use std::io::{BufRead, Write};
@@ -96,6 +105,8 @@ fn main() {
         }
         "daemon" => start_daemon(),
         "fuzz" => return fuzz(),
+        "peek-results" => peek_results(),
+        "list-fds" | "version-file" | "flood-log" => {}
         "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
         | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name"
         | "long-name" | "double-move" | "early-move" | "stray-pong" | "stop-parent"
@@ -146,9 +157,16 @@ fn main() {
                     name: match mode.as_str() {
                         "empty-name" => String::new(),
                         "long-name" => format!("\u{1b}]0;pwned\u{7}{}", "n".repeat(70_000)),
+                        "list-fds" => open_fds(),
                         _ => format!("fake-{mode}"),
                     },
-                    version: "0".into(),
+                    version: match mode.as_str() {
+                        "version-file" => std::fs::read_to_string(third_arg())
+                            .unwrap_or_default()
+                            .trim()
+                            .to_string(),
+                        _ => "0".into(),
+                    },
                     author: "tests".into(),
                     options: Vec::new(),
                 }),
@@ -223,6 +241,19 @@ fn main() {
                         send(&mut out, &FromEngine::Move { pit: lowest });
                         send(&mut out, &FromEngine::Move { pit: lowest });
                     }
+                    "flood-log" if gos <= 3 => {
+                        let message = "l".repeat(10_000);
+                        let mut buf = std::io::BufWriter::new(&mut out);
+                        for _ in 0..1_500 {
+                            let _ = writeln!(
+                                buf,
+                                r#"{{"type":"log","level":"debug","message":"{message}"}}"#
+                            );
+                        }
+                        let _ = buf.flush();
+                        drop(buf);
+                        send(&mut out, &FromEngine::Move { pit: lowest });
+                    }
                     "chatty" => {
                         let _ = writeln!(
                             out,
@@ -245,6 +276,60 @@ fn main() {
     if mode == "ignore-quit" {
         sleep_forever();
     }
+}
+
+/// The third argument (a path for the modes that take one).
+fn third_arg() -> String {
+    std::env::args().nth(3).unwrap_or_default()
+}
+
+/// `fds-0-1-2` for the descriptors open now; each beyond 2 is described on stderr.
+fn open_fds() -> String {
+    // Read first, then checked: the listing's own descriptor is closed by then.
+    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_string_lossy().parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut open: Vec<i32> = listed
+        .into_iter()
+        // SAFETY: F_GETFD only reads the descriptor's flags.
+        .filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1)
+        .collect();
+    open.sort_unstable();
+    for fd in open.iter().filter(|&&fd| fd > 2) {
+        let target = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
+        eprintln!("fd {fd} is open: {}", target.display());
+    }
+    let numbers: Vec<String> = open.iter().map(|fd| fd.to_string()).collect();
+    format!("fds-{}", numbers.join("-"))
+}
+
+/// What a hostile engine would try on the results folder (the third argument): says on
+/// stderr what worked.
+fn peek_results() {
+    let dir = std::path::PathBuf::from(third_arg());
+    let listed: Vec<String> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let read = std::fs::read(dir.join("games.csv")).is_ok();
+    let appended = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("games.csv"))
+        .and_then(|mut f| f.write_all(b"planted,row\n"))
+        .is_ok();
+    let created = std::fs::write(dir.join("planted-by-engine"), "x").is_ok();
+    eprintln!(
+        "peek: listed {} entries {listed:?}; read games.csv: {read}; appended: {appended}; \
+         created: {created}",
+        listed.len()
+    );
 }
 
 /// What the `stop-parent` and `kill-others` modes do at their first `go`.

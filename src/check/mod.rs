@@ -39,24 +39,21 @@ pub struct Failure {
 }
 
 impl std::fmt::Display for StepResult {
+    /// One line, with whatever came from the engine made safe to show.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.failure {
-            None if self.warnings.is_empty() => write!(f, "PASS {}", self.name),
-            None => write!(
-                f,
-                "PASS {} (warning: {})",
-                self.name,
-                self.warnings.join("; ")
-            ),
+        let text = match &self.failure {
+            None if self.warnings.is_empty() => format!("PASS {}", self.name),
+            None => format!("PASS {} (warning: {})", self.name, self.warnings.join("; ")),
             Some(Failure {
                 reason,
                 received: Some(line),
-            }) => write!(f, "FAIL {}: {reason} (received: {line})", self.name),
+            }) => format!("FAIL {}: {reason} (received: {line})", self.name),
             Some(Failure {
                 reason,
                 received: None,
-            }) => write!(f, "FAIL {}: {reason}", self.name),
-        }
+            }) => format!("FAIL {}: {reason}", self.name),
+        };
+        f.write_str(&crate::record::clean_text(&text))
     }
 }
 

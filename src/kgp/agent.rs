@@ -35,10 +35,9 @@ use crate::record::{Fault, SearchInfo, SideResult, Termination, TimeLimit, clean
 use crate::referee::Reply;
 use crate::rules::{Move, Position, Rules, Side};
 use crate::supervisor::lines::LineBuffer;
-use crate::supervisor::log::{EngineLog, create_numbered};
-use crate::supervisor::{EngineCommand, Process, Settings, Stdout, Stopped};
+use crate::supervisor::log::EngineLog;
+use crate::supervisor::{EngineCommand, Process, Settings, Stdout, Stopped, Transcript};
 use std::collections::VecDeque;
-use std::io::{self, Write as _};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,8 +97,7 @@ pub struct KgpEngine {
     conn: Connection,
     address: SocketAddr,
     settings: Settings,
-    transcript: Option<io::BufWriter<std::fs::File>>,
-    started: std::time::Instant,
+    transcript: Option<Transcript>,
     info: AgentInfo,
     /// The next id kalaha gives a command (even numbers, as the reference server does).
     next_id: u64,
@@ -157,13 +155,7 @@ impl Launch {
         let address = listener.local_addr().map_err(KgpError::Listen)?;
         let command = agent_command(cmd, address);
         let log = Arc::new(EngineLog::open(settings.logs.as_ref()));
-        let mut process = Process::spawn_with(
-            &command,
-            settings.line_limit,
-            settings.limits,
-            log,
-            Stdout::Log,
-        )?;
+        let mut process = Process::spawn_with(&command, settings, log, Stdout::Log)?;
         process.close_stdin();
         let program = cmd
             .program
@@ -210,10 +202,7 @@ impl Launch {
         let _ = stream.set_nodelay(true);
         let (reader, writer) = stream.into_split();
         let transcript = match (&settings.logs, settings.transcript) {
-            (Some(place), true) => create_numbered(&place.dir, &place.stem, "transcript")
-                .inspect_err(|e| tracing::warn!("cannot create a transcript: {e}"))
-                .ok()
-                .map(|(f, _)| io::BufWriter::new(f)),
+            (Some(place), true) => Transcript::create(place),
             _ => None,
         };
         Ok(KgpEngine {
@@ -228,7 +217,6 @@ impl Launch {
             address: self.address,
             settings: self.settings,
             transcript,
-            started: std::time::Instant::now(),
             info: AgentInfo::default(),
             next_id: 2,
             current: None,
@@ -528,7 +516,7 @@ impl KgpEngine {
         }
         let stopped = stop_process(&mut self.process, &self.settings).await;
         if let Some(t) = &mut self.transcript {
-            let _ = t.flush();
+            t.flush();
         }
         tracing::debug!(agent = %self.program, "stopped: {stopped:?}");
         stopped

@@ -65,7 +65,7 @@ impl EngineOption {
                 Some(v) if values.iter().any(|c| c == v) => Ok(()),
                 _ => Err(format!(
                     "expected one of {}, got {value}",
-                    values.join(", ")
+                    crate::record::shown_values(values)
                 )),
             },
         }

@@ -14,7 +14,10 @@ mod termination;
 mod time;
 
 pub use game::{GameRecord, GameRow, MoveRecord, SearchInfo, format_pits};
-pub use name::{MAX_NAME_CHARS, NameError, check_name, clean_text, fit_width, shown_name};
+pub use name::{
+    MAX_NAME_CHARS, MAX_SHOWN_LINE, NameError, check_name, clean_text, fit_width, shown_line,
+    shown_name, shown_values,
+};
 pub use result::{GameResult, SideResult};
 pub use termination::{Fault, FaultKind, Termination};
 pub use time::{MAX_TIME, ParseTimeError, TimeControl, TimeLimit, format_duration, parse_duration};

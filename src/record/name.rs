@@ -23,13 +23,15 @@ pub enum NameError {
     Unsafe(char),
 }
 
-/// Characters that are never shown raw: control characters, bidirectional embeddings,
-/// overrides and isolates, and the Unicode line and paragraph separators.
+/// Characters that are never shown raw: control characters, bidirectional marks,
+/// embeddings, overrides and isolates, zero-width characters (which make two names look
+/// alike), and the Unicode line and paragraph separators.
 fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{feff}'
+            '\u{061c}' | '\u{200b}'
+                ..='\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{2060}' | '\u{feff}'
         )
         || ('\u{202a}'..='\u{202e}').contains(&c)
         || ('\u{2066}'..='\u{2069}').contains(&c)
@@ -74,6 +76,33 @@ pub fn clean_text(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// The longest piece of a line from an engine shown in a message or note, in bytes.
+pub const MAX_SHOWN_LINE: usize = 1000;
+
+/// The most values of a list from an engine (an option's choices) shown in a message.
+pub const MAX_SHOWN_VALUES: usize = 20;
+
+/// A line from an engine as a message shows it: cut to [`MAX_SHOWN_LINE`] bytes (the cut
+/// says how long the line was) and made safe with [`clean_text`].
+pub fn shown_line(line: &str) -> String {
+    clean_text(&crate::referee::truncate(line, MAX_SHOWN_LINE)).into_owned()
+}
+
+/// Values from an engine (an option's choices) as a message lists them: the first
+/// [`MAX_SHOWN_VALUES`], each made safe, then how many more there are.
+pub fn shown_values(values: &[String]) -> String {
+    let mut s = values
+        .iter()
+        .take(MAX_SHOWN_VALUES)
+        .map(|v| shown_line(v))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if values.len() > MAX_SHOWN_VALUES {
+        s.push_str(&format!(" and {} more", values.len() - MAX_SHOWN_VALUES));
+    }
+    s
 }
 
 /// `text` in at most `width` characters: cut with `…` when longer.
@@ -124,6 +153,19 @@ mod tests {
         assert_eq!(clean_text("plain"), "plain");
         assert_eq!(clean_text("a\u{1b}[2Jb\0"), "a\\u{1b}[2Jb\\u{0}");
         assert_eq!(clean_text("x\u{2028}y"), "x\\u{2028}y");
+        for c in [
+            '\u{061c}', '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{feff}',
+        ] {
+            assert_eq!(shown_name(&format!("a{c}b")).unwrap(), "ab", "{c:?}");
+            assert_eq!(check_name(&format!("a{c}b")), Err(NameError::Unsafe(c)));
+        }
+        let long = format!("\u{1b}{}", "x".repeat(5000));
+        let shown = shown_line(&long);
+        assert!(shown.starts_with("\\u{1b}x") && shown.ends_with("(5001 bytes)"));
+        assert!(shown.len() < MAX_SHOWN_LINE + 40, "{}", shown.len());
+        let many: Vec<String> = (0..25).map(|i| i.to_string()).collect();
+        assert_eq!(shown_values(&many[..3]), "0, 1, 2");
+        assert!(shown_values(&many).ends_with("18, 19 and 5 more"));
         assert_eq!(fit_width("abcdef", 4), "abc…");
         assert_eq!(fit_width("abc", 4), "abc");
     }

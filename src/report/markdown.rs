@@ -9,10 +9,21 @@ use std::fmt::Write;
 
 /// Escapes text for a Markdown table cell (also safe when the Markdown is rendered to HTML);
 /// control characters and bidirectional overrides are written as visible escapes first.
+/// Bare addresses (`http://x`, `www.x`, `a@b`) are broken up with escapes, so that no name
+/// becomes a link where GitHub-flavoured Markdown would make one.
 pub(crate) fn md(s: &str) -> String {
     let s = safe(s);
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for (i, c) in s.char_indices() {
+        let www = c == '.'
+            && i >= 3
+            && s.get(i - 3..i)
+                .is_some_and(|w| w.eq_ignore_ascii_case("www"));
+        if www || c == '@' || (c == ':' && s[i..].starts_with("://")) {
+            out.push('\\');
+            out.push(c);
+            continue;
+        }
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -224,5 +235,9 @@ mod tests {
         assert_eq!(md("a|b<c>"), "a\\|b&lt;c&gt;");
         assert_eq!(md("x\ny"), "x\\\\u{a}y");
         assert_eq!(md("evil\u{202e}txt"), "evil\\\\u{202e}txt");
+        assert_eq!(md("http://evil.example"), "http\\://evil.example");
+        assert_eq!(md("see WWW.evil.example"), "see WWW\\.evil.example");
+        assert_eq!(md("me@evil.example"), "me\\@evil.example");
+        assert_eq!(md("v1.2: fast"), "v1.2: fast");
     }
 }

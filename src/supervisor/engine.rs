@@ -8,15 +8,16 @@
 
 use super::error::{EngineError, Stopped};
 use super::lines::LineEvent;
-use super::log::{EngineLog, create_numbered, rename_numbered};
+use super::log::EngineLog;
 use super::process::Process;
+use super::transcript::Transcript;
 use super::{EngineCommand, Settings};
 use crate::protocol::{FromEngine, HelloReply, PROTOCOL_VERSION, ParseError, ToEngine};
 use crate::record::{SearchInfo, SideResult, Termination, TimeLimit};
 use crate::referee::Reply;
 use crate::rules::{Move, Position, Rules, Side};
 use std::collections::VecDeque;
-use std::io::{self, Write as _};
+
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -48,9 +49,7 @@ pub struct Engine {
     hello: HelloReply,
     hello_line: String,
     settings: Settings,
-    transcript: Option<io::BufWriter<std::fs::File>>,
-    transcript_path: Option<std::path::PathBuf>,
-    started: std::time::Instant,
+    transcript: Option<Transcript>,
     notes: VecDeque<EngineNote>,
     next_ping: u64,
 }
@@ -71,15 +70,11 @@ impl Engine {
     /// Spawns the engine without any handshake (inside a tokio runtime).
     pub fn spawn(cmd: &EngineCommand, settings: &Settings) -> Result<Engine, EngineError> {
         let log = Arc::new(EngineLog::open(settings.logs.as_ref()));
-        let (transcript, transcript_path) = match (&settings.logs, settings.transcript) {
-            (Some(place), true) => create_numbered(&place.dir, &place.stem, "transcript")
-                .inspect_err(|e| tracing::warn!("cannot create a transcript: {e}"))
-                .ok()
-                .map(|(f, path)| (Some(io::BufWriter::new(f)), Some(path)))
-                .unwrap_or_default(),
-            _ => (None, None),
+        let transcript = match (&settings.logs, settings.transcript) {
+            (Some(place), true) => Transcript::create(place),
+            _ => None,
         };
-        let process = Process::spawn(cmd, settings.line_limit, settings.limits, log)?;
+        let process = Process::spawn(cmd, settings, log)?;
         let name = cmd
             .program
             .file_name()
@@ -98,8 +93,6 @@ impl Engine {
             hello_line: String::new(),
             settings: settings.clone(),
             transcript,
-            transcript_path,
-            started: std::time::Instant::now(),
             notes: VecDeque::new(),
             next_ping: 1,
         })
@@ -107,11 +100,10 @@ impl Engine {
 
     /// Moves this instance's log and transcript to `stem.N.log` and `stem.N.transcript`
     /// (when the engine's name is settled after its `hello`, so they are found under it).
-    pub fn rename_logs(&mut self, stem: &str) -> io::Result<()> {
+    pub fn rename_logs(&mut self, stem: &str) -> std::io::Result<()> {
         self.process.log().rename(stem)?;
-        if let Some(path) = &self.transcript_path {
-            let dir = path.parent().unwrap_or(std::path::Path::new("."));
-            self.transcript_path = Some(rename_numbered(path, dir, stem, "transcript")?);
+        if let Some(t) = &mut self.transcript {
+            t.rename(stem)?;
         }
         Ok(())
     }
@@ -356,7 +348,7 @@ impl Engine {
         };
         self.process.finish().await;
         if let Some(t) = &mut self.transcript {
-            let _ = t.flush();
+            t.flush();
         }
         tracing::debug!(engine = %self.name, "stopped: {stopped:?}");
         stopped
@@ -364,8 +356,7 @@ impl Engine {
 
     fn record(&mut self, dir: &str, line: &str) {
         if let Some(t) = &mut self.transcript {
-            let ms = self.started.elapsed().as_millis();
-            let _ = writeln!(t, "{ms:>8} {dir} {line}").and_then(|_| t.flush());
+            t.record(dir, line);
         }
     }
 
@@ -507,8 +498,10 @@ impl Engine {
         }
     }
 
-    /// Keeps a note in memory and in the engine's log.
+    /// Keeps a note in memory and in the engine's log, cut to
+    /// [`crate::record::MAX_SHOWN_LINE`] bytes.
     fn note(&mut self, level: String, text: &str) {
+        let text = &crate::referee::truncate(text, crate::record::MAX_SHOWN_LINE);
         let shown = crate::record::clean_text(text);
         self.process.log().note(&format!("[{level}] {shown}"));
         tracing::debug!(engine = %self.name, "{level}: {shown}");

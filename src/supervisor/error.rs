@@ -1,7 +1,7 @@
 //! Why talking to an engine failed, and how an engine process ended.
 
 use crate::protocol::PROTOCOL_VERSION;
-use crate::record::{Fault, FaultKind};
+use crate::record::{Fault, FaultKind, shown_line};
 use std::fmt;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -20,7 +20,10 @@ pub enum EngineError {
     },
     #[error("no hello within the start-up timeout of {}{hint}", crate::record::format_duration(*timeout))]
     HandshakeTimeout { timeout: Duration, hint: String },
-    #[error("the engine speaks protocol {got}, not {PROTOCOL_VERSION}: {line}")]
+    #[error(
+        "the engine speaks protocol {got}, not {PROTOCOL_VERSION}: {}",
+        shown_line(line)
+    )]
     Protocol { got: u32, line: String },
     #[error("no pong within {}: the engine stalled", crate::record::format_duration(*timeout))]
     Stall { timeout: Duration },
@@ -32,20 +35,20 @@ pub enum EngineError {
     Timeout { deadline: Duration },
     #[error("a line longer than the limit of {limit} bytes, beginning {prefix:?}")]
     LineTooLong { limit: usize, prefix: String },
-    #[error("a line that is not a JSON object ({error}): {line}")]
+    #[error("a line that is not a JSON object ({error}): {}", shown_line(line))]
     NotJson { line: String, error: String },
-    #[error("a bad {kind:?} message ({error}): {line}")]
+    #[error("a bad {kind:?} message ({error}): {}", shown_line(line))]
     Malformed {
         kind: String,
         line: String,
         error: String,
     },
-    #[error("expected {expected}, received: {line}")]
+    #[error("expected {expected}, received: {}", shown_line(line))]
     WrongMessage {
         expected: &'static str,
         line: String,
     },
-    #[error("sent {kind} when no answer was asked for: {line}")]
+    #[error("sent {kind} when no answer was asked for: {}", shown_line(line))]
     Unrequested { kind: &'static str, line: String },
     #[error("option {name:?}: {reason}")]
     BadOption { name: String, reason: String },

@@ -18,11 +18,19 @@
 //! engine started (daemons included) all die. A signal from the engine cannot reach outside
 //! its namespace.
 //!
+//! In the engine's mount namespace the results folder is covered with an empty read-only
+//! tmpfs ([`folder_to_hide`]), so the engine can neither read nor change the games, the
+//! other engines' logs or the lock. Every descriptor from 3 up is marked close-on-exec
+//! before the engine's program starts, so none of the referee's files and pipes reaches it.
+//!
 //! Where namespaces cannot be made, engines run in their own process group only (they die
-//! with the referee, but their own children may not), and [`Isolation::warning`] says so.
+//! with the referee, but their own children may not; nothing is hidden), and
+//! [`Isolation::warning`] says so.
 
+use super::EngineCommand;
 use std::ffi::CString;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
@@ -42,6 +50,20 @@ pub struct ResourceLimits {
 impl ResourceLimits {
     pub fn is_empty(&self) -> bool {
         *self == ResourceLimits::default()
+    }
+
+    /// A warning when a limit set here cannot hold: the kernel does not apply
+    /// `RLIMIT_NPROC` to root, and an engine started by root is root outside its namespace
+    /// too, so `limit.processes` does nothing when the referee runs as root.
+    pub fn warning(&self) -> Option<String> {
+        // SAFETY: geteuid cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        let n = self.processes.filter(|_| root)?;
+        Some(format!(
+            "limit.processes={n} is not enforced: the referee runs as root, and the kernel \
+             exempts root's processes (engines included) from the process limit; run the \
+             referee as an ordinary user for it to hold (limit.memory and limit.cpu hold)"
+        ))
     }
 }
 
@@ -134,17 +156,30 @@ pub(crate) struct Plan {
     uid_map: CString,
     gid_map: CString,
     limits: ResourceLimits,
+    /// The folder covered with an empty read-only one in the engine's mount namespace.
+    hidden: Option<CString>,
 }
 
 impl Plan {
-    pub(crate) fn new(mode: Isolation, limits: ResourceLimits) -> Plan {
+    /// The plan for `cmd`, hiding the folder `private` from it (see [`folder_to_hide`]).
+    pub(crate) fn new(
+        mode: Isolation,
+        limits: ResourceLimits,
+        cmd: &EngineCommand,
+        private: Option<&Path>,
+    ) -> Plan {
         // SAFETY: getuid and getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let hidden = private
+            .filter(|_| mode != Isolation::ProcessGroup)
+            .and_then(|p| folder_to_hide(p, cmd))
+            .and_then(|p| CString::new(p.into_os_string().into_encoded_bytes()).ok());
         Plan {
             mode,
             uid_map: CString::new(format!("{uid} {uid} 1")).expect("no NUL"),
             gid_map: CString::new(format!("{gid} {gid} 1")).expect("no NUL"),
             limits,
+            hidden,
         }
     }
 
@@ -155,6 +190,7 @@ impl Plan {
     /// Only for a `pre_exec` hook: it calls async-signal-safe functions only.
     pub(crate) unsafe fn apply(&self) -> io::Result<()> {
         unsafe {
+            close_on_exec_from_3();
             die_with_parent()?;
             if self.mode != Isolation::ProcessGroup {
                 let flags = if self.mode == Isolation::UserNamespace {
@@ -188,6 +224,16 @@ impl Plan {
                     libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
                     std::ptr::null(),
                 );
+                if let Some(dir) = &self.hidden {
+                    // Refused: the engine does not start, rather than see the results.
+                    check(libc::mount(
+                        c"kalaha-hidden".as_ptr(),
+                        dir.as_ptr(),
+                        c"tmpfs".as_ptr(),
+                        libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        c"size=4k,mode=0555".as_ptr().cast(),
+                    ))?;
+                }
                 fork_and_wait()?;
                 die_with_parent()?;
             }
@@ -215,6 +261,59 @@ impl Plan {
             set(libc::RLIMIT_CPU, s, s + 1)?;
         }
         Ok(())
+    }
+}
+
+/// The folder to hide from the engine of `cmd`: `private` with its links resolved, unless
+/// the engine's program or working folder is inside it (the engine needs those), or it
+/// does not exist.
+pub(crate) fn folder_to_hide(private: &Path, cmd: &EngineCommand) -> Option<PathBuf> {
+    let private = std::fs::canonicalize(private).ok()?;
+    let here = std::env::current_dir().ok()?;
+    let dir = here.join(cmd.dir.as_deref().unwrap_or(Path::new(".")));
+    let mut needed = vec![dir.clone()];
+    // A program named with a folder is found from the engine's folder or from here; a
+    // bare name is looked up in PATH.
+    if cmd.program.components().count() > 1 {
+        needed.push(dir.join(&cmd.program));
+        needed.push(here.join(&cmd.program));
+    }
+    let inside = needed.iter().any(|p| {
+        std::fs::canonicalize(p)
+            .unwrap_or_else(|_| p.clone())
+            .starts_with(&private)
+    });
+    (!inside).then_some(private)
+}
+
+/// Marks every descriptor from 3 up close-on-exec, so that no file or pipe of the referee
+/// (results, the folder's lock, other engines' pipes) reaches the engine, whoever opened it
+/// and however.
+unsafe fn close_on_exec_from_3() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    unsafe {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        ) == 0
+        {
+            return;
+        }
+        // Linux before 5.11: each descriptor up to the limit on open files.
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        let end = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur.min(1 << 20) as libc::c_int
+        } else {
+            1 << 16
+        };
+        for fd in 3..end {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
     }
 }
 
@@ -345,5 +444,40 @@ unsafe fn pass_up(status: libc::c_int) -> ! {
         } else {
             121
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_results_folder_is_hidden_unless_the_engine_lives_in_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("results");
+        std::fs::create_dir_all(out.join("engines")).unwrap();
+        let real = std::fs::canonicalize(&out).unwrap();
+        let elsewhere = EngineCommand::new("/bin/true", Vec::<String>::new());
+        assert_eq!(folder_to_hide(&out, &elsewhere), Some(real.clone()));
+        let by_path = EngineCommand::new("sh", Vec::<String>::new());
+        assert_eq!(folder_to_hide(&out, &by_path), Some(real));
+        let inside = EngineCommand::new(out.join("engines/e"), Vec::<String>::new());
+        assert_eq!(folder_to_hide(&out, &inside), None);
+        let mut working_inside = elsewhere.clone();
+        working_inside.dir = Some(out.join("engines"));
+        assert_eq!(folder_to_hide(&out, &working_inside), None);
+        assert_eq!(folder_to_hide(&dir.path().join("none"), &elsewhere), None);
+    }
+
+    #[test]
+    fn the_process_limit_is_said_not_to_hold_for_root() {
+        let limits = ResourceLimits {
+            processes: Some(8),
+            ..ResourceLimits::default()
+        };
+        // SAFETY: geteuid cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        assert_eq!(limits.warning().is_some(), root);
+        assert_eq!(ResourceLimits::default().warning(), None);
     }
 }

@@ -47,6 +47,15 @@ pub fn create_numbered(dir: &Path, stem: &str, suffix: &str) -> io::Result<(File
     unreachable!("the loop returns")
 }
 
+/// Takes up to `want` bytes from `budget`; returns how many were granted.
+pub(crate) fn take_budget(budget: &AtomicU64, want: u64) -> u64 {
+    budget
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            Some(left.saturating_sub(want))
+        })
+        .map_or(0, |left| left.min(want))
+}
+
 /// Moves the file `from` to `dir/stem.N.suffix` for the first N not taken (never replacing
 /// a file, nor following a link), and returns the new path. An open file stays open: a
 /// running engine's log keeps growing under its new name.
@@ -180,11 +189,7 @@ impl Inner {
         let Some(file) = &mut self.file else { return };
         let Some(budget) = &self.budget else { return };
         let want = bytes.len() as u64;
-        let granted = budget
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
-                Some(left.saturating_sub(want))
-            })
-            .map_or(0, |left| left.min(want));
+        let granted = take_budget(budget, want);
         let mut ok = file.write_all(&bytes[..granted as usize]).is_ok();
         if granted < want && !self.capped {
             self.capped = true;

@@ -16,12 +16,14 @@ pub mod isolate;
 pub mod lines;
 pub mod log;
 mod process;
+pub mod transcript;
 
 pub use engine::{Engine, EngineNote, MALFORMED};
 pub use error::{EngineError, ExitKind, Stopped};
 pub use isolate::{Isolation, ResourceLimits};
 pub use log::LogPlace;
 pub use process::{Process, Stdout};
+pub use transcript::Transcript;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -93,6 +95,11 @@ pub struct Settings {
     pub info_cap: usize,
     /// Resource limits of the engine's processes.
     pub limits: ResourceLimits,
+    /// The results folder, hidden from the engine: where engines run in a mount namespace,
+    /// an empty read-only folder covers it, so the engine can neither read nor change the
+    /// games, the other engines' logs or the lock (unless the engine's program or working
+    /// folder is inside it, then it stays visible).
+    pub private_dir: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -107,6 +114,7 @@ impl Default for Settings {
             transcript: false,
             info_cap: 100,
             limits: ResourceLimits::default(),
+            private_dir: None,
         }
     }
 }

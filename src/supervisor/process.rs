@@ -10,11 +10,11 @@
 //! An engine that speaks over a socket instead ([`Stdout::Log`]) has its stdout kept in its
 //! log with its stderr.
 
-use super::EngineCommand;
 use super::error::{EngineError, ExitKind};
 use super::isolate::{Isolation, Plan, ResourceLimits};
 use super::lines::{LineBuffer, LineEvent};
 use super::log::EngineLog;
+use super::{EngineCommand, Settings};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::{ExitStatus, Stdio};
@@ -58,25 +58,28 @@ pub struct Process {
 }
 
 impl Process {
-    /// Spawns `cmd` (inside a tokio runtime) with lines of at most `line_limit` bytes,
-    /// `limits` on its resources, and its stderr going to `log`.
+    /// Spawns `cmd` (inside a tokio runtime) with the line limit, resource limits and
+    /// hidden folder of `settings`, and its stderr going to `log`.
     pub fn spawn(
         cmd: &EngineCommand,
-        line_limit: usize,
-        limits: ResourceLimits,
+        settings: &Settings,
         log: Arc<EngineLog>,
     ) -> Result<Process, EngineError> {
-        Process::spawn_with(cmd, line_limit, limits, log, Stdout::Protocol)
+        Process::spawn_with(cmd, settings, log, Stdout::Protocol)
     }
 
     /// [`Process::spawn`], with `stdout` saying what the engine's stdout carries.
     pub fn spawn_with(
         cmd: &EngineCommand,
-        line_limit: usize,
-        limits: ResourceLimits,
+        settings: &Settings,
         log: Arc<EngineLog>,
         stdout: Stdout,
     ) -> Result<Process, EngineError> {
+        let (line_limit, limits) = (settings.line_limit, settings.limits);
+        if let Some(w) = limits.warning() {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| tracing::warn!("{w}"));
+        }
         let spawn_error = |source| EngineError::Spawn {
             program: cmd.program.display().to_string(),
             source,
@@ -103,7 +106,12 @@ impl Process {
         if let Some(dir) = &cmd.dir {
             command.current_dir(dir);
         }
-        let plan = Plan::new(Isolation::detect(), limits);
+        let plan = Plan::new(
+            Isolation::detect(),
+            limits,
+            cmd,
+            settings.private_dir.as_deref(),
+        );
         // SAFETY: `apply` calls only async-signal-safe functions and allocates nothing.
         unsafe {
             command.pre_exec(move || plan.apply());

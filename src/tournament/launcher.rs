@@ -223,6 +223,8 @@ impl ProcessLauncher {
                         }),
                         transcript: debug,
                         limits: e.resolved.limits,
+                        // The results folder, whose logs/ folder `logs` is.
+                        private_dir: logs.as_ref().and_then(|d| d.parent()).map(Into::into),
                         ..Settings::default()
                     },
                 })

@@ -223,6 +223,27 @@ fn existing(out: &Path, id: &str) -> Result<(results::Repaired, Tally, Vec<Strin
     Ok((repaired, tally, notes))
 }
 
+/// A warning for each engine whose `hello` version differs from the one `tournament.toml`
+/// recorded (`recorded`, in configuration order): the results would mix its versions.
+fn version_changes(recorded: &[Option<String>], config: &TournamentConfig) -> Vec<String> {
+    recorded
+        .iter()
+        .zip(&config.engines)
+        .filter_map(|(old, e)| {
+            let old = old.as_deref()?;
+            let new = e.spec.version.as_deref().unwrap_or("");
+            (old != new).then(|| {
+                format!(
+                    "engine {}: its hello version is now {new:?}, but it was {old:?} when \
+                     the tournament started (tournament.toml): the results mix two versions \
+                     of it; start a new tournament to compare one version",
+                    e.resolved.name
+                )
+            })
+        })
+        .collect()
+}
+
 /// Runs (or resumes) a tournament: checks every engine before any game, writes
 /// `tournament.toml`, `games.csv`, `games.jsonl` and `logs/` into `options.out`, skips the
 /// games already there, and shows every recorded game to `views`. `stop` may end the run
@@ -246,6 +267,11 @@ pub fn run_tournament(
         .enable_all()
         .build()
         .map_err(io_err)?;
+    let recorded: Vec<Option<String>> = config
+        .engines
+        .iter()
+        .map(|e| e.spec.version.clone())
+        .collect();
     let prepared = runtime.block_on(launcher::ProcessLauncher::prepare(
         &mut config,
         Some(out.join("logs")),
@@ -256,10 +282,16 @@ pub fn run_tournament(
     if !options.resume {
         save_config(out, &config).map_err(io_err)?;
     }
-    let (repaired, tally, notes) = existing(out, &config.id).map_err(|e| match e.kind() {
+    let (repaired, tally, mut notes) = existing(out, &config.id).map_err(|e| match e.kind() {
         io::ErrorKind::InvalidData => TournamentError::Input(e.to_string()),
         _ => io_err(e),
     })?;
+    if options.resume {
+        for warning in version_changes(&recorded, &config) {
+            tracing::warn!("{warning}");
+            notes.push(warning);
+        }
+    }
     let writer = ResultsWriter::open(out).map_err(io_err)?;
     let schedule = config.schedule.clone();
     let done = repaired.done;

@@ -44,6 +44,32 @@ pub const MAX_ELO_BOUND: f64 = 2000.0;
 /// Pairs after which a test whose every pair was a draw pair stops as undecidable.
 pub const STALL_PAIRS: u64 = 100;
 
+/// Pentanomial counts on which the LLR of every accepted test is a number: no pairs, one
+/// pair of each kind, sweeps both ways, even and mixed results, and many pairs.
+const PROBE_COUNTS: [[u64; 5]; 10] = [
+    [0, 0, 0, 0, 0],
+    [1, 0, 0, 0, 0],
+    [0, 0, 1, 0, 0],
+    [0, 0, 0, 0, 1],
+    [0, 1, 0, 1, 0],
+    [10, 0, 0, 0, 10],
+    [1, 10, 100, 10, 1],
+    [3, 0, 0, 0, 97],
+    [1_000_000, 0, 0, 0, 0],
+    [0, 0, 0, 0, 1_000_000],
+];
+
+/// The bounds each model can test, for messages.
+fn sane_range(model: ModelName) -> &'static str {
+    match model {
+        ModelName::Normalized => {
+            "normalized Elo bounds between -200 and 200 (typically 0 and 5; larger \
+             differences need --model logistic)"
+        }
+        ModelName::Logistic => "logistic Elo bounds between -2000 and 2000",
+    }
+}
+
 impl SprtSettings {
     pub fn sprt(&self) -> Sprt {
         Sprt {
@@ -89,6 +115,38 @@ impl SprtSettings {
         if self.max_games.is_some_and(|n| n < 2) {
             return Err("max_games: at least 2 (one game pair) are needed".to_string());
         }
+        self.check_llr()
+    }
+
+    /// Checks that the LLR is a number on [`PROBE_COUNTS`]: with bounds the model cannot
+    /// fit (a normalized Elo of a few hundred) it is not, and the test could never decide.
+    fn check_llr(&self) -> Result<(), String> {
+        let sprt = self.sprt();
+        let computable = |s: Sprt| PROBE_COUNTS.iter().all(|c| s.llr(c).is_finite());
+        for (name, x) in [("elo1", self.elo1), ("elo0", self.elo0)] {
+            if !computable(Sprt {
+                elo0: x,
+                elo1: x,
+                ..sprt
+            }) {
+                return Err(format!(
+                    "{name} {x}: the {} model cannot test this bound (its likelihood ratio \
+                     is not a number); use {}",
+                    sprt.model.as_str(),
+                    sane_range(self.model)
+                ));
+            }
+        }
+        if !computable(sprt) {
+            return Err(format!(
+                "elo0 {} and elo1 {}: the {} model cannot test these bounds (their \
+                 likelihood ratio is not a number); use {}",
+                self.elo0,
+                self.elo1,
+                sprt.model.as_str(),
+                sane_range(self.model)
+            ));
+        }
         Ok(())
     }
 }
@@ -128,6 +186,9 @@ pub enum SprtEnd {
     Decided(SprtStatus),
     /// Every pair was a draw pair for [`STALL_PAIRS`] pairs: the test cannot decide.
     Stalled(SprtStatus),
+    /// The LLR is not a number (bounds the model cannot fit, which validation refuses):
+    /// the test cannot decide.
+    Undefined(SprtStatus),
 }
 
 /// The test as the run's stop rule: the run ends at the pair that decides, on the game
@@ -231,6 +292,9 @@ fn status_in(sprt: &Sprt, tally: &Tally, new: &str, base: &str) -> SprtStatus {
 
 /// The end of a test at `status`, if it has ended.
 fn end_of(status: SprtStatus, penta: [u64; 5]) -> Option<SprtEnd> {
+    if status.llr.is_nan() {
+        return Some(SprtEnd::Undefined(status));
+    }
     if status.decision != SprtDecision::Continue {
         return Some(SprtEnd::Decided(status));
     }
@@ -345,6 +409,14 @@ pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) ->
                 s.pairs
             ),
         ),
+        Some(SprtEnd::Undefined(s)) => (
+            4,
+            format!(
+                "no decision possible: the LLR is not a number after {} pairs (the model \
+                 cannot fit the bounds in sprt.toml); start a new test with narrower bounds",
+                s.pairs
+            ),
+        ),
         None => (
             4,
             format!(
@@ -424,6 +496,51 @@ mod tests {
         assert!(bad(&|s| s.max_games = Some(0)).contains("max_games"));
         assert!(bad(&|s| s.alpha = 0.5).contains("alpha"));
         assert!(settings().validate().is_ok());
+    }
+
+    #[test]
+    fn bounds_the_model_cannot_fit_are_refused_by_name() {
+        let with = |elo0, elo1, model| SprtSettings {
+            elo0,
+            elo1,
+            model,
+            ..settings()
+        };
+        let e = with(0.0, 2000.0, ModelName::Normalized)
+            .validate()
+            .unwrap_err();
+        assert!(
+            e.starts_with("elo1 2000") && e.contains("-200 and 200"),
+            "{e}"
+        );
+        let e = with(-500.0, 0.0, ModelName::Normalized)
+            .validate()
+            .unwrap_err();
+        assert!(e.starts_with("elo0 -500"), "{e}");
+        assert!(with(0.0, 150.0, ModelName::Normalized).validate().is_ok());
+        assert!(with(0.0, 2000.0, ModelName::Logistic).validate().is_ok());
+        assert!(
+            with(-2000.0, 2000.0, ModelName::Logistic)
+                .validate()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_llr_that_is_not_a_number_ends_the_test_undecided() {
+        // Bounds that validation refuses, as an old sprt.toml might hold.
+        let sprt = SprtSettings {
+            elo1: 2000.0,
+            ..settings()
+        }
+        .sprt();
+        let penta = [1, 2, 3, 2, 1];
+        let s = sprt.status(crate::stats::Pentanomial(penta), 18);
+        assert!(s.llr.is_nan());
+        assert!(matches!(end_of(s, penta), Some(SprtEnd::Undefined(_))));
+        let (code, text) = verdict(end_of(s, penta), s, "a", "b");
+        assert_eq!(code, 4);
+        assert!(text.contains("not a number"), "{text}");
     }
 
     #[test]

@@ -436,6 +436,8 @@ fn sprt_refuses_bounds_it_cannot_test() {
     let two = strings(&["--engine", "builtin=first", "--engine", "builtin=random"]);
     for (extra, needle) in [
         (vec!["--elo0", "-1e308", "--elo1", "1e308"], "--elo0"),
+        (vec!["--elo0", "0", "--elo1", "2000"], "--elo1 2000"),
+        (vec!["--elo0", "-300", "--elo1", "0"], "--elo0 -300"),
         (vec!["--max-games", "0"], "--max-games"),
     ] {
         let mut args = vec!["sprt".to_string()];
@@ -572,4 +574,187 @@ fn an_engines_log_messages_are_kept_in_its_log() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let log = std::fs::read_to_string(out.join("logs/chatty.1.log")).unwrap();
     assert!(log.contains("[info] thinking about go 1"), "{log}");
+}
+
+/// Whether engines run in namespaces here (else nothing can be hidden from them).
+fn namespaces() -> bool {
+    kalaha::supervisor::Isolation::detect() != kalaha::supervisor::Isolation::ProcessGroup
+}
+
+/// The text of every file in `out/logs` whose name starts with `stem.`.
+fn logs_of(out: &Path, stem: &str) -> String {
+    let mut all = String::new();
+    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with(&format!("{stem}."))
+        {
+            all.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+        }
+    }
+    all
+}
+
+#[test]
+fn no_descriptor_of_the_referee_reaches_an_engine() {
+    // A descriptor opened without close-on-exec, as a library might leave one.
+    let dir = tempfile::tempdir().unwrap();
+    let leaky = dir.path().join("leaky");
+    std::fs::write(&leaky, "referee data").unwrap();
+    let path = std::ffi::CString::new(leaky.to_str().unwrap()).unwrap();
+    // SAFETY: open with a valid path; the descriptor is closed below.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) };
+    assert!(fd > 2);
+    let mark = marker("fds");
+    let cmd = kalaha::supervisor::EngineCommand::new(fake_engine(), ["list-fds", &mark]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let name = runtime.block_on(async {
+        let settings = kalaha::supervisor::Settings::default();
+        let engine = kalaha::supervisor::Engine::start(&cmd, &settings)
+            .await
+            .unwrap();
+        let name = engine.hello().name.clone();
+        engine.shutdown().await;
+        name
+    });
+    // SAFETY: closes the descriptor opened above.
+    unsafe { libc::close(fd) };
+    assert_eq!(name, "fds-0-1-2");
+    // And in a tournament, beside the results files and the other engine's pipes.
+    let out = dir.path().join("r");
+    let args = vec![
+        "--engine".to_string(),
+        format!("cmd={}", fake_engine().display()),
+        "arg=list-fds".into(),
+        format!("arg={mark}"),
+        "--engine".into(),
+        "builtin=first".into(),
+        "--games".into(),
+        "2".into(),
+    ];
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = csv_rows(&out);
+    assert!(
+        rows.iter()
+            .all(|r| r["south"] == "fds-0-1-2" || r["north"] == "fds-0-1-2"),
+        "{rows:?}; {}",
+        logs_of(&out, "fds-0-1-2")
+    );
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn an_engine_can_neither_read_nor_change_the_results_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = marker("peek");
+    let mut args = engine("peek-results", "peek", &mark);
+    args.push(format!("arg={}", out.display()));
+    args.extend(strings(&["--engine", "builtin=first", "--games", "2"]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let csv = std::fs::read_to_string(out.join("games.csv")).unwrap();
+    // Resumed: games.csv is there to be read now.
+    let o = run(&strings(&[
+        "tournament",
+        "--quiet",
+        "--resume",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_no_survivors(None, Some(&mark));
+    let said = logs_of(&out, "peek");
+    assert!(said.matches("peek: ").count() >= 2, "{said}");
+    if !namespaces() {
+        return;
+    }
+    assert!(!said.contains("read games.csv: true"), "{said}");
+    assert!(!said.contains("appended: true") && !said.contains("created: true"));
+    assert!(said.contains("listed 0 entries"), "{said}");
+    assert!(!out.join("planted-by-engine").exists());
+    assert_eq!(std::fs::read_to_string(out.join("games.csv")).unwrap(), csv);
+}
+
+#[test]
+fn debug_transcripts_are_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = marker("flood-log");
+    let mut args = engine("flood-log", "flood", &mark);
+    args.extend(strings(&[
+        "--engine",
+        "builtin=first",
+        "--games",
+        "2",
+        "--debug",
+    ]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let mut total = 0;
+    let mut cut = false;
+    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("flood.") && name.ends_with(".transcript") {
+            total += e.metadata().unwrap().len();
+            let t = std::fs::read_to_string(e.path()).unwrap();
+            cut |= t
+                .trim_end()
+                .ends_with(kalaha::supervisor::transcript::TRANSCRIPT_CUT);
+        }
+    }
+    assert!(total < (10 << 20) + 4096, "{total} bytes of transcripts");
+    assert!(cut, "no transcript says it was cut");
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn a_resume_warns_when_an_engines_version_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let version = dir.path().join("version");
+    std::fs::write(&version, "1.0").unwrap();
+    let mark = marker("version");
+    let mut args = engine("version-file", "v", &mark);
+    args.push(format!("arg={}", version.display()));
+    args.extend(strings(&["--engine", "builtin=first", "--games", "2"]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let resume = strings(&["tournament", "--resume", out.to_str().unwrap()]);
+    let o = run(&resume);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("version is now"), "{}", text(&o));
+    std::fs::write(&version, "2.0").unwrap();
+    let o = run(&resume);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let needle = "engine v: its hello version is now \"2.0\", but it was \"1.0\"";
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(needle),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(needle),
+        "{}",
+        text(&o)
+    );
+    assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn a_process_limit_that_cannot_hold_for_root_is_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker("nproc");
+    let mut args = engine("good", "g", &mark);
+    args.push("limit.processes=64".into());
+    args.extend(strings(&["--engine", "builtin=first", "--games", "2"]));
+    let o = tournament(&args, &dir.path().join("r"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let warned = String::from_utf8_lossy(&o.stderr).contains("limit.processes=64 is not enforced");
+    assert_eq!(warned, root, "{}", text(&o));
 }

@@ -5,7 +5,7 @@ use super::{Connection, KgpEngine, UNREQUESTED_READ};
 use crate::kgp::command::Command;
 use crate::kgp::error::KgpError;
 use crate::supervisor::lines::LineEvent;
-use std::io::{self, Write as _};
+use std::io;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::{Instant, sleep_until, timeout};
@@ -169,8 +169,7 @@ impl KgpEngine {
 
     pub(super) fn record(&mut self, dir: &str, line: &str) {
         if let Some(t) = &mut self.transcript {
-            let ms = self.started.elapsed().as_millis();
-            let _ = writeln!(t, "{ms:>8} {dir} {line}").and_then(|_| t.flush());
+            t.record(dir, line);
         }
     }
 }
