@@ -27,11 +27,18 @@
 //! - `no-pong`: never answers `ping`;
 //! - `mode-simple`: asks for mode `simple`;
 //! - `refuse`: answers `kgp` with an `error` and no `mode`;
+//! - `escape`: answers `kgp` with terminal control sequences (clear the screen, set the
+//!   window title);
 //! - `never-connect`: never connects;
 //! - `exit-at-start`: exits with status 3 before connecting;
 //! - `argv`: plays `first`, connecting to the host and port of its 2nd and 3rd arguments
 //!   (`{host}` `{port}` in an engine spec) instead of the environment;
-//! - `stay`: plays `first`, ignores `goodbye` and SIGTERM (it needs SIGKILL).
+//! - `stay`: plays `first`, ignores `goodbye` and SIGTERM (it needs SIGKILL);
+//! - `wait-file`: plays `first`, but connects only once the file named by its 3rd
+//!   argument exists;
+//! - `hijack`: an intruder, not started by kalaha: connects to port `KGP_HIJACK_PORT`,
+//!   prints `connected`, and answers `kgp` and plays an empty pit if it is served; exits
+//!   with status 0 when it was served a line, 4 when its connection was closed unserved.
 
 use kalaha::kgp::{Arg, Board, Command};
 use kalaha::rules::{Position, Rules, Side, Sweep};
@@ -179,7 +186,17 @@ fn main() {
         }
         _ => {}
     }
+    if mode == "wait-file" {
+        let path = args.get(2).cloned().unwrap_or_default();
+        while !std::path::Path::new(&path).exists() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
     let stream = connect(&mode, &args);
+    if mode == "hijack" {
+        println!("connected");
+        let _ = std::io::stdout().flush();
+    }
     if mode != "nagle" {
         let _ = stream.set_nodelay(true);
     }
@@ -196,8 +213,10 @@ fn main() {
         args,
         out,
     };
+    let mut served = false;
     for line in BufReader::new(stream).lines() {
         let Ok(line) = line else { break };
+        served = true;
         if let Ok(cmd) = Command::parse(&line) {
             agent.command(&cmd);
         }
@@ -205,11 +224,19 @@ fn main() {
     if agent.mode == "stay" {
         sleep_forever();
     }
+    if agent.mode == "hijack" && !served {
+        std::process::exit(4);
+    }
 }
 
 /// The server's address: from the arguments (`argv HOST PORT`) or the environment.
 fn connect(mode: &str, args: &[String]) -> TcpStream {
-    let (host, port) = if mode == "argv" {
+    let hijack = std::env::var("KGP_HIJACK_PORT")
+        .ok()
+        .filter(|_| mode == "hijack");
+    let (host, port) = if let Some(port) = hijack {
+        ("127.0.0.1".to_string(), port)
+    } else if mode == "argv" {
         (
             args.get(2).cloned().unwrap_or_default(),
             args.get(3).cloned().unwrap_or_default(),
@@ -271,6 +298,10 @@ impl Agent {
 
     /// `kgp`: the hints and the mode (or a refusal).
     fn hello(&self, cmd: &Command) {
+        if self.mode == "escape" {
+            self.out.raw("\x1b[2J\x1b]0;pwned\x07");
+            return;
+        }
         if self.mode == "refuse" {
             self.out
                 .send(Command::new("error").arg(Arg::string("protocol not supported")));
@@ -324,7 +355,7 @@ impl Agent {
             "garbage" => self.out.raw(r#"{"type":"move","pit":3}"#),
             "bad-move" => self.out.raw(&format!("7@{id} move three")),
             "future-ref" => self.out.send_move(id + 1000, first),
-            "illegal" => {
+            "illegal" | "hijack" => {
                 let empty = (1..=pos.rules().pits() as u8)
                     .find(|&p| pos.pit(Side::South, p as usize) == 0)
                     .unwrap_or(0);

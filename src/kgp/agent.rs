@@ -31,6 +31,7 @@
 
 use super::command::{Arg, Command, VERSION, board_of};
 use super::error::KgpError;
+use super::peer;
 use crate::record::{Fault, SearchInfo, SideResult, Termination, TimeLimit, clean_text};
 use crate::referee::Reply;
 use crate::rules::{Move, Position, Rules, Side};
@@ -177,25 +178,32 @@ impl Launch {
     }
 
     /// Waits until `end` for the agent's connection (then the port is closed: a second
-    /// connection is refused). On a failure the agent is stopped.
+    /// connection is refused). Connections from processes that are not the agent's are
+    /// closed and the wait goes on ([`peer`]). On a failure the agent is stopped.
     pub async fn accept(mut self, end: Instant) -> Result<KgpEngine, KgpError> {
         let settings = &self.settings;
-        let limit = end.saturating_duration_since(Instant::now());
-        let stream = tokio::select! {
-            accepted = self.listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
-                Err(e) => {
+        let stream = loop {
+            let limit = end.saturating_duration_since(Instant::now());
+            tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok((stream, peer)) => {
+                        if self.is_the_agents(peer) {
+                            break stream;
+                        }
+                    }
+                    Err(e) => {
+                        stop_process(&mut self.process, settings).await;
+                        return Err(KgpError::Listen(e));
+                    }
+                },
+                st = self.process.wait_exit(limit) => {
+                    let err = match st {
+                        Some(st) => KgpError::Process(self.process.exited(st).await),
+                        None => never_connected(&self.process, self.address, settings.startup_timeout),
+                    };
                     stop_process(&mut self.process, settings).await;
-                    return Err(KgpError::Listen(e));
+                    return Err(err);
                 }
-            },
-            st = self.process.wait_exit(limit) => {
-                let err = match st {
-                    Some(st) => KgpError::Process(self.process.exited(st).await),
-                    None => never_connected(&self.process, self.address, settings.startup_timeout),
-                };
-                stop_process(&mut self.process, settings).await;
-                return Err(err);
             }
         };
         drop(self.listener);
@@ -224,6 +232,29 @@ impl Launch {
             late: 0,
             program: self.program,
         })
+    }
+
+    /// Whether the connection from `peer` comes from the agent's own processes; a
+    /// foreign one is noted (and then closed by the caller), never charged to the agent.
+    fn is_the_agents(&self, peer: SocketAddr) -> bool {
+        let pid = self.process.pid();
+        match peer::owner(pid, peer.port(), self.address.port()) {
+            peer::Owner::Agent => true,
+            peer::Owner::Unknown => {
+                tracing::debug!(agent = %self.program, %peer, "connection taken unchecked (no /proc/net/tcp)");
+                true
+            }
+            peer::Owner::Foreign => {
+                let text = format!(
+                    "refused a connection to {} from {peer}: no process of the agent \
+                     (pid {pid} and its descendants) holds it; still waiting for the agent",
+                    self.address
+                );
+                tracing::warn!(agent = %self.program, "{text}");
+                self.process.log().note(&format!("[warning] {text}"));
+                false
+            }
+        }
     }
 
     /// Stops the agent without a connection.

@@ -1,7 +1,7 @@
 //! Why talking to a KGP agent failed. Every variant is a fault of the agent
 //! ([`KgpError::fault`]), with the line that showed it where there is one.
 
-use crate::record::{Fault, FaultKind, format_duration};
+use crate::record::{Fault, FaultKind, clean_text, format_duration, shown_line};
 use crate::supervisor::EngineError;
 use std::io;
 use std::net::SocketAddr;
@@ -17,8 +17,8 @@ pub enum KgpError {
     #[error(
         "the agent did not connect to {address} within the start-up timeout of {}: a KGP \
          agent connects to KGP_HOST:KGP_PORT from its environment (or to {{host}} {{port}} in \
-         its arguments){hint}",
-        format_duration(*timeout)
+         its arguments){}",
+        format_duration(*timeout), clean_text(hint)
     )]
     NeverConnected {
         address: SocketAddr,
@@ -27,15 +27,18 @@ pub enum KgpError {
     },
     #[error(
         "no `mode` command within the start-up timeout of {}: a KGP agent answers \
-         `kgp 1 0 0` with `mode freeplay`{said}",
-        format_duration(*timeout)
+         `kgp 1 0 0` with `mode freeplay`{}",
+        format_duration(*timeout), clean_text(said)
     )]
     NoMode { timeout: Duration, said: String },
-    #[error("the agent asked for mode {mode:?}; kalaha plays only `freeplay`: {line}")]
+    #[error(
+        "the agent asked for mode {mode:?}; kalaha plays only `freeplay`: {}",
+        shown_line(line)
+    )]
     UnsupportedMode { mode: String, line: String },
     #[error("no pong within {}: the agent stalled", format_duration(*timeout))]
     Stall { timeout: Duration },
-    #[error("the agent closed its connection while {during}{stderr}")]
+    #[error("the agent closed its connection while {during}{}", clean_text(stderr))]
     Disconnected {
         during: &'static str,
         stderr: String,
@@ -48,15 +51,28 @@ pub enum KgpError {
     Timeout { deadline: Duration },
     #[error("the agent yielded without sending a move: `yield` ends the search, after a `move`")]
     YieldWithoutMove { line: String },
-    #[error("a line that is not a KGP command ({error}): {line}")]
+    #[error(
+        "a line that is not a KGP command ({}): {}",
+        clean_text(error),
+        shown_line(line)
+    )]
     NotKgp { line: String, error: String },
-    #[error("a bad `{command}` command ({error}): {line}")]
+    #[error(
+        "a bad `{}` command ({}): {}",
+        clean_text(command),
+        clean_text(error),
+        shown_line(line)
+    )]
     Malformed {
         command: String,
         line: String,
         error: String,
     },
-    #[error("a `{command}` for id {reference}, which kalaha never sent: {line}")]
+    #[error(
+        "a `{}` for id {reference}, which kalaha never sent: {}",
+        clean_text(command),
+        shown_line(line)
+    )]
     UnknownReference {
         command: String,
         reference: u64,
@@ -64,7 +80,7 @@ pub enum KgpError {
     },
     #[error("a line longer than the limit of {limit} bytes, beginning {prefix:?}")]
     LineTooLong { limit: usize, prefix: String },
-    #[error("a line that is not valid UTF-8: {prefix}")]
+    #[error("a line that is not valid UTF-8: {}", clean_text(prefix))]
     NotUtf8 { prefix: String },
     #[error("could not write to the agent within {}: it does not read its connection", format_duration(*timeout))]
     WriteStall { timeout: Duration },
@@ -93,13 +109,20 @@ impl KgpError {
             KgpError::UnsupportedMode { mode, .. } => {
                 format!("the agent asked for mode {mode:?}; kalaha plays only `freeplay`")
             }
-            KgpError::NotKgp { error, .. } => format!("a line that is not a KGP command: {error}"),
-            KgpError::Malformed { command, error, .. } => {
-                format!("a bad `{command}` command: {error}")
+            KgpError::NotKgp { error, .. } => {
+                format!("a line that is not a KGP command: {}", clean_text(error))
             }
+            KgpError::Malformed { command, error, .. } => format!(
+                "a bad `{}` command: {}",
+                clean_text(command),
+                clean_text(error)
+            ),
             KgpError::UnknownReference {
                 command, reference, ..
-            } => format!("a `{command}` for id {reference}, which kalaha never sent"),
+            } => format!(
+                "a `{}` for id {reference}, which kalaha never sent",
+                clean_text(command)
+            ),
             KgpError::LineTooLong { limit, .. } => {
                 format!("a line longer than the limit of {limit} bytes")
             }

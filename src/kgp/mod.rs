@@ -11,6 +11,7 @@ pub mod agent;
 pub mod check;
 pub mod command;
 mod error;
+pub mod peer;
 
 pub use agent::{AgentInfo, KgpEngine, Launch, agent_command, state_time};
 pub use check::check_agent;

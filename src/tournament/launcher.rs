@@ -7,7 +7,7 @@ use super::config::TournamentConfig;
 use super::run::Launcher;
 use super::spec::{EngineProtocol, NameSource, dedupe_names};
 use crate::kgp::{KgpEngine, KgpError};
-use crate::record::{Fault, SideResult, Termination, TimeLimit, shown_name};
+use crate::record::{Fault, SideResult, Termination, TimeLimit, clean_text, shown_name};
 use crate::referee::{Contestant, Reply};
 use crate::rules::{Move, Position, Rules, Side};
 use crate::supervisor::{Engine, EngineCommand, EngineError, LogPlace, Settings};
@@ -153,7 +153,7 @@ pub struct ProcessLauncher {
 
 /// Why the tournament could not start (exit code 2).
 #[derive(Debug, thiserror::Error)]
-#[error("engine {engine}: {message}")]
+#[error("engine {}: {}", clean_text(engine), clean_text(message))]
 pub struct StartupError {
     pub engine: String,
     pub message: String,

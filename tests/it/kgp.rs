@@ -443,3 +443,68 @@ fn a_state_is_stopped_at_the_move_time_or_a_slice_of_the_clock() {
     assert_eq!(state_time(empty, MS(50)), MS(10));
     assert_eq!(state_time(empty, MS(3)), MS(3));
 }
+
+/// A local program that connects to an agent's port before the agent does is refused,
+/// and the agent, connecting later, plays normally (the intruder's empty pit is never
+/// charged to it).
+#[tokio::test]
+async fn another_program_cannot_take_an_agents_connection() {
+    use kalaha::kgp::Launch;
+    use std::io::BufRead;
+    let mark = marker("wait-file");
+    // Under the target folder: engines may get a private /tmp.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let go = dir.path().join("go");
+    let go_arg = go.to_string_lossy().into_owned();
+    let cmd = EngineCommand::new(agent_exe(), ["wait-file", mark.as_str(), go_arg.as_str()]);
+    let s = Settings {
+        startup_timeout: Duration::from_secs(30),
+        ..settings()
+    };
+    let end = tokio::time::Instant::now() + s.startup_timeout;
+    let launch = Launch::spawn(&cmd, &s).await.unwrap();
+    let mut intruder = std::process::Command::new(agent_exe())
+        .arg("hijack")
+        .env("KGP_HIJACK_PORT", launch.address().port().to_string())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(intruder.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "connected", "the intruder must connect first");
+    std::fs::write(&go, "").unwrap();
+    let mut a = launch
+        .accept(end)
+        .await
+        .expect("the agent's own connection");
+    a.handshake(end).await.expect("handshake");
+    assert_eq!(a.info().name, "kgp-wait-file");
+    a.new_game("g1").await.unwrap();
+    let r = a
+        .go(&start(), TimeLimit::MoveTime(MS(500)), MS(3000))
+        .await
+        .expect("the agent's own move");
+    assert_eq!(r.pit, 1);
+    let status = tokio::task::spawn_blocking(move || intruder.wait().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(4), "the intruder must not be served");
+    a.shutdown().await;
+}
+
+/// Terminal control sequences an agent sends at start-up are not shown raw.
+#[tokio::test]
+async fn control_bytes_in_a_startup_answer_are_not_shown_raw() {
+    let (cmd, _mark) = agent("escape");
+    let err = KgpEngine::start(&cmd, &settings())
+        .await
+        .err()
+        .expect("no mode");
+    let shown = err.to_string();
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(shown.contains("pwned"), "{shown:?}");
+}
