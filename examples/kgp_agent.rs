@@ -179,6 +179,36 @@ fn main() {
         }
         _ => {}
     }
+    let stream = connect(&mode, &args);
+    if mode != "nagle" {
+        let _ = stream.set_nodelay(true);
+    }
+    let out = Out {
+        stream: Arc::new(Mutex::new(stream.try_clone().expect("clone the stream"))),
+        next_id: Arc::new(AtomicU64::new(1)),
+    };
+    let mut agent = Agent {
+        greedy: Mutex::new(kalaha::engines::builtin("greedy").expect("greedy exists")),
+        stops: HashMap::new(),
+        states: 0,
+        children: Vec::new(),
+        mode,
+        args,
+        out,
+    };
+    for line in BufReader::new(stream).lines() {
+        let Ok(line) = line else { break };
+        if let Ok(cmd) = Command::parse(&line) {
+            agent.command(&cmd);
+        }
+    }
+    if agent.mode == "stay" {
+        sleep_forever();
+    }
+}
+
+/// The server's address: from the arguments (`argv HOST PORT`) or the environment.
+fn connect(mode: &str, args: &[String]) -> TcpStream {
     let (host, port) = if mode == "argv" {
         (
             args.get(2).cloned().unwrap_or_default(),
@@ -194,162 +224,168 @@ fn main() {
         eprintln!("kgp_agent: no port to connect to (KGP_PORT={port:?})");
         std::process::exit(2)
     });
-    let stream = TcpStream::connect((host.as_str(), port)).unwrap_or_else(|e| {
+    TcpStream::connect((host.as_str(), port)).unwrap_or_else(|e| {
         eprintln!("kgp_agent: cannot connect to {host}:{port}: {e}");
         std::process::exit(2)
-    });
-    if mode != "nagle" {
-        let _ = stream.set_nodelay(true);
-    }
-    let out = Out {
-        stream: Arc::new(Mutex::new(stream.try_clone().expect("clone the stream"))),
-        next_id: Arc::new(AtomicU64::new(1)),
-    };
-    let greedy = Mutex::new(kalaha::engines::builtin("greedy").expect("greedy exists"));
-    let mut stops: HashMap<u64, Arc<AtomicBool>> = HashMap::new();
-    let mut states = 0u64;
-    let mut children = Vec::new();
-    for line in BufReader::new(stream).lines() {
-        let Ok(line) = line else { break };
-        let Ok(cmd) = Command::parse(&line) else {
-            continue;
-        };
+    })
+}
+
+/// The agent's state between commands.
+struct Agent {
+    mode: String,
+    args: Vec<String>,
+    out: Out,
+    greedy: Mutex<Box<dyn kalaha::engines::Player>>,
+    /// The stop flags of the states being searched (`anytime`).
+    stops: HashMap<u64, Arc<AtomicBool>>,
+    states: u64,
+    children: Vec<std::process::Child>,
+}
+
+impl Agent {
+    fn command(&mut self, cmd: &Command) {
         match cmd.name.as_str() {
-            "kgp" => {
-                if mode == "refuse" {
-                    out.send(Command::new("error").arg(Arg::string("protocol not supported")));
-                    continue;
-                }
-                if cmd.args.first() != Some(&Arg::Int(1)) {
-                    out.send(Command::new("error").arg(Arg::string("only kgp 1 is spoken")));
-                    std::process::exit(1);
-                }
-                out.send(
-                    Command::new("set")
-                        .arg(Arg::string("info:name"))
-                        .arg(Arg::string(format!("kgp-{mode}"))),
-                );
-                out.send(
-                    Command::new("set")
-                        .arg(Arg::string("info:authors"))
-                        .arg(Arg::string("the kalaha tests")),
-                );
-                let activity = if mode == "mode-simple" {
-                    "simple"
-                } else {
-                    "freeplay"
-                };
-                out.send(Command::new("mode").arg(Arg::string(activity)));
-            }
-            "ping" if mode != "no-pong" => {
+            "kgp" => self.hello(cmd),
+            "ping" if self.mode != "no-pong" => {
                 let mut pong = Command::new("pong");
                 pong.reference = cmd.id;
-                out.send(pong);
+                self.out.send(pong);
             }
             "stop" => {
-                if let Some(stop) = cmd.reference.and_then(|r| stops.remove(&r)) {
+                if let Some(stop) = cmd.reference.and_then(|r| self.stops.remove(&r)) {
                     stop.store(true, Ordering::Relaxed);
                 }
-                if mode == "late"
+                if self.mode == "late"
                     && let Some(r) = cmd.reference
                 {
-                    out.send_move(r, 99);
-                    out.send_move(r, 1);
-                    out.send_yield(r);
+                    self.out.send_move(r, 99);
+                    self.out.send_move(r, 1);
+                    self.out.send_yield(r);
                 }
             }
-            "goodbye" if mode != "stay" => std::process::exit(0),
-            "state" => {
-                states += 1;
-                let Some(id) = cmd.id else { continue };
-                let Some(pos) = cmd.args.first().and_then(|a| match a {
-                    Arg::Board(cells) => position(cells),
-                    _ => None,
-                }) else {
-                    out.send(
-                        Command::new("error")
-                            .with_ref(id)
-                            .arg(Arg::string("cannot read the board")),
-                    );
-                    continue;
-                };
-                let Some(first) = pos.legal_moves().next() else {
-                    continue;
-                };
-                match mode.as_str() {
-                    "silent" => {}
-                    "yield-only" => out.send_yield(id),
-                    "garbage" => out.raw(r#"{"type":"move","pit":3}"#),
-                    "bad-move" => out.raw(&format!("7@{id} move three")),
-                    "future-ref" => out.send_move(id + 1000, first),
-                    "illegal" => {
-                        let empty = (1..=pos.rules().pits() as u8)
-                            .find(|&p| pos.pit(Side::South, p as usize) == 0)
-                            .unwrap_or(0);
-                        out.send_move(id, empty);
-                        out.send_yield(id);
-                    }
-                    "disconnect" | "exit-mid-game" if states >= 3 => {
-                        eprintln!("kgp_agent: giving up at state {states}");
-                        if mode == "exit-mid-game" {
-                            std::process::exit(5);
-                        }
-                        let s = out.stream.lock().expect("stream lock");
-                        let _ = s.shutdown(std::net::Shutdown::Both);
-                        drop(s);
-                        sleep_forever();
-                    }
-                    "flood" => {
-                        for _ in 0..10_000 {
-                            out.send_move(id, first);
-                        }
-                        out.send_yield(id);
-                    }
-                    "greedy" => {
-                        let pit = greedy.lock().expect("player lock").choose_move(
-                            &pos,
-                            &[],
-                            None,
-                            &mut |_| {},
-                        );
-                        out.send_move(id, pit);
-                        out.send_yield(id);
-                    }
-                    "anytime" => {
-                        let stop = Arc::new(AtomicBool::new(false));
-                        stops.insert(id, stop.clone());
-                        let out = out.clone();
-                        std::thread::spawn(move || anytime(out, id, pos, stop));
-                    }
-                    _ => {
-                        if mode == "children" {
-                            let exe = std::env::current_exe().expect("own path");
-                            if let Ok(child) = std::process::Command::new(exe)
-                                .arg("child-sleeper")
-                                .args(args.iter().skip(2))
-                                .spawn()
-                            {
-                                children.push(child);
-                            }
-                        }
-                        if mode == "noisy" {
-                            let noise = "x".repeat(1023);
-                            let mut o = std::io::stdout().lock();
-                            let mut e = std::io::stderr().lock();
-                            for _ in 0..256 {
-                                let _ = writeln!(o, "{noise}");
-                                let _ = writeln!(e, "{noise}");
-                            }
-                        }
-                        out.send_move(id, first);
-                        out.send_yield(id);
-                    }
-                }
-            }
+            "goodbye" if self.mode != "stay" => std::process::exit(0),
+            "state" => self.state(cmd),
             _ => {}
         }
     }
-    if mode == "stay" {
-        sleep_forever();
+
+    /// `kgp`: the hints and the mode (or a refusal).
+    fn hello(&self, cmd: &Command) {
+        if self.mode == "refuse" {
+            self.out
+                .send(Command::new("error").arg(Arg::string("protocol not supported")));
+            return;
+        }
+        if cmd.args.first() != Some(&Arg::Int(1)) {
+            self.out
+                .send(Command::new("error").arg(Arg::string("only kgp 1 is spoken")));
+            std::process::exit(1);
+        }
+        self.out.send(
+            Command::new("set")
+                .arg(Arg::string("info:name"))
+                .arg(Arg::string(format!("kgp-{}", self.mode))),
+        );
+        self.out.send(
+            Command::new("set")
+                .arg(Arg::string("info:authors"))
+                .arg(Arg::string("the kalaha tests")),
+        );
+        let activity = if self.mode == "mode-simple" {
+            "simple"
+        } else {
+            "freeplay"
+        };
+        self.out
+            .send(Command::new("mode").arg(Arg::string(activity)));
+    }
+
+    /// `state`: the move (or misbehaviour) of the mode.
+    fn state(&mut self, cmd: &Command) {
+        self.states += 1;
+        let Some(id) = cmd.id else { return };
+        let Some(pos) = cmd.args.first().and_then(|a| match a {
+            Arg::Board(cells) => position(cells),
+            _ => None,
+        }) else {
+            self.out.send(
+                Command::new("error")
+                    .with_ref(id)
+                    .arg(Arg::string("cannot read the board")),
+            );
+            return;
+        };
+        let Some(first) = pos.legal_moves().next() else {
+            return;
+        };
+        match self.mode.as_str() {
+            "silent" => {}
+            "yield-only" => self.out.send_yield(id),
+            "garbage" => self.out.raw(r#"{"type":"move","pit":3}"#),
+            "bad-move" => self.out.raw(&format!("7@{id} move three")),
+            "future-ref" => self.out.send_move(id + 1000, first),
+            "illegal" => {
+                let empty = (1..=pos.rules().pits() as u8)
+                    .find(|&p| pos.pit(Side::South, p as usize) == 0)
+                    .unwrap_or(0);
+                self.out.send_move(id, empty);
+                self.out.send_yield(id);
+            }
+            "disconnect" | "exit-mid-game" if self.states >= 3 => {
+                eprintln!("kgp_agent: giving up at state {}", self.states);
+                if self.mode == "exit-mid-game" {
+                    std::process::exit(5);
+                }
+                let s = self.out.stream.lock().expect("stream lock");
+                let _ = s.shutdown(std::net::Shutdown::Both);
+                drop(s);
+                sleep_forever();
+            }
+            "flood" => {
+                for _ in 0..10_000 {
+                    self.out.send_move(id, first);
+                }
+                self.out.send_yield(id);
+            }
+            "greedy" => {
+                let pit = self.greedy.lock().expect("player lock").choose_move(
+                    &pos,
+                    &[],
+                    None,
+                    &mut |_| {},
+                );
+                self.out.send_move(id, pit);
+                self.out.send_yield(id);
+            }
+            "anytime" => {
+                let stop = Arc::new(AtomicBool::new(false));
+                self.stops.insert(id, stop.clone());
+                let out = self.out.clone();
+                std::thread::spawn(move || anytime(out, id, pos, stop));
+            }
+            _ => {
+                if self.mode == "children" {
+                    let exe = std::env::current_exe().expect("own path");
+                    if let Ok(child) = std::process::Command::new(exe)
+                        .arg("child-sleeper")
+                        .args(self.args.iter().skip(2))
+                        .spawn()
+                    {
+                        self.children.push(child);
+                    }
+                }
+                if self.mode == "noisy" {
+                    let noise = "x".repeat(1023);
+                    let mut o = std::io::stdout().lock();
+                    let mut e = std::io::stderr().lock();
+                    for _ in 0..256 {
+                        let _ = writeln!(o, "{noise}");
+                        let _ = writeln!(e, "{noise}");
+                    }
+                }
+                self.out.send_move(id, first);
+                self.out.send_yield(id);
+            }
+        }
     }
 }

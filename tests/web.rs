@@ -330,43 +330,42 @@ fn a_person_plays_random_in_chromium() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, play_port, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    let url = format!("http://127.0.0.1:{play_port}/");
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    browser.call("POST", "/url", Some(json!({ "url": url })));
+    let title = browser.run("return document.title;");
+    assert_eq!(title, "kalaha play");
+    // Nothing on the page comes from elsewhere.
+    let external = browser
+        .run("return [...document.querySelectorAll('[src],[href]')].map((e) => e.src || e.href);");
+    assert_eq!(external, json!([]), "the page loads other resources");
 
-    // The play server.
-    let mut play = Command::new(env!("CARGO_BIN_EXE_kalaha"))
-        .args(["play", "--engine", "random", "--out"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start kalaha play");
-    let stdout = play.stdout.take().unwrap();
-    let play = Reaped(play);
-    let (lines_tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let url = loop {
-        let line = lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("kalaha play printed no address");
-        if let Some(u) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-            break u.to_string();
-        }
-    };
-    let play_port: u16 = url
-        .trim_start_matches("http://127.0.0.1:")
-        .trim_end_matches('/')
-        .parse()
-        .expect("a port in the address");
+    let (game1, result, clicks) = play_a_whole_game(&browser, play_port);
+    let screenshots = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from);
+    if let Some(dir) = &screenshots {
+        std::fs::create_dir_all(dir).unwrap();
+        browser.screenshot(400, &dir.join("result-400.png"));
+        browser.screenshot(1200, &dir.join("result-1200.png"));
+    }
+    replay_with_the_keyboard(&browser, &game1, screenshots.as_deref());
+    print_the_timings(&browser);
+    next_game_by_key(&browser, play_port, &game1, screenshots.as_deref());
+    browser.call("DELETE", "", None);
+    stop_with_ctrl_c(play, &lines, &out);
+    let sowings = check_the_record(&out, &game1, &result, clicks);
+    eprintln!(
+        "a whole game of {sowings} sowings ({clicks} clicks) in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
 
-    // The browser.
+/// Starts chromedriver and a headless Chromium session with its profile in `profile`.
+fn open_browser(chromium: &Path, driver: &Path, profile: &Path) -> (Reaped, Browser) {
     let driver_port = free_port();
-    let _driver = Reaped(
-        Command::new(&driver)
+    let driver_process = Reaped(
+        Command::new(driver)
             .arg(format!("--port={driver_port}"))
             .env("SE_AVOID_STATS", "true")
             .stdout(Stdio::null())
@@ -384,10 +383,7 @@ fn a_person_plays_random_in_chromium() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|f| f.to_string()).collect();
-    args.push(format!(
-        "--user-data-dir={}",
-        tmp.path().join("profile").display()
-    ));
+    args.push(format!("--user-data-dir={}", profile.display()));
     let caps = json!({ "capabilities": { "alwaysMatch": {
         "browserName": "chrome",
         "goog:chromeOptions": { "binary": chromium.display().to_string(), "args": args }
@@ -398,16 +394,14 @@ fn a_person_plays_random_in_chromium() {
         port: driver_port,
         session: v["value"]["sessionId"].as_str().unwrap().to_string(),
     };
-    browser.call("POST", "/url", Some(json!({ "url": url })));
-    let title = browser.run("return document.title;");
-    assert_eq!(title, "kalaha play");
-    // Nothing on the page comes from elsewhere.
-    let external = browser
-        .run("return [...document.querySelectorAll('[src],[href]')].map((e) => e.src || e.href);");
-    assert_eq!(external, json!([]), "the page loads other resources");
+    (driver_process, browser)
+}
 
-    // Game 1: the person is south and moves first.
-    let first = wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
+/// Game 1: the person is south and moves first, clicking random enabled pits (and, a few
+/// times, a disabled one, which must not move). Returns the game, the result shown and the
+/// number of clicks.
+fn play_a_whole_game(browser: &Browser, play_port: u16) -> (String, String, usize) {
+    let first = wait_for(browser, Duration::from_secs(20), "the first move", |s| {
         !s.enabled.is_empty()
     });
     let game1 = first.game.clone();
@@ -415,12 +409,9 @@ fn a_person_plays_random_in_chromium() {
     let mut clicks = 0;
     let mut disabled_checked = 0;
     let result = loop {
-        let s = wait_for(
-            &browser,
-            Duration::from_secs(20),
-            "the person's turn",
-            |s| s.result.is_some() || !s.enabled.is_empty(),
-        );
+        let s = wait_for(browser, Duration::from_secs(20), "the person's turn", |s| {
+            s.result.is_some() || !s.enabled.is_empty()
+        });
         if let Some(r) = s.result {
             break r;
         }
@@ -430,7 +421,7 @@ fn a_person_plays_random_in_chromium() {
             // A disabled (empty) pit does not move.
             browser.click(&format!("button[data-pit=\"{pit}\"]"));
             std::thread::sleep(Duration::from_millis(100));
-            let after = seen(&browser);
+            let after = seen(browser);
             assert_eq!(after.plies, s.plies, "a disabled pit moved");
             let state = server_state(play_port);
             assert_eq!(
@@ -446,30 +437,27 @@ fn a_person_plays_random_in_chromium() {
         let pit = s.enabled[(rng % s.enabled.len() as u64) as usize];
         browser.click(&format!("button[data-pit=\"{pit}\"]"));
         clicks += 1;
-        wait_for(&browser, Duration::from_secs(20), "the sowing", |n| {
+        wait_for(browser, Duration::from_secs(20), "the sowing", |n| {
             n.plies > s.plies || n.result.is_some()
         });
     };
     assert!(disabled_checked > 0, "no pit was ever disabled");
-    let screenshots = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from);
-    if let Some(dir) = &screenshots {
-        std::fs::create_dir_all(dir).unwrap();
-        browser.screenshot(400, &dir.join("result-400.png"));
-        browser.screenshot(1200, &dir.join("result-1200.png"));
-    }
+    (game1, result, clicks)
+}
 
-    // The finished game replays move by move, with the keyboard too.
+/// The finished game replays move by move, with the keyboard too.
+fn replay_with_the_keyboard(browser: &Browser, game1: &str, screenshots: Option<&Path>) {
     browser.click(&format!("#games button[data-game=\"{game1}\"]"));
     let note = |b: &Browser| b.run("return document.getElementById('replay-note').textContent;");
     let replay_start = Instant::now();
-    while !note(&browser).as_str().unwrap().starts_with("Sowing") {
+    while !note(browser).as_str().unwrap().starts_with("Sowing") {
         assert!(
             replay_start.elapsed() < Duration::from_secs(10),
             "no replay"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let n = first_plies_of(&note(&browser));
+    let n = first_plies_of(&note(browser));
     // It opens on the final position, with the focus on a control that can act.
     assert_eq!(
         browser.run("return document.activeElement.id;"),
@@ -477,13 +465,13 @@ fn a_person_plays_random_in_chromium() {
         "the focus after opening a replay"
     );
     assert!(
-        note(&browser)
+        note(browser)
             .as_str()
             .unwrap()
             .starts_with(&format!("Sowing {n} of {n}"))
     );
     browser.keys("\u{E012}"); // ArrowLeft
-    let back = note(&browser);
+    let back = note(browser);
     assert!(
         back.as_str()
             .unwrap()
@@ -491,11 +479,11 @@ fn a_person_plays_random_in_chromium() {
         "{back}"
     );
     browser.keys("\u{E011}"); // Home
-    assert_eq!(note(&browser), "The start position.");
+    assert_eq!(note(browser), "The start position.");
     let plies = browser.run("return document.querySelector('#replay-board .board').dataset.plies;");
     assert_eq!(plies, "0");
     browser.keys("\u{E014}"); // ArrowRight
-    if let Some(dir) = &screenshots {
+    if let Some(dir) = screenshots {
         browser.screenshot(1200, &dir.join("replay-1200.png"));
     }
     browser.call(
@@ -506,6 +494,10 @@ fn a_person_plays_random_in_chromium() {
             "args": []
         })),
     );
+}
+
+/// Prints the time from a click to the engine's reply shown on the page.
+fn print_the_timings(browser: &Browser) {
     let timings = browser.run("return window.kalahaTimings;");
     let mut replies: Vec<f64> = timings
         .as_array()
@@ -530,11 +522,13 @@ fn a_person_plays_random_in_chromium() {
         own.iter().copied().fold(0.0, f64::max)
     );
     assert!(max < 10_000.0, "a reply took {max} ms to show");
+}
 
-    // The next game: the engine moves first, the person is north; a digit key sows.
+/// The next game: the engine moves first, the person is north; a digit key sows.
+fn next_game_by_key(browser: &Browser, play_port: u16, game1: &str, screenshots: Option<&Path>) {
     assert!(browser.run("return document.getElementById('new-game').disabled;") == false);
     browser.keys("n");
-    let s = wait_for(&browser, Duration::from_secs(20), "the second game", |s| {
+    let s = wait_for(browser, Duration::from_secs(20), "the second game", |s| {
         s.game != game1 && !s.enabled.is_empty()
     });
     let state = server_state(play_port);
@@ -542,16 +536,17 @@ fn a_person_plays_random_in_chromium() {
     assert_eq!(state["boards"][0]["frames"][0]["side"], "south");
     let pit = s.enabled[0];
     browser.keys(&pit.to_string());
-    wait_for(&browser, Duration::from_secs(20), "a sowing by key", |n| {
+    wait_for(browser, Duration::from_secs(20), "a sowing by key", |n| {
         n.plies > s.plies
     });
-    if let Some(dir) = &screenshots {
+    if let Some(dir) = screenshots {
         browser.screenshot(400, &dir.join("play-400.png"));
         browser.screenshot(1200, &dir.join("play-1200.png"));
     }
-    browser.call("DELETE", "", None);
+}
 
-    // Ctrl-C ends the session: the game in progress is not recorded.
+/// Ctrl-C ends the session: the game in progress is not recorded.
+fn stop_with_ctrl_c(play: Reaped, lines: &mpsc::Receiver<String>, out: &Path) {
     let pid = play.0.id() as i32;
     // SAFETY: signals our own child.
     unsafe { libc::kill(pid, libc::SIGINT) };
@@ -575,8 +570,10 @@ fn a_person_plays_random_in_chromium() {
             .any(|l| l == &format!("1 game recorded in {}", out.display())),
         "{printed:?}"
     );
+}
 
-    // The recorded game is the one on the page.
+/// The recorded game is the one on the page; returns its number of sowings.
+fn check_the_record(out: &Path, game1: &str, result: &str, clicks: usize) -> usize {
     let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
     let games: Vec<Value> = jsonl
         .lines()
@@ -584,7 +581,7 @@ fn a_person_plays_random_in_chromium() {
         .collect();
     assert_eq!(games.len(), 1, "{jsonl}");
     let g = &games[0];
-    assert_eq!(g["game"], game1.as_str());
+    assert_eq!(g["game"], game1);
     assert_eq!(
         (g["south"].as_str(), g["north"].as_str()),
         (Some("human"), Some("random"))
@@ -618,11 +615,7 @@ fn a_person_plays_random_in_chromium() {
         toml.contains("a person, on the page of kalaha play"),
         "{toml}"
     );
-    eprintln!(
-        "a whole game of {} sowings ({clicks} clicks) in {:.1} s",
-        moves.len(),
-        started.elapsed().as_secs_f64()
-    );
+    moves.len()
 }
 
 /// Starts `kalaha ARGS`, waits for the address of its page, and returns the process, the

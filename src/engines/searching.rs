@@ -24,6 +24,16 @@ pub const MAX_HASH_MB: i64 = 1024;
 /// The time `hard` and `perfect` spend on a move when the referee gives no time at all.
 pub const DEFAULT_MOVE_TIME: Duration = Duration::from_secs(1);
 
+/// The share of [`TimeLimit::budget`] that `hard` and `perfect` think for: the rest is for
+/// answering and reaching the referee on a busy machine, where a process may wait tens of
+/// milliseconds for a core (60% of a fixed move time in all).
+pub const BUDGET_SHARE: f64 = 0.75;
+
+/// The time `hard` and `perfect` think about a move given `time`.
+pub fn think_time(time: Option<TimeLimit>) -> Duration {
+    time.map_or(DEFAULT_MOVE_TIME, |t| t.budget().mul_f64(BUDGET_SHARE))
+}
+
 fn report(it: &Iteration) -> SearchInfo {
     SearchInfo {
         depth: Some(it.depth),
@@ -192,8 +202,7 @@ impl Player for HardPlayer {
         info: &mut dyn FnMut(SearchInfo),
     ) -> u8 {
         let started = Instant::now();
-        let budget = time.map_or(DEFAULT_MOVE_TIME, |t| t.budget());
-        self.think(pos, started + budget, info)
+        self.think(pos, started + think_time(time), info)
     }
 }
 
@@ -214,11 +223,17 @@ pub struct PerfectPlayer {
     solver: Option<Solver>,
     /// The endgame table in use and the rules it was chosen for.
     endgame: Option<(Rules, Option<Arc<EndgameTable>>)>,
+    /// The endgame table and the log lines of its loading, while it loads in the
+    /// background.
+    loading: Option<std::sync::mpsc::Receiver<Loaded>>,
     book: Option<Arc<Book>>,
     hard: HardPlayer,
     /// A value of the game (final margin, this engine's side) that its play so far has
     /// made sure of, when it has one.
     sure: Option<i32>,
+    /// The last value it was sure of, kept when `hard`'s move made it unsure: the value is
+    /// most likely still that or near it, which the next solve starts from.
+    hint: Option<i32>,
     /// Moves since the solver was last tried, while nothing is sure.
     skipped: u32,
     /// Whether this game has already said that the solver cannot keep up.
@@ -231,6 +246,9 @@ impl Default for PerfectPlayer {
         PerfectPlayer::new(64)
     }
 }
+
+/// An endgame table loaded in the background and what its loading has to say.
+type Loaded = (Option<Arc<EndgameTable>>, Vec<(&'static str, String)>);
 
 /// With nothing sure, `perfect` tries the solver on every move with at most this many
 /// seeds in the pits...
@@ -260,9 +278,11 @@ impl PerfectPlayer {
             book_path: None,
             solver: None,
             endgame: None,
+            loading: None,
             book: None,
             hard: HardPlayer::new(0, (hash_mb / 4).max(1)),
             sure: None,
+            hint: None,
             skipped: SOLVER_RETRY_EVERY,
             said_fallback: false,
             log: Vec::new(),
@@ -278,69 +298,49 @@ impl PerfectPlayer {
         }) {
             return;
         }
-        let table = self.find_endgame(&rules);
-        self.endgame = Some((rules, table));
+        let (bytes, tables) = (self.table_bytes(), self.tables.clone());
+        let small = planned_seeds(&rules, bytes).is_none_or(|planned| {
+            max_seeds_within(TableRules::of(&rules), QUICK_TABLE_BYTES)
+                .is_some_and(|k| k >= planned)
+        });
+        if small {
+            let table = find_endgame(&rules, bytes, tables.as_deref(), &mut self.log);
+            self.endgame = Some((rules, table));
+            self.loading = None;
+            return;
+        }
+        // Checking a large table's checksum takes a second or more (several on a busy
+        // machine, and the referee waits 5 s after `new_game`): it is done in the
+        // background, and until the table is ready the solver plays without one.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut log = Vec::new();
+            let table = find_endgame(&rules, bytes, tables.as_deref(), &mut log);
+            // A player that moved on to other rules no longer listens.
+            let _ = tx.send((table, log));
+        });
+        self.endgame = Some((rules, None));
+        self.loading = Some(rx);
+    }
+
+    /// Takes the endgame table loaded in the background once it is ready.
+    fn poll_endgame(&mut self) {
+        let Some(rx) = &self.loading else { return };
+        match rx.try_recv() {
+            Ok((table, log)) => {
+                self.log.extend(log);
+                if let Some((_, t)) = self.endgame.as_mut() {
+                    *t = table;
+                }
+                self.loading = None;
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => self.loading = None,
+        }
     }
 
     fn table_bytes(&self) -> u64 {
         self.table_mb * 1024 * 1024
-    }
-
-    fn find_endgame(&mut self, rules: &Rules) -> Option<Arc<EndgameTable>> {
-        let planned = planned_seeds(rules, self.table_bytes())?;
-        let tr = TableRules::of(rules);
-        let quick = max_seeds_within(tr, QUICK_TABLE_BYTES).map(|k| k.min(planned));
-        let stop = AtomicBool::new(false);
-        let build = |k: u32| EndgameTable::build(tr, k, 1, &|_| {}, &stop).map(Arc::new);
-        if quick == Some(planned) {
-            return build(planned);
-        }
-        let store = match TableStore::at(self.tables.as_deref()) {
-            Ok(store) => match store.open_best(tr, self.table_bytes()) {
-                Ok((found, errors)) => {
-                    for e in errors {
-                        self.log
-                            .push(("warn", format!("skipped an endgame table: {e}")));
-                    }
-                    if let Some(t) = found {
-                        self.log.push((
-                            "info",
-                            format!("endgame table k={} for {tr} loaded", t.max_seeds()),
-                        ));
-                        return Some(Arc::new(t));
-                    }
-                    store.dir().display().to_string()
-                }
-                Err(e) => {
-                    self.log.push(("warn", format!("no endgame table: {e}")));
-                    "the table folder".to_string()
-                }
-            },
-            Err(e) => {
-                self.log.push(("warn", format!("no endgame table: {e}")));
-                "the table folder".to_string()
-            }
-        };
-        let sweep = match rules.sweep() {
-            crate::rules::Sweep::Owner => String::new(),
-            other => format!(" --sweep {other}"),
-        };
-        self.log.push((
-            "warn",
-            format!(
-                "no endgame table for {tr} in {store} (option tables): playing with a small one \
-                 built in memory; build the full one once with `kalaha tables build --pits {} \
-                 --seeds {}{}{sweep}`",
-                rules.pits(),
-                rules.seeds(),
-                if rules.empty_capture() {
-                    " --empty-capture"
-                } else {
-                    ""
-                },
-            ),
-        ));
-        quick.and_then(build)
     }
 
     fn prepare_book(&mut self, rules: Rules) {
@@ -395,7 +395,7 @@ impl PerfectPlayer {
     /// leaves `hard` enough time for a move of its own when the solver does not finish.
     fn prove(&mut self, pos: &Position, started: Instant, budget: Duration) -> Option<(u8, i32)> {
         let proof_deadline = started + budget.mul_f64(PROOF_SHARE);
-        let sure = self.sure;
+        let (sure, hint) = (self.sure, self.hint);
         // Borrowing the solver below borrows all of `self`.
         let mut skipped = self.skipped;
         let solver = self.solver();
@@ -422,6 +422,17 @@ impl PerfectPlayer {
                 }
                 _ => None,
             },
+            // Unsure since `hard` moved: solve from the value it was sure of before,
+            // which the first searches of MTD(f) confirm or correct by a little.
+            None if hint.is_some() => {
+                let share = Budget {
+                    deadline: Some(proof_deadline),
+                    max_nodes: None,
+                };
+                solver
+                    .solve_observed(pos, share, hint, &mut |_| {})
+                    .and_then(|sol| sol.best_move().map(|pit| (pit, sol.value)))
+            }
             // Nothing sure yet: solve within a fifth of the time, on every move while
             // few seeds are left, else every few moves (what it learns stays in its table).
             None if seeds_in_pits(pos) as u32 <= SOLVER_SEEDS || skipped >= SOLVER_RETRY_EVERY => {
@@ -442,6 +453,70 @@ impl PerfectPlayer {
         self.skipped = skipped;
         found
     }
+}
+
+/// The endgame table for games under `rules` within `table_bytes`: built in memory when
+/// small, else the largest in the folder `tables` (default: the cache folder), else a small
+/// one built in memory; what it did is added to `log`.
+fn find_endgame(
+    rules: &Rules,
+    table_bytes: u64,
+    tables: Option<&std::path::Path>,
+    log: &mut Vec<(&'static str, String)>,
+) -> Option<Arc<EndgameTable>> {
+    let planned = planned_seeds(rules, table_bytes)?;
+    let tr = TableRules::of(rules);
+    let quick = max_seeds_within(tr, QUICK_TABLE_BYTES).map(|k| k.min(planned));
+    let stop = AtomicBool::new(false);
+    let build = |k: u32| EndgameTable::build(tr, k, 1, &|_| {}, &stop).map(Arc::new);
+    if quick == Some(planned) {
+        return build(planned);
+    }
+    let store = match TableStore::at(tables) {
+        Ok(store) => match store.open_best(tr, table_bytes) {
+            Ok((found, errors)) => {
+                for e in errors {
+                    log.push(("warn", format!("skipped an endgame table: {e}")));
+                }
+                if let Some(t) = found {
+                    log.push((
+                        "info",
+                        format!("endgame table k={} for {tr} loaded", t.max_seeds()),
+                    ));
+                    return Some(Arc::new(t));
+                }
+                store.dir().display().to_string()
+            }
+            Err(e) => {
+                log.push(("warn", format!("no endgame table: {e}")));
+                "the table folder".to_string()
+            }
+        },
+        Err(e) => {
+            log.push(("warn", format!("no endgame table: {e}")));
+            "the table folder".to_string()
+        }
+    };
+    let sweep = match rules.sweep() {
+        crate::rules::Sweep::Owner => String::new(),
+        other => format!(" --sweep {other}"),
+    };
+    log.push((
+        "warn",
+        format!(
+            "no endgame table for {tr} in {store} (option tables): playing with a small one \
+             built in memory; build the full one once with `kalaha tables build --pits {} \
+             --seeds {}{}{sweep}`",
+            rules.pits(),
+            rules.seeds(),
+            if rules.empty_capture() {
+                " --empty-capture"
+            } else {
+                ""
+            },
+        ),
+    ));
+    quick.and_then(build)
 }
 
 fn string_option(name: &str, default: &str) -> EngineOption {
@@ -470,10 +545,12 @@ impl Player for PerfectPlayer {
     /// table and the book for its rules.
     fn new_game(&mut self, game: &str, rules: Rules, side: Side) {
         self.prepare_endgame(rules);
+        self.poll_endgame();
         self.prepare_book(rules);
         self.solver().clear();
         self.hard.new_game(game, rules, side);
         self.sure = None;
+        self.hint = None;
         // The solver is tried on the first move.
         self.skipped = SOLVER_RETRY_EVERY;
         self.said_fallback = false;
@@ -543,13 +620,14 @@ impl Player for PerfectPlayer {
         info: &mut dyn FnMut(SearchInfo),
     ) -> u8 {
         let started = Instant::now();
-        let budget = time.map_or(DEFAULT_MOVE_TIME, |t| t.budget());
+        let budget = think_time(time);
         let deadline = started + budget;
         if self.endgame.as_ref().is_none_or(|(r, _)| r != pos.rules()) {
             // Driven without `new_game` (or with other rules): prepare now.
             self.prepare_endgame(*pos.rules());
             self.prepare_book(*pos.rules());
         }
+        self.poll_endgame();
         let exact = |pit: u8, value: i32, nodes: u64, pv: Vec<u8>| SearchInfo {
             depth: None,
             score: Some(value as i64),
@@ -569,6 +647,7 @@ impl Player for PerfectPlayer {
             return pit;
         }
         // `hard`'s move may lose some of what was sure.
+        self.hint = self.sure.or(self.hint);
         self.sure = None;
         if !self.said_fallback {
             self.said_fallback = true;

@@ -190,3 +190,71 @@ fn perfect_plays_a_game_alike_whatever_it_played_before() {
     let value = Solver::new(4).solve(&Position::start(rules)).value;
     assert!(x_fresh.1.south as i32 - x_fresh.1.north as i32 >= value);
 }
+
+#[test]
+fn perfect_is_sure_again_after_a_move_it_could_not_prove() {
+    let rules = Rules::new(4, 4, false, Sweep::Owner).unwrap();
+    let mut perfect = PerfectPlayer::new(4);
+    perfect.new_game("g", rules, Side::South);
+    // South is `perfect`; north plays its lowest pit.
+    let after = |pos: Position, pit: u8| {
+        let mut pos = pos.play(pit as i64).unwrap();
+        while !pos.is_over() && pos.to_move() == Side::North {
+            let first = pos.legal_moves().next().unwrap();
+            pos = pos.play(first as i64).unwrap();
+        }
+        pos
+    };
+    let start = Position::start(rules);
+    let pit = perfect.choose_move(&start, &[], limits_ms(5000), &mut |_| {});
+    assert!(perfect.sure.is_some());
+    let pos = after(start, pit);
+    // No time at all: nothing is proved and `hard` answers.
+    let pit = perfect.choose_move(&pos, &[], limits_ms(0), &mut |_| {});
+    assert_eq!((perfect.sure, perfect.hint.is_some()), (None, true));
+    let pos = after(pos, pit);
+    assert!(!pos.is_over());
+    // With time again it solves from what it was sure of: the value is exact.
+    let mut infos = Vec::new();
+    perfect.choose_move(&pos, &[], limits_ms(5000), &mut |i| infos.push(i));
+    let value = Solver::new(4).solve(&pos).value;
+    assert_eq!(perfect.sure, Some(value));
+    assert_eq!(infos[0].score, Some(value as i64));
+}
+
+#[test]
+fn perfect_loads_a_large_endgame_table_in_the_background() {
+    let rules = Rules::default();
+    let tr = TableRules::of(&rules);
+    // The largest table within 2 MiB is larger than the 1 MiB one built in memory, so it
+    // is looked for in the folder.
+    let k = max_seeds_within(tr, 2 << 20).unwrap();
+    assert!(max_seeds_within(tr, QUICK_TABLE_BYTES).unwrap() < k);
+    let dir = tempfile::tempdir().unwrap();
+    let store = TableStore::new(dir.path());
+    let stop = AtomicBool::new(false);
+    store.open_or_build(tr, k, 2, &|_| {}, &stop).unwrap();
+
+    let mut perfect = PerfectPlayer::new(4);
+    perfect
+        .set_option("table_mb", &serde_json::json!(2))
+        .unwrap();
+    let folder = dir.path().to_str().unwrap();
+    perfect
+        .set_option("tables", &serde_json::json!(folder))
+        .unwrap();
+    perfect.new_game("g", rules, Side::South);
+    // `new_game` does not wait for it; it is taken once ready.
+    let waited = Instant::now();
+    while perfect.loading.is_some() && waited.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(10));
+        perfect.poll_endgame();
+    }
+    let table = perfect.endgame.as_ref().and_then(|(_, t)| t.clone());
+    assert_eq!(table.map(|t| t.max_seeds()), Some(k));
+    let log = perfect.take_log();
+    assert!(log.iter().any(|(_, m)| m.contains("loaded")), "{log:?}");
+    // The next game of the same rules keeps it.
+    perfect.new_game("h", rules, Side::North);
+    assert!(perfect.loading.is_none());
+}
