@@ -224,7 +224,10 @@ fn an_sprt_of_engines_named_by_hello_decides_and_resumes() {
     assert!(verdict.contains("hard"), "{verdict}");
     let result = std::fs::read_to_string(tmp.path().join("out/sprt-result.toml")).unwrap();
     assert!(!result.contains("after 0 pairs"), "{result}");
-    let o = run_in(tmp.path(), &strings(&["sprt", "--resume", "out", "--quiet"]));
+    let o = run_in(
+        tmp.path(),
+        &strings(&["sprt", "--resume", "out", "--quiet"]),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let again = String::from_utf8_lossy(&o.stdout);
     assert!(again.contains("H1 accepted"), "{}", text(&o));
