@@ -229,6 +229,13 @@ fn conclude(
 ) -> CliResult {
     let (code, text) = verdict(end, last, new, base);
     save_verdict(out, code, &text, &last)?;
+    // The leaderboards were written before the verdict existed: write them again with it.
+    if let Err(e) = crate::report::refresh_tournament_reports(out) {
+        tracing::warn!(
+            "the leaderboards of {} do not show the verdict: {e}",
+            out.display()
+        );
+    }
     writeln!(std::io::stdout().lock(), "{text}")?;
     Ok(code)
 }

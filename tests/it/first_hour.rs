@@ -224,6 +224,12 @@ fn an_sprt_of_engines_named_by_hello_decides_and_resumes() {
     assert!(verdict.contains("hard"), "{verdict}");
     let result = std::fs::read_to_string(tmp.path().join("out/sprt-result.toml")).unwrap();
     assert!(!result.contains("after 0 pairs"), "{result}");
+    // The published leaderboard carries the verdict, not "none yet".
+    let board = std::fs::read_to_string(tmp.path().join("out/leaderboard.md")).unwrap();
+    assert!(
+        board.contains("H1 accepted") && !board.contains("none yet"),
+        "{board}"
+    );
     let o = run_in(
         tmp.path(),
         &strings(&["sprt", "--resume", "out", "--quiet"]),
