@@ -303,6 +303,12 @@ impl CommonArgs {
             None => cli,
         };
         file.rules = self.rules.over(file.rules);
+        // A time control on the command line replaces the file's, whatever its spelling.
+        if self.move_time.is_some() || self.clock.is_some() {
+            file.tc = None;
+            file.move_time.clone_from(&self.move_time);
+            file.clock.clone_from(&self.clock);
+        }
         Ok(file)
     }
 
@@ -317,6 +323,10 @@ impl CommonArgs {
     pub fn config_error(&self, e: ConfigError) -> CliError {
         match e {
             ConfigError::Setting { setting, message } => {
+                if setting == "tc" {
+                    // No flag is called --tc: the clash is between time controls.
+                    return CliError::input_msg(format!("time control: {message}"));
+                }
                 let flag = format!("--{}", setting.replace('_', "-"));
                 match &self.config {
                     Some(path) if !self.flag_given(setting) => {

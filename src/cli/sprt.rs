@@ -207,6 +207,9 @@ pub fn run(args: Args) -> CliResult {
         Some(Box::new(SprtRule::new(&settings, &new, &base))),
     )?;
     let last = view.status(&executed.outcome.tally);
+    // The names as settled at the start (an engine without `name=` goes by its hello name).
+    let names = executed.outcome.config.names();
+    let (new, base) = (names[0].clone(), names[1].clone());
     if view.end.is_none() && executed.code == 130 {
         return Ok(130);
     }
@@ -226,6 +229,13 @@ fn conclude(
 ) -> CliResult {
     let (code, text) = verdict(end, last, new, base);
     save_verdict(out, code, &text, &last)?;
+    // The leaderboards were written before the verdict existed: write them again with it.
+    if let Err(e) = crate::report::refresh_tournament_reports(out) {
+        tracing::warn!(
+            "the leaderboards of {} do not show the verdict: {e}",
+            out.display()
+        );
+    }
     writeln!(std::io::stdout().lock(), "{text}")?;
     Ok(code)
 }

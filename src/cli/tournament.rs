@@ -53,8 +53,10 @@ pub fn run(args: Args) -> CliResult {
             .iter()
             .map(|n| EngineSpec::builtin(n))
             .collect();
-        file.tc
-            .get_or_insert(TimeControl::MoveTime(Duration::from_millis(20)));
+        // The demo's time control only when the user gave none (of any spelling).
+        if file.tc.is_none() && file.move_time.is_none() && file.clock.is_none() {
+            file.tc = Some(TimeControl::MoveTime(Duration::from_millis(20)));
+        }
         file.games.get_or_insert(20);
         // A loaded machine delays processes by tens of milliseconds: the demo should show
         // the engines' strength, not the machine's load.

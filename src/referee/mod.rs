@@ -79,7 +79,8 @@ pub enum Adjudication {
     /// End a game once a store holds more than half of all seeds (its winner is settled).
     Decided,
     /// End a game as soon as the solver proves its value within a small budget before a
-    /// move; the stores are those perfect play from there reaches.
+    /// move, once each engine has made a move of its own (the opening alone decides
+    /// nothing); the stores are those perfect play from there reaches.
     Exact,
 }
 
@@ -282,6 +283,8 @@ async fn play_moves<S: Contestant, N: Contestant>(
             pit: m.pit,
         })
         .collect();
+    // Whether each engine (south, north) has sown at least once: the opening measures no engine.
+    let mut moved = [false; 2];
     while !pos.is_over() {
         if setup.adjudication == Adjudication::Decided && decided(pos) {
             let winner = winner_by_stores(pos);
@@ -294,6 +297,7 @@ async fn play_moves<S: Contestant, N: Contestant>(
             );
         }
         if setup.adjudication == Adjudication::Exact
+            && moved == [true; 2]
             && let Some((s, n)) = settle_apart(*pos).await
         {
             return End::Adjudicated(
@@ -324,6 +328,7 @@ async fn play_moves<S: Contestant, N: Contestant>(
         match pos.play(reply.pit) {
             Ok(next) => {
                 let pit = reply.pit as u8;
+                moved[side.index()] = true;
                 history.push(Move { side, pit });
                 moves.push(MoveRecord {
                     side,

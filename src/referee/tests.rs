@@ -204,3 +204,26 @@ fn exact_adjudication_records_the_value_under_perfect_play_as_the_stores() {
         assert!(g.detail.contains("exact value"), "{}", g.detail);
     }
 }
+
+#[test]
+fn exact_adjudication_waits_until_each_engine_has_moved() {
+    let mut st = setup();
+    st.rules = Rules::new(3, 3, false, crate::rules::Sweep::Owner).unwrap();
+    st.adjudication = Adjudication::Exact;
+    // Openings long enough for the solver to settle the game before any engine moves.
+    for opening in [vec![1, 2], vec![2, 3, 1], vec![3, 1, 2, 3]] {
+        st.opening = opening.clone();
+        let g = play(&st, &mut first(), &mut first()).record;
+        for side in [Side::South, Side::North] {
+            let own = g
+                .moves
+                .iter()
+                .filter(|m| !m.opening && m.side == side)
+                .count();
+            assert!(
+                own >= 1 || g.final_position.is_over(),
+                "opening {opening:?}: {side} never moved before the game ended: {g:?}"
+            );
+        }
+    }
+}

@@ -149,7 +149,11 @@ impl ConfigFile {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        let folder = path.parent().unwrap_or(Path::new("."));
+        // The folder of a bare file name ("t.toml") is the empty path: the current folder.
+        let folder = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
         let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
         file.rebase(&folder);
         Ok(file)
@@ -320,7 +324,8 @@ impl ConfigFile {
             (Some(t), None, None) | (None, Some(t), None) | (None, None, Some(t)) => Ok(t),
             _ => Err(refuse(
                 "tc",
-                "give one time control: tc, move_time or clock, not several",
+                "give one time control (--move-time or --clock on the command line; tc, \
+                 move_time or clock in a configuration file), not several",
             )),
         }
     }

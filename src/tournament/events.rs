@@ -71,6 +71,9 @@ pub trait View: Send {
 /// far, so that no game starts after its decision; games that end after it are not
 /// recorded (like interrupted ones).
 pub trait StopRule: Send {
+    /// Told what the run is about before the first game: the engines' names are settled
+    /// by then (an engine without `name=` goes by its `hello` name).
+    fn start(&mut self, _info: &StartInfo) {}
     fn should_stop(&mut self, tally: &Tally) -> bool;
 }
 

@@ -321,7 +321,10 @@ pub fn run_tournament(
         let _inside = runtime.enter();
         run::ctrl_c_interrupts()
     };
-    let stop = stop.map(|rule| (rule, recorder.tally.clone()));
+    let stop = stop.map(|mut rule| {
+        rule.start(&recorder.info);
+        (rule, recorder.tally.clone())
+    });
     let input = RunInput {
         games,
         concurrency: options.concurrency,

@@ -188,7 +188,10 @@ impl OptionValue {
 /// Why an engine specification was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
-    #[error("engine spec {0:?}: expected KEY=VALUE")]
+    #[error(
+        "engine spec {0:?}: expected KEY=VALUE, e.g. cmd=PROGRAM for a program or builtin=NAME \
+         for a built-in engine (random, first, easy, greedy, medium, hard, perfect)"
+    )]
     NotKeyValue(String),
     #[error(
         "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, limit.cpu, protocol)"
@@ -244,9 +247,16 @@ impl EngineSpec {
     /// each key, as [`split_words`] says.
     pub fn apply<S: AsRef<str>>(&mut self, words: &[S]) -> Result<(), SpecError> {
         for word in split_words(words) {
-            let (key, value) = word
-                .split_once('=')
-                .ok_or_else(|| SpecError::NotKeyValue(word.to_string()))?;
+            // A bare built-in name (`hard`) is `builtin=hard`, as `kalaha play` takes it.
+            let bare = crate::engines::BUILTIN_NAMES.contains(&word)
+                && self.builtin.is_none()
+                && self.cmd.is_none();
+            let (key, value) = if bare {
+                ("builtin", word)
+            } else {
+                word.split_once('=')
+                    .ok_or_else(|| SpecError::NotKeyValue(word.to_string()))?
+            };
             let bad = |reason: String| SpecError::BadValue {
                 key: key.to_string(),
                 value: value.to_string(),
@@ -567,6 +577,14 @@ mod tests {
         ));
         assert!(matches!(
             EngineSpec::parse(&["cmd"]),
+            Err(SpecError::NotKeyValue(_))
+        ));
+        assert_eq!(
+            EngineSpec::parse(&["hard", "name=h"]),
+            EngineSpec::parse(&["builtin=hard", "name=h"])
+        );
+        assert!(matches!(
+            EngineSpec::parse(&["cmd=./x", "hard"]),
             Err(SpecError::NotKeyValue(_))
         ));
     }

@@ -9,7 +9,7 @@
 use crate::results::read_games_csv;
 use crate::stats::sprt::fmt_estimate;
 use crate::stats::{Added, Sprt, SprtDecision, SprtModel, SprtStatus, Tally};
-use crate::tournament::events::{Control, Event, StopRule, View};
+use crate::tournament::events::{Control, Event, StartInfo, StopRule, View};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{self, Write};
@@ -210,6 +210,12 @@ impl SprtRule {
 }
 
 impl StopRule for SprtRule {
+    fn start(&mut self, info: &StartInfo) {
+        if let [new, base] = &info.names[..] {
+            (self.new, self.base) = (new.clone(), base.clone());
+        }
+    }
+
     fn should_stop(&mut self, tally: &Tally) -> bool {
         let status = status_in(&self.sprt, tally, &self.new, &self.base);
         end_of(status, penta_of(tally, &self.new, &self.base)).is_some()
@@ -312,6 +318,13 @@ fn penta_of(tally: &Tally, new: &str, base: &str) -> [u64; 5] {
 }
 
 impl View for SprtView {
+    fn start(&mut self, info: &StartInfo, _tally: &Tally) -> io::Result<()> {
+        if let [new, base] = &info.names[..] {
+            (self.new, self.base) = (new.clone(), base.clone());
+        }
+        Ok(())
+    }
+
     fn event(&mut self, event: &Event<'_>, tally: &Tally) -> io::Result<Control> {
         let Event::GameFinished {
             record,

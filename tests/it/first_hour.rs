@@ -54,6 +54,11 @@ fn a_config_file_engine_runs_in_the_file_folder() {
         rows.iter().all(|r| r["termination"] == "normal"),
         "{rows:?}"
     );
+    // A bare file name: its folder is the current one.
+    let args = strings(&["tournament", "--config", "t.toml", "--out", "out", "-q"]);
+    let o = run_in(&conf, &args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(csv_rows(&conf.join("out")).len(), 2);
     assert_no_survivors(None, Some(&mark));
 }
 
@@ -177,4 +182,74 @@ fn the_sprt_header_gives_its_game_limit() {
         "{header}"
     );
     assert!(!header.contains("per pairing"), "{header}");
+}
+
+/// The README's SPRT: engines given by command without `name=` go by their `hello` names,
+/// and the test counts their games under those names, decides, and resumes to the same
+/// verdict.
+#[test]
+fn an_sprt_of_engines_named_by_hello_decides_and_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let me = env!("CARGO_BIN_EXE_kalaha");
+    let args = strings(&[
+        "sprt",
+        "--engine",
+        &format!("cmd={me}"),
+        "arg=engine",
+        "arg=hard",
+        "option.depth=3",
+        "--engine",
+        &format!("cmd={me}"),
+        "arg=engine",
+        "arg=random",
+        "--elo0",
+        "0",
+        "--elo1",
+        "5",
+        "--max-games",
+        "400",
+        "--move-time",
+        "1s",
+        "-j",
+        "2",
+        "--quiet",
+        "--out",
+        "out",
+    ]);
+    let o = run_in(tmp.path(), &args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let verdict = stdout.trim_end().lines().last().unwrap_or_default();
+    assert!(verdict.starts_with("H1 accepted"), "{}", text(&o));
+    assert!(verdict.contains("hard"), "{verdict}");
+    let result = std::fs::read_to_string(tmp.path().join("out/sprt-result.toml")).unwrap();
+    assert!(!result.contains("after 0 pairs"), "{result}");
+    // The published leaderboard carries the verdict, not "none yet".
+    let board = std::fs::read_to_string(tmp.path().join("out/leaderboard.md")).unwrap();
+    assert!(
+        board.contains("H1 accepted") && !board.contains("none yet"),
+        "{board}"
+    );
+    let o = run_in(
+        tmp.path(),
+        &strings(&["sprt", "--resume", "out", "--quiet"]),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let again = String::from_utf8_lossy(&o.stdout);
+    assert!(again.contains("H1 accepted"), "{}", text(&o));
+}
+
+/// The demo's time control gives way to the user's, and no error names a flag the user
+/// did not give.
+#[test]
+fn the_demo_takes_the_users_time_control() {
+    for tc in [["--move-time", "20ms"], ["--clock", "3s+20ms"]] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut args = strings(&["tournament", "--games", "2", "-j", "2", "-q"]);
+        args.extend(strings(&tc));
+        args.extend(strings(&["--out", "out"]));
+        let o = run_in(tmp.path(), &args);
+        assert!(o.status.success(), "{tc:?}: {}", text(&o));
+        assert!(!text(&o).contains("--tc"), "{}", text(&o));
+    }
 }
