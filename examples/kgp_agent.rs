@@ -187,7 +187,7 @@ fn main() {
         _ => {}
     }
     if mode == "wait-file" {
-        let path = args.get(2).cloned().unwrap_or_default();
+        let path = args.get(3).cloned().unwrap_or_default();
         while !std::path::Path::new(&path).exists() {
             std::thread::sleep(Duration::from_millis(20));
         }
