@@ -10,31 +10,31 @@
 //! | `POST /move?game=ID&pit=N` | the person sows pit `N` |
 //! | `POST /new` | the next game starts |
 //!
-//! Every request is bounded (8 KiB of head, 1 KiB of body, 10 s to arrive, 64 connections
-//! and 16 event streams at once); a malformed one gets a 4xx answer and the connection is
-//! closed, never a panic. Requests must name this server in `Host` (a page elsewhere that
-//! resolves its own name to 127.0.0.1 is refused), and a `POST` must come from the page
-//! itself (its `Origin`, and a header no plain form can set), so another site open in the
-//! same browser cannot move for the person.
+//! Every `GET` route but `/events` answers `HEAD` too (the head alone).
+//!
+//! Every request is bounded (8 KiB of head, 1 KiB of body, 10 s to arrive, 10 s for each
+//! write of the answer to be taken, 64 connections and 16 event streams at once); a
+//! malformed one gets a 4xx answer and the connection is closed, never a panic. Requests
+//! must name this server in `Host` (a page elsewhere that resolves its own name to
+//! 127.0.0.1 is refused), and a `POST` must come from the page itself (its `Origin`, and a
+//! header no plain form can set), so another site open in the same browser cannot move for
+//! the person.
 
 use super::live::{Live, Mode, record_json};
+use super::request::{Request, read_request};
 use crate::results::find_game;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-/// The longest request head (request line and headers), in bytes.
-pub const MAX_HEAD: usize = 8 * 1024;
-/// The longest request body, in bytes (no route needs one).
-pub const MAX_BODY: usize = 1024;
-/// Most headers in a request.
-const MAX_HEADERS: usize = 64;
 /// Time for a whole request to arrive.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time for a whole answer (other than an event stream) to be taken by the client.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections served at once; more are answered 503 and closed.
 const MAX_CONNECTIONS: usize = 64;
 /// Event streams at once.
@@ -83,7 +83,7 @@ async fn accept_loop(listener: TcpListener, live: Arc<Live>, port: u16) {
         let Ok(permit) = connections.clone().try_acquire_owned() else {
             tokio::spawn(async move {
                 let r = Response::error(503, "too many connections at once: try again");
-                let _ = stream.write_all(&r.bytes()).await;
+                send(&mut stream, &r, true).await;
             });
             continue;
         };
@@ -99,212 +99,61 @@ async fn accept_loop(listener: TcpListener, live: Arc<Live>, port: u16) {
 /// Serves one request on `stream`, then closes it.
 async fn connection(mut stream: TcpStream, live: Arc<Live>, port: u16, streams: Arc<Semaphore>) {
     let _ = stream.set_nodelay(true);
-    let request = match tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream)).await {
+    let mut request = match tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream)).await {
         Ok(Ok(Some(r))) => r,
         Ok(Ok(None)) => return,
-        Ok(Err(response)) => {
-            let _ = stream.write_all(&response.bytes()).await;
-            let _ = stream.shutdown().await;
-            return;
+        Ok(Err((status, why))) => {
+            return send(&mut stream, &Response::error(status, &why), true).await;
         }
         Err(_) => {
             let r = Response::error(408, "the request did not arrive within 10 s");
-            let _ = stream.write_all(&r.bytes()).await;
-            return;
+            return send(&mut stream, &r, true).await;
         }
     };
     if let Err(r) = check_origin(&request, port) {
-        let _ = stream.write_all(&r.bytes()).await;
-        let _ = stream.shutdown().await;
-        return;
+        return send(&mut stream, &r, true).await;
     }
-    if request.method == "GET" && request.path == "/events" {
+    // HEAD is GET without the body.
+    let head_only = request.method == "HEAD";
+    if head_only {
+        request.method = "GET".to_string();
+    }
+    if request.method == "GET" && request.path == "/events" && !head_only {
         match streams.try_acquire_owned() {
             Ok(permit) => {
                 let _permit = permit;
                 events(&mut stream, &live).await;
+                let _ = stream.shutdown().await;
             }
             Err(_) => {
                 let r = Response::error(503, "too many pages follow this run: close one");
-                let _ = stream.write_all(&r.bytes()).await;
+                send(&mut stream, &r, true).await;
             }
         }
-        let _ = stream.shutdown().await;
         return;
     }
     let response = route(&request, &live).await;
-    let _ = stream.write_all(&response.bytes()).await;
-    let _ = stream.shutdown().await;
+    send(&mut stream, &response, !head_only).await;
 }
 
-/// A parsed request: the method, the path and query (decoded) and the headers (names in
-/// lower case).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Request {
-    pub method: String,
-    pub path: String,
-    pub query: Vec<(String, String)>,
-    pub headers: Vec<(String, String)>,
+/// Whether `bytes` were written within `limit` (a page that stops reading its
+/// event stream is dropped rather than held forever).
+async fn write_within(stream: &mut TcpStream, bytes: &[u8], limit: Duration) -> bool {
+    matches!(
+        tokio::time::timeout(limit, stream.write_all(bytes)).await,
+        Ok(Ok(()))
+    )
 }
 
-impl Request {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    pub fn param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// Reads one request (its body, if any, is read and dropped); `None` when the client
-/// closed the connection before sending anything.
-async fn read_request(stream: &mut TcpStream) -> Result<Option<Request>, Response> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 2048];
-    let end = loop {
-        if let Some(end) = head_end(&buf) {
-            break end;
-        }
-        if buf.len() > MAX_HEAD {
-            return Err(Response::error(431, "the request head is over 8 KiB"));
-        }
-        let n = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|_| Response::error(400, "the request could not be read"))?;
-        if n == 0 {
-            if buf.is_empty() {
-                return Ok(None);
-            }
-            return Err(Response::error(400, "the request ended before its headers"));
-        }
-        buf.extend_from_slice(&chunk[..n]);
+/// Writes `response` (its head only unless `body`) and closes the connection, giving up
+/// after [`WRITE_TIMEOUT`] on a client that does not read.
+async fn send(stream: &mut TcpStream, response: &Response, body: bool) {
+    let bytes = response.bytes(body);
+    let write = async {
+        stream.write_all(&bytes).await?;
+        stream.shutdown().await
     };
-    if end > MAX_HEAD {
-        return Err(Response::error(431, "the request head is over 8 KiB"));
-    }
-    let request = parse_head(&buf[..end]).map_err(|(status, why)| Response::error(status, &why))?;
-    if request.header("transfer-encoding").is_some() {
-        return Err(Response::error(
-            411,
-            "chunked request bodies are not accepted: send Content-Length",
-        ));
-    }
-    let length = match request.header("content-length") {
-        None => 0,
-        Some(v) => v
-            .trim()
-            .parse::<usize>()
-            .map_err(|_| Response::error(400, "Content-Length is not a number"))?,
-    };
-    if length > MAX_BODY {
-        return Err(Response::error(413, "the request body is over 1 KiB"));
-    }
-    let mut have = buf.len() - end;
-    while have < length {
-        let n = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|_| Response::error(400, "the request body could not be read"))?;
-        if n == 0 {
-            return Err(Response::error(400, "the request body ended early"));
-        }
-        have += n;
-    }
-    Ok(Some(request))
-}
-
-/// The length of the head (up to and including the blank line), once it is complete.
-fn head_end(buf: &[u8]) -> Option<usize> {
-    buf.windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|i| i + 4)
-        .or_else(|| buf.windows(2).position(|w| w == b"\n\n").map(|i| i + 2))
-}
-
-/// Parses a request head. Errors are a status and the reason.
-pub fn parse_head(head: &[u8]) -> Result<Request, (u16, String)> {
-    let bad = |why: &str| (400, why.to_string());
-    let text = std::str::from_utf8(head).map_err(|_| bad("the request head is not UTF-8"))?;
-    let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
-    let line = lines.next().unwrap_or("");
-    let mut parts = line.split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(bad("the request line is not METHOD TARGET VERSION"));
-    };
-    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
-        return Err(bad("the method is not a word in capitals"));
-    }
-    if version != "HTTP/1.1" && version != "HTTP/1.0" {
-        return Err((505, format!("{version:?} is not HTTP/1.0 or HTTP/1.1")));
-    }
-    if !target.starts_with('/') {
-        return Err(bad("the target is not a path"));
-    }
-    let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    let path = decode(path).ok_or_else(|| bad("the path is not well encoded"))?;
-    let mut params = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let k = decode(k).ok_or_else(|| bad("the query is not well encoded"))?;
-        let v = decode(v).ok_or_else(|| bad("the query is not well encoded"))?;
-        params.push((k, v));
-    }
-    let mut headers = Vec::new();
-    for line in lines.take_while(|l| !l.is_empty()) {
-        if headers.len() == MAX_HEADERS {
-            return Err((431, format!("more than {MAX_HEADERS} headers")));
-        }
-        let (name, value) = line
-            .split_once(':')
-            .ok_or_else(|| bad("a header line has no ':'"))?;
-        if name.is_empty() || name.bytes().any(|b| b.is_ascii_whitespace() || b < 0x21) {
-            return Err(bad("a header name is empty or holds blanks"));
-        }
-        headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
-    }
-    Ok(Request {
-        method: method.to_string(),
-        path,
-        query: params,
-        headers,
-    })
-}
-
-/// Percent-decoding (and `+` for a space); `None` for a bad escape or bytes that are not
-/// UTF-8.
-fn decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hex = bytes.get(i + 1..i + 3)?;
-                let hex = std::str::from_utf8(hex).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 3;
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
+    let _ = tokio::time::timeout(WRITE_TIMEOUT, write).await;
 }
 
 /// Refuses requests for another host name, and `POST`s not sent by the page itself.
@@ -358,7 +207,8 @@ impl Response {
         Response::json(status, serde_json::json!({ "error": why }).to_string())
     }
 
-    fn bytes(&self) -> Vec<u8> {
+    /// The response as sent: the head, and the body if `body` (not for `HEAD`).
+    fn bytes(&self, body: bool) -> Vec<u8> {
         let mut out = format!(
             "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n\
              Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
@@ -373,7 +223,9 @@ impl Response {
         }
         out.push_str("\r\n");
         let mut bytes = out.into_bytes();
-        bytes.extend_from_slice(&self.body);
+        if body {
+            bytes.extend_from_slice(&self.body);
+        }
         bytes
     }
 }
@@ -428,6 +280,8 @@ async fn route(r: &Request, live: &Arc<Live>) -> Response {
     };
     match (r.method.as_str(), r.path.as_str()) {
         ("GET", "/" | "/index.html") => page(live),
+        // Only `HEAD /events` gets here: a stream has no head of its own to give.
+        ("GET", "/events") => allow("GET"),
         ("GET", "/state") => Response::json(200, live.snapshot().as_bytes()),
         ("GET", "/favicon.ico") => Response {
             status: 204,
@@ -484,7 +338,7 @@ async fn game(r: &Request, live: &Arc<Live>) -> Response {
 async fn events(stream: &mut TcpStream, live: &Live) {
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n\
                 X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\nretry: 1000\n\n";
-    if stream.write_all(head.as_bytes()).await.is_err() {
+    if !write_within(stream, head.as_bytes(), WRITE_TIMEOUT).await {
         return;
     }
     // A tournament changes often: its pages are sent at most ten times a second.
@@ -496,7 +350,7 @@ async fn events(stream: &mut TcpStream, live: &Live) {
     loop {
         changes.borrow_and_update();
         let message = format!("event: state\ndata: {}\n\n", live.snapshot());
-        if stream.write_all(message.as_bytes()).await.is_err() {
+        if !write_within(stream, message.as_bytes(), WRITE_TIMEOUT).await {
             return;
         }
         if !pause.is_zero() {
@@ -507,7 +361,7 @@ async fn events(stream: &mut TcpStream, live: &Live) {
                 Ok(Ok(())) => break,
                 Ok(Err(_)) => return,
                 Err(_) => {
-                    if stream.write_all(b": still here\n\n").await.is_err() {
+                    if !write_within(stream, b": still here\n\n", WRITE_TIMEOUT).await {
                         return;
                     }
                 }
@@ -520,37 +374,6 @@ async fn events(stream: &mut TcpStream, live: &Live) {
 mod tests {
     use super::*;
     use std::io::{Read, Write};
-
-    #[test]
-    fn heads_are_parsed_and_garbage_is_refused() {
-        let r = parse_head(
-            b"POST /move?game=t-1&pit=3 HTTP/1.1\r\nHost: 127.0.0.1:80\r\nX-Kalaha: 1\r\n\r\n",
-        )
-        .unwrap();
-        assert_eq!((r.method.as_str(), r.path.as_str()), ("POST", "/move"));
-        assert_eq!(r.param("pit"), Some("3"));
-        assert_eq!(r.header("x-kalaha"), Some("1"));
-        let r = parse_head(b"GET /game?id=a%20b+c HTTP/1.0\n\n").unwrap();
-        assert_eq!(r.param("id"), Some("a b c"));
-        for garbage in [
-            &b"\xff\xfe\r\n\r\n"[..],
-            b"GET\r\n\r\n",
-            b"GET / HTTP/1.1 extra\r\n\r\n",
-            b"get / HTTP/1.1\r\n\r\n",
-            b"GET http://x/ HTTP/1.1\r\n\r\n",
-            b"GET /%zz HTTP/1.1\r\n\r\n",
-            b"GET /?a=%ff HTTP/1.1\r\n\r\n",
-            b"GET / HTTP/1.1\r\nno colon\r\n\r\n",
-            b"GET / HTTP/1.1\r\n: empty\r\n\r\n",
-        ] {
-            let e = parse_head(garbage).unwrap_err();
-            assert_eq!(e.0, 400, "{:?}: {e:?}", String::from_utf8_lossy(garbage));
-        }
-        assert_eq!(parse_head(b"GET / HTTP/2\r\n\r\n").unwrap_err().0, 505);
-        let many: String = (0..70).map(|i| format!("h{i}: v\r\n")).collect();
-        let head = format!("GET / HTTP/1.1\r\n{many}\r\n");
-        assert_eq!(parse_head(head.as_bytes()).unwrap_err().0, 431);
-    }
 
     /// Sends `request` raw and returns the status and the whole answer.
     fn send(addr: SocketAddr, request: &[u8]) -> (u16, String) {
@@ -638,6 +461,17 @@ mod tests {
             .and_then(|t| t.split('\'').next())
             .unwrap();
         assert!(text.contains(&format!("<script nonce=\"{nonce}\">")));
+        // HEAD: the head of GET, no body.
+        let (status, text) = send(addr, format!("HEAD / HTTP/1.1\r\n{host}\r\n").as_bytes());
+        assert_eq!(status, 200, "{text}");
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        assert!(body.is_empty(), "{body}");
+        assert!(!head.contains("Content-Length: 0\r"), "{head}");
+        let (status, _) = send(
+            addr,
+            format!("HEAD /events HTTP/1.1\r\n{host}\r\n").as_bytes(),
+        );
+        assert_eq!(status, 405);
         let (status, text) = send(addr, get("/state").as_bytes());
         assert_eq!(status, 200);
         assert!(text.contains("\"mode\":\"tournament\""), "{text}");
@@ -716,5 +550,26 @@ mod tests {
         live.run_ended("done".into());
         read_until("\"ended\":\"done\"", &mut seen);
         assert!(seen.starts_with("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream"));
+    }
+
+    /// A client that stops reading is given up on, so it cannot hold a connection (or one
+    /// of the few event streams) forever.
+    #[test]
+    fn a_client_that_does_not_read_is_dropped() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (mut server, _) = listener.accept().await.unwrap();
+            let big = vec![b'x'; 64 << 20];
+            let started = std::time::Instant::now();
+            assert!(!write_within(&mut server, &big, Duration::from_millis(300)).await);
+            assert!(started.elapsed() < Duration::from_secs(10));
+            assert!(write_within(&mut server, b"", Duration::from_millis(300)).await);
+            drop(client);
+        });
     }
 }

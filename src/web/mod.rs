@@ -12,6 +12,7 @@ pub mod frames;
 pub mod http;
 mod live;
 pub mod play;
+pub mod request;
 
 pub use http::serve;
 pub use live::{Gate, Live, LiveView, Mode, RECENT, record_json, result_text};
