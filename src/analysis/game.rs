@@ -1,7 +1,7 @@
 //! The exact analysis of one game: the value of every position it passed through, and what
 //! each sowing lost of it.
 
-use crate::record::{GameRecord, Termination};
+use crate::record::{GameRecord, Termination, clean_text};
 use crate::rules::{Position, Side};
 use crate::solver::{Budget, Solver};
 use std::time::{Duration, Instant};
@@ -46,28 +46,12 @@ pub fn analysable(record: &GameRecord) -> bool {
     )
 }
 
-/// The positions of a game from the start: `moves.len() + 1` of them, or an error naming the
-/// first sowing the rules refuse (a damaged record).
+/// The positions of a game from the start ([`GameRecord::replay`]), or an error naming the
+/// game and what does not replay.
 pub fn positions(record: &GameRecord) -> Result<Vec<Position>, String> {
-    let mut pos = Position::start(record.rules);
-    let mut out = Vec::with_capacity(record.moves.len() + 1);
-    out.push(pos);
-    for (i, m) in record.moves.iter().enumerate() {
-        if pos.to_move() != m.side {
-            return Err(format!(
-                "game {}: sowing {} is by {} but {} is to move",
-                record.game,
-                i + 1,
-                m.side,
-                pos.to_move()
-            ));
-        }
-        pos = pos
-            .play(m.pit as i64)
-            .map_err(|e| format!("game {}: sowing {}: {e}", record.game, i + 1))?;
-        out.push(pos);
-    }
-    Ok(out)
+    record
+        .replay()
+        .map_err(|e| format!("game {}: {e}", clean_text(&record.game)))
 }
 
 /// The exact value of `pos` for its side to move, or `None` when `budget` (per position)

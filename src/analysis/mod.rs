@@ -26,22 +26,20 @@ pub use summary::{
 };
 
 use crate::record::GameRecord;
-use crate::results::{GAMES_JSONL, read_jsonl};
+use crate::results::{GAMES_JSONL, read_games};
 use crate::rules::Rules;
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-/// The games of a results folder that are to be analysed, in the order of `games.jsonl`.
-pub fn analysable_games(dir: &Path) -> io::Result<Vec<GameRecord>> {
-    let mut games = Vec::new();
-    read_jsonl(&dir.join(GAMES_JSONL), |g, _| {
-        if analysable(&g) {
-            games.push(g);
-        }
-    })?;
-    Ok(games)
+/// The games of a results folder that are to be analysed, in the order of `games.jsonl`
+/// (each game once), and what was left out of the file, for a warning.
+pub fn analysable_games(dir: &Path) -> io::Result<(Vec<GameRecord>, Option<String>)> {
+    let mut games = read_games(&dir.join(GAMES_JSONL))?;
+    let skipped = games.skipped();
+    games.records.retain(analysable);
+    Ok((games.records, skipped))
 }
 
 /// The rule variants of `games`, in the order they first appear.

@@ -100,7 +100,13 @@ pub fn run(args: Args) -> CliResult {
         )));
     }
     let _lock = FolderLock::acquire(dir).map_err(CliError::input)?;
-    let mut games = analysis::analysable_games(dir)?;
+    let (mut games, skipped) = analysis::analysable_games(dir)?;
+    if let Some(skipped) = skipped {
+        eprintln!(
+            "warning: {} has {skipped}: those lines are not analysed",
+            dir.join(GAMES_JSONL).display()
+        );
+    }
     if args.rules.any() {
         let only = args
             .rules

@@ -4,7 +4,6 @@
 use super::{CliError, CliResult};
 use crate::record::{clean_text, format_pits};
 use crate::results::find_game;
-use crate::rules::Position;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -55,6 +54,14 @@ pub fn run(args: Args) -> CliResult {
             args.dir.join("games.jsonl").display()
         )));
     };
+    let positions = g.replay().map_err(|e| {
+        CliError::input_msg(format!(
+            "game {} of {} does not replay under its rules: {e}; the file was edited or \
+             damaged",
+            clean_text(&g.game),
+            args.dir.join("games.jsonl").display()
+        ))
+    })?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -69,10 +76,8 @@ pub fn run(args: Args) -> CliResult {
     if !g.opening.is_empty() {
         writeln!(out, "opening: {}", format_pits(&g.opening))?;
     }
-    let mut pos = Position::start(g.rules);
-    writeln!(out, "\n{pos}\n")?;
-    for (i, m) in g.moves.iter().enumerate() {
-        pos = pos.play(m.pit as i64).map_err(CliError::input)?;
+    writeln!(out, "\n{}\n", positions[0])?;
+    for (i, (m, pos)) in g.moves.iter().zip(&positions[1..]).enumerate() {
         let mut note = if m.opening {
             "opening".to_string()
         } else {

@@ -137,6 +137,55 @@ impl GameRecord {
         self.moves.len()
     }
 
+    /// The positions of the game from the start, `moves.len() + 1` of them, checked
+    /// against the rules: each sowing by the side to move and legal, and a game that ended
+    /// normally over, with the stores and the result recorded. The error names the first
+    /// thing that does not hold: the record was edited or damaged, and nothing that reads
+    /// it (a replay, an analysis) should show a game that was not played.
+    pub fn replay(&self) -> Result<Vec<Position>, String> {
+        let mut pos = Position::start(self.rules);
+        let mut out = Vec::with_capacity(self.moves.len() + 1);
+        out.push(pos);
+        for (i, m) in self.moves.iter().enumerate() {
+            if pos.is_over() {
+                return Err(format!("sowing {} comes after the game is over", i + 1));
+            }
+            if pos.to_move() != m.side {
+                return Err(format!(
+                    "sowing {} is by {} but {} is to move",
+                    i + 1,
+                    m.side,
+                    pos.to_move()
+                ));
+            }
+            pos = pos
+                .play(i64::from(m.pit))
+                .map_err(|e| format!("sowing {}: {e}", i + 1))?;
+            out.push(pos);
+        }
+        if self.termination == Termination::Normal {
+            let Some(end) = pos.outcome() else {
+                return Err(format!(
+                    "it ended normally but the game is not over after its {} sowings",
+                    self.moves.len()
+                ));
+            };
+            if (end.south, end.north) != (self.south_score, self.north_score) {
+                return Err(format!(
+                    "its sowings end {}-{} but it records {}-{}",
+                    end.south, end.north, self.south_score, self.north_score
+                ));
+            }
+            if GameResult::from_winner(end.winner) != self.result {
+                return Err(format!(
+                    "its sowings end {}-{} but it records the result {}",
+                    end.south, end.north, self.result
+                ));
+            }
+        }
+        Ok(out)
+    }
+
     /// Sowings chosen by the engines.
     pub fn engine_moves(&self) -> impl Iterator<Item = &MoveRecord> {
         self.moves.iter().filter(|m| !m.opening)
@@ -205,7 +254,7 @@ pub fn format_pits(pits: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -216,5 +265,74 @@ mod tests {
         assert_eq!(info.pv.len(), MAX_PV);
         assert_eq!(info.pv[..3], [1, 2, 3]);
         assert!(serde_json::from_str::<SearchInfo>(r#"{"pv":[1,300]}"#).is_err());
+    }
+
+    /// A game of `first` against `first` (the lowest legal pit each time), played out.
+    pub(crate) fn played() -> GameRecord {
+        let rules = Rules::default();
+        let mut pos = Position::start(rules);
+        let mut moves = Vec::new();
+        while !pos.is_over() {
+            let pit = pos.legal_moves().next().unwrap();
+            moves.push(MoveRecord::opening(pos.to_move(), pit));
+            pos = pos.play(i64::from(pit)).unwrap();
+        }
+        let end = pos.outcome().unwrap();
+        GameRecord {
+            game: "t-1".into(),
+            number: 1,
+            round: 1,
+            pair: 1,
+            south: "s".into(),
+            north: "n".into(),
+            rules,
+            opening: Vec::new(),
+            moves,
+            final_position: pos,
+            result: GameResult::from_winner(end.winner),
+            south_score: end.south,
+            north_score: end.north,
+            termination: Termination::Normal,
+            loser: None,
+            detail: String::new(),
+            line: None,
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn only_a_game_the_rules_allow_replays() {
+        let good = played();
+        assert_eq!(good.replay().unwrap().len(), good.moves.len() + 1);
+        let edit = |f: &dyn Fn(&mut GameRecord)| {
+            let mut g = good.clone();
+            f(&mut g);
+            g.replay().unwrap_err()
+        };
+        let e = edit(&|g| g.moves[1].side = g.moves[1].side.opponent());
+        assert!(e.contains("sowing 2 is by"), "{e}");
+        let e = edit(&|g| g.moves[0].pit = 9);
+        assert!(e.starts_with("sowing 1:"), "{e}");
+        let e = edit(&|g| {
+            g.moves.pop();
+        });
+        assert!(e.contains("not over"), "{e}");
+        let e = edit(&|g| g.south_score += 1);
+        assert!(e.contains("records"), "{e}");
+        let e = edit(&|g| {
+            g.result = match g.result {
+                GameResult::SouthWins => GameResult::NorthWins,
+                _ => GameResult::SouthWins,
+            }
+        });
+        assert!(e.contains("the result"), "{e}");
+        let e = edit(&|g| g.moves.push(MoveRecord::opening(Side::South, 1)));
+        assert!(e.contains("after the game is over"), "{e}");
+        // A game cut short by a fault ends anywhere, with any stores.
+        let mut fault = good.clone();
+        fault.moves.truncate(3);
+        fault.termination = Termination::Fault(super::super::FaultKind::Timeout);
+        fault.south_score = 0;
+        assert_eq!(fault.replay().unwrap().len(), 4);
     }
 }

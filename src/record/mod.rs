@@ -13,6 +13,8 @@ mod result;
 mod termination;
 mod time;
 
+#[cfg(test)]
+pub(crate) use game::tests::played as played_game;
 pub use game::{GameRecord, GameRow, MoveRecord, SearchInfo, format_pits};
 pub use name::{
     MAX_NAME_CHARS, MAX_SHOWN_LINE, NameError, check_name, clean_text, fit_width, shown_line,

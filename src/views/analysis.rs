@@ -44,7 +44,7 @@ impl AnalysisView {
 
 impl View for AnalysisView {
     fn start(&mut self, _info: &StartInfo, _tally: &Tally) -> io::Result<()> {
-        let games = analysable_games(&self.dir)?;
+        let (games, _) = analysable_games(&self.dir)?;
         let plies: HashMap<String, usize> =
             games.iter().map(|g| (g.game.clone(), g.plies())).collect();
         let (mut file, _) = AnalysisFile::open(&self.dir, &plies)?;
@@ -85,7 +85,7 @@ impl View for AnalysisView {
             // The games analysed so far are kept; a resumed run goes on.
             return Ok(());
         }
-        let games = analysable_games(&self.dir)?;
+        let (games, _) = analysable_games(&self.dir)?;
         let stop = AtomicBool::new(false);
         analysis::analyse_folder(
             &self.dir,

@@ -243,6 +243,7 @@ fn reason(status: u16) -> &'static str {
         411 => "Length Required",
         413 => "Content Too Large",
         421 => "Misdirected Request",
+        422 => "Unprocessable Content",
         431 => "Request Header Fields Too Large",
         503 => "Service Unavailable",
         505 => "HTTP Version Not Supported",
@@ -327,7 +328,13 @@ async fn game(r: &Request, live: &Arc<Live>) -> Response {
         tokio::task::spawn_blocking(move || find_game(&dir, &id)).await
     };
     match found {
-        Ok(Ok(Some(record))) => Response::json(200, record_json(&record)),
+        Ok(Ok(Some(record))) => match record.replay() {
+            Ok(_) => Response::json(200, record_json(&record)),
+            Err(e) => Response::error(
+                422,
+                &format!("game {id:?} does not replay under its rules: {e}"),
+            ),
+        },
         Ok(Ok(None)) => Response::error(404, &format!("no game {id:?} in the results")),
         Ok(Err(e)) => Response::error(404, &format!("failed to read the games: {e}")),
         Err(_) => Response::error(404, "failed to read the games"),

@@ -18,11 +18,10 @@ pub use http::serve;
 pub use live::{Gate, Live, LiveView, Mode, RECENT, record_json, result_text};
 
 use crate::record::GameRecord;
-use crate::results::GAMES_JSONL;
+use crate::results::{GAMES_JSONL, read_jsonl_from};
 use crate::stats::Tally;
-use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
+use std::collections::{HashSet, VecDeque};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +37,7 @@ pub fn follow_results(live: Arc<Live>, dir: PathBuf) -> io::Result<()> {
         path: dir.join(GAMES_JSONL),
         offset: 0,
         tally: Tally::new(),
+        seen: HashSet::new(),
     };
     reader.read_into(&live)?;
     std::thread::Builder::new()
@@ -58,42 +58,47 @@ struct JsonlFollower {
     path: PathBuf,
     offset: u64,
     tally: Tally,
+    /// The games read, so a game written twice counts once.
+    seen: HashSet<String>,
 }
 
 impl JsonlFollower {
     fn read_into(&mut self, live: &Live) -> io::Result<()> {
-        let mut f = File::open(&self.path)?;
-        let len = f.metadata()?.len();
+        let len = std::fs::metadata(&self.path)?.len();
         if len < self.offset {
             // The file was replaced: read it again.
             self.offset = 0;
             self.tally = Tally::new();
+            self.seen.clear();
         }
         if len == self.offset {
             return Ok(());
         }
-        f.seek(SeekFrom::Start(self.offset))?;
-        let mut reader = BufReader::with_capacity(1 << 16, f);
-        let mut line = Vec::new();
         let mut count = 0u64;
         let mut last: VecDeque<GameRecord> = VecDeque::new();
-        loop {
-            line.clear();
-            let n = reader.read_until(b'\n', &mut line)?;
-            if n == 0 || !line.ends_with(b"\n") {
-                // The end, or a line still being written: read it next time.
-                break;
+        let mut unplayable = 0u64;
+        let (_, end) = read_jsonl_from(&self.path, self.offset, |record, _| {
+            if !self.seen.insert(record.game.clone()) {
+                return;
             }
-            self.offset += n as u64;
-            let Ok(record) = serde_json::from_slice::<GameRecord>(&line) else {
-                continue;
-            };
             self.tally.add(&record.row());
             count += 1;
+            if record.replay().is_err() {
+                // Counted, but not offered for a replay that the rules refuse.
+                unplayable += 1;
+                return;
+            }
             last.push_back(record);
             if last.len() > RECENT {
                 last.pop_front();
             }
+        })?;
+        self.offset = end;
+        if unplayable > 0 {
+            tracing::warn!(
+                "{unplayable} games of {} do not replay under their rules (the file was edited or damaged): they are not shown",
+                self.path.display()
+            );
         }
         if count > 0 {
             live.add_recorded(count, last.into(), &self.tally);
@@ -142,14 +147,17 @@ pub fn folder_title(dir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::sample_record;
 
     #[test]
     fn a_growing_results_file_is_followed_line_by_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(GAMES_JSONL);
         let line = |n: u64| {
-            let mut s = serde_json::to_string(&sample_record("t", n, "a", "b")).unwrap();
+            let mut game = crate::record::played_game();
+            game.game = format!("t-{n}");
+            game.number = n;
+            (game.south, game.north) = ("a".into(), "b".into());
+            let mut s = serde_json::to_string(&game).unwrap();
             s.push('\n');
             s
         };
@@ -159,6 +167,7 @@ mod tests {
             path: path.clone(),
             offset: 0,
             tally: Tally::new(),
+            seen: HashSet::new(),
         };
         f.read_into(&live).unwrap();
         let v: serde_json::Value = serde_json::from_str(&live.snapshot()).unwrap();
@@ -178,6 +187,17 @@ mod tests {
         f.read_into(&live).unwrap();
         let v: serde_json::Value = serde_json::from_str(&live.snapshot()).unwrap();
         assert_eq!(v["finished"], 3);
+        assert_eq!(v["recent"][0]["game"], "t-3");
+        // A game written twice counts once; an edited game that does not replay counts in
+        // the standings but is not offered for a replay.
+        let mut edited: serde_json::Value = serde_json::from_str(&line(4)).unwrap();
+        edited["south_score"] = serde_json::json!(edited["south_score"].as_u64().unwrap() + 1);
+        text.push_str(&line(2));
+        text.push_str(&format!("{edited}\n"));
+        std::fs::write(&path, &text).unwrap();
+        f.read_into(&live).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&live.snapshot()).unwrap();
+        assert_eq!(v["finished"], 4);
         assert_eq!(v["recent"][0]["game"], "t-3");
     }
 }

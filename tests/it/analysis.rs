@@ -293,3 +293,68 @@ fn openings_are_distinct_of_k_sowings_and_as_even_as_asked() {
         .collect();
     assert_eq!(openings.len(), 4);
 }
+
+/// A hand-edited `games.jsonl`: a repeated line, a line that is not a game and a game whose
+/// sowings do not give its recorded stores are each reported, never analysed or shown as
+/// if played.
+#[test]
+fn edited_and_repeated_games_are_reported_not_analysed_or_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = out.to_str().unwrap();
+    let played = kalaha(&[
+        "match",
+        "--engine",
+        "first",
+        "--engine",
+        "random",
+        "--pits",
+        "3",
+        "--seeds",
+        "2",
+        "--games",
+        "2",
+        "--opening-plies",
+        "0",
+        "--id",
+        "e",
+        "--out",
+        o,
+        "-q",
+    ]);
+    assert!(played.status.success(), "{played:?}");
+    let path = out.join("games.jsonl");
+    let original = text(&path);
+    let first = original.lines().next().unwrap();
+    let mut edited: serde_json::Value = serde_json::from_str(first).unwrap();
+    edited["game"] = "e-3".into();
+    edited["number"] = 3.into();
+    edited["south_score"] = (edited["south_score"].as_u64().unwrap() + 1).into();
+    std::fs::write(&path, format!("{original}{first}\nnot a game\n{edited}\n")).unwrap();
+
+    let analysed = kalaha(&["analyze", o]);
+    let err = String::from_utf8_lossy(&analysed.stderr);
+    assert!(analysed.status.success(), "{err}");
+    assert!(
+        err.contains("1 unreadable line") && err.contains("1 repeated game"),
+        "{err}"
+    );
+    assert!(
+        err.contains("not analysed: game e-3") && err.contains("records"),
+        "{err}"
+    );
+    let games: std::collections::HashSet<String> = rows(&out.join("analysis.csv"))
+        .into_iter()
+        .map(|r| r["game"].clone())
+        .collect();
+    assert_eq!(games, ["e-1", "e-2"].map(String::from).into());
+
+    let shown = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(["show", o, "e-3"])
+        .output()
+        .unwrap();
+    assert_eq!(shown.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&shown.stderr);
+    assert!(err.contains("does not replay under its rules"), "{err}");
+    assert!(kalaha(&["show", o, "e-1"]).status.success());
+}
