@@ -8,9 +8,9 @@ use crate::solver::{
     TableStore, planned_seeds, table_len,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The default table budget, in MiB.
@@ -79,10 +79,15 @@ pub fn check_threads(threads: usize) -> Result<usize, CliError> {
     Ok(threads)
 }
 
-/// A progress display for table events on stderr (drawn only on a terminal).
+/// A progress display for table events on stderr: a bar on a terminal, else a plain line
+/// at the start and at every tenth of a build (a build takes minutes: a log or a CI job
+/// must not look hung).
 struct BuildDisplay {
     bar: ProgressBar,
     started: std::sync::Mutex<Option<Instant>>,
+    plain: bool,
+    entries: AtomicU64,
+    tenths: AtomicU64,
 }
 
 impl BuildDisplay {
@@ -90,6 +95,9 @@ impl BuildDisplay {
         BuildDisplay {
             bar: ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
             started: std::sync::Mutex::new(None),
+            plain: !std::io::stderr().is_terminal(),
+            entries: AtomicU64::new(0),
+            tenths: AtomicU64::new(0),
         }
     }
 
@@ -105,6 +113,16 @@ impl BuildDisplay {
             }
             TableEvent::Building { rules, k, entries } => {
                 *self.started.lock().expect("not poisoned") = Some(Instant::now());
+                let what = format!(
+                    "building the endgame table k={k} for {rules} ({} MiB)",
+                    entries.div_ceil(1 << 20)
+                );
+                if self.plain {
+                    self.entries.store(entries, Ordering::Relaxed);
+                    eprintln!(
+                        "{what}: done once and kept for later runs (see `kalaha tables --help`)"
+                    );
+                }
                 self.bar.set_length(entries);
                 self.bar.set_style(
                     ProgressStyle::with_template(
@@ -113,12 +131,18 @@ impl BuildDisplay {
                     .expect("a valid template")
                     .progress_chars("=> "),
                 );
-                self.bar.set_message(format!(
-                    "building the endgame table k={k} for {rules} ({} MiB)",
-                    entries.div_ceil(1 << 20)
-                ));
+                self.bar.set_message(what);
             }
-            TableEvent::Built { done } => self.bar.set_position(done),
+            TableEvent::Built { done } => {
+                self.bar.set_position(done);
+                let entries = self.entries.load(Ordering::Relaxed);
+                if self.plain && entries > 0 {
+                    let tenth = done.saturating_mul(10) / entries;
+                    if tenth > self.tenths.fetch_max(tenth, Ordering::Relaxed) && tenth < 10 {
+                        eprintln!("  {}% built", tenth * 10);
+                    }
+                }
+            }
             TableEvent::Saved { path } => {
                 let secs = self
                     .started

@@ -269,3 +269,32 @@ fn tables_book_writes_a_book_that_reads_back() {
         Solver::new(4).solve(&start).value
     );
 }
+
+/// Off a terminal (a log, a CI job) a table build says what it builds and how far it is,
+/// in plain lines, so minutes of building do not look like a hang.
+#[test]
+fn a_table_build_off_a_terminal_prints_plain_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = dir.path().to_str().unwrap();
+    let o = kalaha(&[
+        "tables",
+        "build",
+        "--pits",
+        "4",
+        "--table-seeds",
+        "14",
+        "--tables",
+        tables,
+    ]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("building the endgame table k=14 for pits=4"),
+        "{err}"
+    );
+    assert!(
+        err.contains("% built\n") && err.contains("built in "),
+        "{err}"
+    );
+    assert!(!err.contains('\u{1b}'), "no terminal codes: {err:?}");
+}
