@@ -90,7 +90,7 @@ pub fn balanced_openings(
     rules: Rules,
     spec: OpeningsSpec,
     table: Option<Arc<EndgameTable>>,
-    progress: &mut dyn FnMut(u64, usize),
+    progress: &mut dyn FnMut(u64, &[BalancedOpening]),
 ) -> Result<Vec<BalancedOpening>, String> {
     let threads = spec.threads.max(1);
     let mut solvers: Vec<Solver> = (0..threads)
@@ -151,7 +151,7 @@ pub fn balanced_openings(
                 _ => {}
             }
         }
-        progress(tried, found.len());
+        progress(tried, &found);
     }
     Ok(found)
 }

@@ -4,9 +4,10 @@ use super::analyze::parse_budget;
 use super::tables::{TableArgs, check_threads, obtain};
 use super::{CliError, CliResult, RulesArgs};
 use crate::analysis::{OpeningsSpec, balanced_openings, openings_text};
+use crate::record::format_duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Write balanced openings: N distinct lines of K sowings from the start whose exact value
@@ -21,7 +22,8 @@ use std::sync::Arc;
 #[command(after_help = "\
 On the standard board the solver needs its endgame table (built once and kept; see kalaha \
 tables --help). `kalaha tournament --balanced-openings V` makes such openings itself, one per \
-game pair.
+game pair. Openings are kept in FILE.partial as they are found (so a search stopped early keeps \
+them); FILE is written once all are.
 
 Example:
   kalaha openings --plies 4 --count 50 --max-value 2 --out openings.txt
@@ -85,32 +87,87 @@ pub fn run(args: Args) -> CliResult {
         hash_mb: args.hash_mb,
     };
     let table = obtain(&rules, &args.tables, threads)?.map(Arc::new);
+    let to_stdout = args.out.as_os_str() == "-";
+    // Openings are kept in FILE.partial as they are found, so an interrupted search keeps
+    // them; the file takes its name once all are found.
+    let partial = (!to_stdout).then(|| {
+        let mut name = args.out.clone().into_os_string();
+        name.push(".partial");
+        PathBuf::from(name)
+    });
+    let plain = !std::io::stderr().is_terminal();
+    if plain {
+        eprintln!(
+            "solving random lines of {} sowings until {} have an exact value within ±{} ({} each at most){}",
+            args.plies,
+            args.count,
+            spec.max_value,
+            spec.budget.map_or("no limit".to_string(), format_duration),
+            partial.as_ref().map_or(String::new(), |p| format!(
+                "; those found are kept in {} as they come",
+                p.display()
+            ))
+        );
+    }
     let bar = ProgressBar::with_draw_target(Some(args.count as u64), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("[{bar:30}] {pos}/{len} openings, {msg}")
+        ProgressStyle::with_template("[{bar:30}] {pos}/{len} openings, {msg}, {eta} left")
             .expect("a valid template")
             .progress_chars("=> "),
     );
+    let mut shown = 0;
+    let mut write_error = None;
     let found = balanced_openings(rules, spec, table, &mut |tried, found| {
-        bar.set_position(found as u64);
+        bar.set_position(found.len() as u64);
         bar.set_message(format!("{tried} lines solved"));
+        if found.len() > shown {
+            shown = found.len();
+            if plain {
+                eprintln!("  {shown} of {} found ({tried} lines solved)", args.count);
+            }
+            if let Some(p) = &partial
+                && write_error.is_none()
+                && let Err(e) = write_atomically(p, &openings_text(rules, &spec, found))
+            {
+                write_error = Some(e);
+            }
+        }
     });
     bar.finish_and_clear();
-    let found = found.map_err(CliError::input_msg)?;
+    if let Some(e) = write_error {
+        return Err(CliError::input_msg(e));
+    }
+    let found = found.map_err(|e| {
+        CliError::input_msg(match &partial {
+            Some(p) if shown > 0 => format!("{e}; the {shown} found are kept in {}", p.display()),
+            _ => e,
+        })
+    })?;
     let text = openings_text(rules, &spec, &found);
-    if args.out.as_os_str() == "-" {
-        std::io::stdout().lock().write_all(text.as_bytes())?;
-    } else {
-        std::fs::write(&args.out, text).map_err(|e| {
-            CliError::input_msg(format!("failed to write {}: {e}", args.out.display()))
-        })?;
-        println!(
-            "{} openings of {} sowings, exact value for south within ±{}, in {}",
-            found.len(),
-            args.plies,
-            spec.max_value,
-            args.out.display()
-        );
+    match &partial {
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+        Some(partial) => {
+            write_atomically(&args.out, &text).map_err(CliError::input_msg)?;
+            let _ = std::fs::remove_file(partial);
+            println!(
+                "{} openings of {} sowings, exact value for south within ±{}, in {}",
+                found.len(),
+                args.plies,
+                spec.max_value,
+                args.out.display()
+            );
+        }
     }
     Ok(0)
+}
+
+/// Writes `text` to `path` through a temporary file beside it, so a reader (or a crash)
+/// never sees half a file.
+fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("failed to write {}: {e}", path.display()))
 }

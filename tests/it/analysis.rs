@@ -223,7 +223,7 @@ fn an_analysis_killed_halfway_resumes_to_the_same_result() {
 fn openings_are_distinct_of_k_sowings_and_as_even_as_asked() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("openings.txt");
-    kalaha(&[
+    let made = kalaha(&[
         "openings",
         "--pits",
         "3",
@@ -240,6 +240,10 @@ fn openings_are_distinct_of_k_sowings_and_as_even_as_asked() {
         "--out",
         file.to_str().unwrap(),
     ]);
+    // Off a terminal, plain progress; the partial file is gone once all are found.
+    let err = String::from_utf8_lossy(&made.stderr);
+    assert!(err.contains("4 of 4 found"), "{err}");
+    assert!(!dir.path().join("openings.txt.partial").exists());
     let rules = Rules::new(3, 3, false, Sweep::Owner).unwrap();
     let mut memo = HashMap::new();
     let mut seen = std::collections::HashSet::new();
@@ -357,4 +361,38 @@ fn edited_and_repeated_games_are_reported_not_analysed_or_shown() {
     let err = String::from_utf8_lossy(&shown.stderr);
     assert!(err.contains("does not replay under its rules"), "{err}");
     assert!(kalaha(&["show", o, "e-1"]).status.success());
+}
+
+/// A search that cannot find as many openings as asked keeps those it found in
+/// `FILE.partial`, an openings file of its own, and says so.
+#[test]
+fn openings_found_before_the_tries_run_out_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("few.txt");
+    let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(["openings", "--pits", "3", "--seeds", "3", "--plies", "2"])
+        .args(["--count", "100", "--max-value", "2", "--out"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let partial = dir.path().join("few.txt.partial");
+    assert!(
+        err.contains("found only") && err.contains("few.txt.partial"),
+        "{err}"
+    );
+    assert!(!file.exists());
+    let kept: Vec<String> = text(&partial)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(String::from)
+        .collect();
+    assert!(!kept.is_empty() && kept.len() < 100, "{kept:?}");
+    assert!(
+        kept.iter().all(|l| ["-2", "-1", "+0", "+1", "+2"]
+            .iter()
+            .any(|v| l.ends_with(&format!("# value {v}")))),
+        "{kept:?}"
+    );
 }
