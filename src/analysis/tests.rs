@@ -1,5 +1,4 @@
 use super::*;
-use crate::record::{GameResult, MoveRecord, Termination};
 use crate::rules::{Position, Rules, Side, Sweep};
 use crate::solver::Solver;
 use std::collections::HashMap;
@@ -33,40 +32,7 @@ pub(crate) fn minimax(pos: &Position, memo: &mut HashMap<(Vec<u16>, Side), i32>)
     best
 }
 
-/// A finished game of `pits` played from the start, the first `opening` of them marked as
-/// the opening's, between engines `s` and `n`.
-pub(crate) fn record(rules: Rules, pits: &[u8], opening: usize) -> GameRecord {
-    let mut pos = Position::start(rules);
-    let mut moves = Vec::new();
-    for (i, &p) in pits.iter().enumerate() {
-        let mut m = MoveRecord::opening(pos.to_move(), p);
-        m.opening = i < opening;
-        moves.push(m);
-        pos = pos.play(p as i64).unwrap();
-    }
-    assert!(pos.is_over());
-    let o = pos.outcome().unwrap();
-    GameRecord {
-        game: "t-1".into(),
-        number: 1,
-        round: 1,
-        pair: 1,
-        south: "s".into(),
-        north: "n".into(),
-        rules,
-        opening: pits[..opening].to_vec(),
-        moves,
-        final_position: pos,
-        result: GameResult::from_winner(o.winner),
-        south_score: pos.store(Side::South),
-        north_score: pos.store(Side::North),
-        termination: Termination::Normal,
-        loser: None,
-        detail: String::new(),
-        line: None,
-        duration_ms: 1,
-    }
-}
+pub(crate) use crate::record::game_of as record;
 
 /// Plays from the start: `choose` picks each pit from the position and its legal pits.
 fn play(rules: Rules, mut choose: impl FnMut(&Position) -> u8) -> Vec<u8> {

@@ -269,15 +269,29 @@ pub(crate) mod tests {
 
     /// A game of `first` against `first` (the lowest legal pit each time), played out.
     pub(crate) fn played() -> GameRecord {
-        let rules = Rules::default();
-        let mut pos = Position::start(rules);
-        let mut moves = Vec::new();
+        let mut pos = Position::start(Rules::default());
+        let mut pits = Vec::new();
         while !pos.is_over() {
             let pit = pos.legal_moves().next().unwrap();
-            moves.push(MoveRecord::opening(pos.to_move(), pit));
+            pits.push(pit);
             pos = pos.play(i64::from(pit)).unwrap();
         }
-        let end = pos.outcome().unwrap();
+        game_of(Rules::default(), &pits, 0)
+    }
+
+    /// A finished game of `pits` played from the start, the first `opening` of them marked as
+    /// the opening's, between engines `s` and `n`.
+    pub(crate) fn game_of(rules: Rules, pits: &[u8], opening: usize) -> GameRecord {
+        let mut pos = Position::start(rules);
+        let mut moves = Vec::new();
+        for (i, &p) in pits.iter().enumerate() {
+            let mut m = MoveRecord::opening(pos.to_move(), p);
+            m.opening = i < opening;
+            moves.push(m);
+            pos = pos.play(p as i64).unwrap();
+        }
+        assert!(pos.is_over());
+        let o = pos.outcome().unwrap();
         GameRecord {
             game: "t-1".into(),
             number: 1,
@@ -286,12 +300,12 @@ pub(crate) mod tests {
             south: "s".into(),
             north: "n".into(),
             rules,
-            opening: Vec::new(),
+            opening: pits[..opening].to_vec(),
             moves,
             final_position: pos,
-            result: GameResult::from_winner(end.winner),
-            south_score: end.south,
-            north_score: end.north,
+            result: GameResult::from_winner(o.winner),
+            south_score: pos.store(Side::South),
+            north_score: pos.store(Side::North),
             termination: Termination::Normal,
             loser: None,
             detail: String::new(),

@@ -14,7 +14,7 @@ mod termination;
 mod time;
 
 #[cfg(test)]
-pub(crate) use game::tests::played as played_game;
+pub(crate) use game::tests::{game_of, played as played_game};
 pub use game::{GameRecord, GameRow, MoveRecord, SearchInfo, format_pits};
 pub use name::{
     MAX_NAME_CHARS, MAX_SHOWN_LINE, NameError, check_name, clean_text, fit_width, shown_line,

@@ -7,7 +7,7 @@
 //! it can never be taken as the answer to a later request.
 
 use super::error::{EngineError, Stopped};
-use super::lines::LineEvent;
+use super::lines::{BadLine, LineEvent};
 use super::log::EngineLog;
 use super::process::Process;
 use super::transcript::Transcript;
@@ -441,26 +441,16 @@ impl Engine {
 
     /// A framed line as text, or the fault of a line that cannot be one.
     fn event_line(&mut self, event: LineEvent) -> Result<String, EngineError> {
-        match event {
-            LineEvent::Line(line) => {
-                self.record("<", &line);
-                Ok(line)
-            }
-            LineEvent::TooLong { prefix } => {
-                self.record("<", &format!("{prefix}... (line too long)"));
-                Err(EngineError::LineTooLong {
-                    limit: self.settings.line_limit,
-                    prefix,
-                })
-            }
-            LineEvent::NotUtf8 { prefix } => {
-                self.record("<", &prefix);
-                Err(EngineError::NotJson {
+        let limit = self.settings.line_limit;
+        event
+            .into_text(|text| self.record("<", text))
+            .map_err(|bad| match bad {
+                BadLine::TooLong { prefix } => EngineError::LineTooLong { limit, prefix },
+                BadLine::NotUtf8 { prefix } => EngineError::NotJson {
                     line: prefix,
                     error: "the line is not valid UTF-8".to_string(),
-                })
-            }
-        }
+                },
+            })
     }
 
     /// Reads a line as a message; `Ok(None)` for lines that are recorded and ignored.

@@ -21,6 +21,36 @@ pub enum LineEvent {
     NotUtf8 { prefix: String },
 }
 
+/// A line that cannot be read as text: what an engine sent instead of a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadLine {
+    /// Longer than the limit: its first bytes.
+    TooLong { prefix: String },
+    /// Not UTF-8: its first bytes, made readable.
+    NotUtf8 { prefix: String },
+}
+
+impl LineEvent {
+    /// The line as text, after handing `record` what a transcript keeps of it (every
+    /// event is recorded, a bad line by its first bytes).
+    pub fn into_text(self, record: impl FnOnce(&str)) -> Result<String, BadLine> {
+        match self {
+            LineEvent::Line(line) => {
+                record(&line);
+                Ok(line)
+            }
+            LineEvent::TooLong { prefix } => {
+                record(&format!("{prefix}... (line too long)"));
+                Err(BadLine::TooLong { prefix })
+            }
+            LineEvent::NotUtf8 { prefix } => {
+                record(&prefix);
+                Err(BadLine::NotUtf8 { prefix })
+            }
+        }
+    }
+}
+
 /// Bytes in, [`LineEvent`]s out.
 #[derive(Debug)]
 pub struct LineBuffer {

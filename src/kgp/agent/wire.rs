@@ -4,7 +4,7 @@
 use super::{Connection, KgpEngine, UNREQUESTED_READ};
 use crate::kgp::command::Command;
 use crate::kgp::error::KgpError;
-use crate::supervisor::lines::LineEvent;
+use crate::supervisor::lines::{BadLine, LineEvent};
 use std::io;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -118,23 +118,13 @@ impl KgpEngine {
 
     /// A framed line as text, or the fault of a line that cannot be one.
     pub(super) fn event_line(&mut self, event: LineEvent) -> Result<String, KgpError> {
-        match event {
-            LineEvent::Line(line) => {
-                self.record("<", &line);
-                Ok(line)
-            }
-            LineEvent::TooLong { prefix } => {
-                self.record("<", &format!("{prefix}... (line too long)"));
-                Err(KgpError::LineTooLong {
-                    limit: self.settings.line_limit,
-                    prefix,
-                })
-            }
-            LineEvent::NotUtf8 { prefix } => {
-                self.record("<", &prefix);
-                Err(KgpError::NotUtf8 { prefix })
-            }
-        }
+        let limit = self.settings.line_limit;
+        event
+            .into_text(|text| self.record("<", text))
+            .map_err(|bad| match bad {
+                BadLine::TooLong { prefix } => KgpError::LineTooLong { limit, prefix },
+                BadLine::NotUtf8 { prefix } => KgpError::NotUtf8 { prefix },
+            })
     }
 
     /// Sends a command with the next id; returns the id.
