@@ -150,13 +150,7 @@ impl KgpError {
             | KgpError::LineTooLong { .. }
             | KgpError::NotUtf8 { .. } => FaultKind::ProtocolError,
         };
-        Fault {
-            kind,
-            detail: self.to_string(),
-            line: self
-                .line()
-                .map(|l| crate::referee::truncate(l, crate::referee::MAX_RECORDED_LINE)),
-        }
+        Fault::new(kind, self.to_string()).with_line_if(self.line())
     }
 
     /// Whether the agent is gone or unusable (dead, silent, disconnected), as opposed to

@@ -156,10 +156,21 @@ impl Fault {
         }
     }
 
-    /// The same fault with the offending line.
-    pub fn with_line(mut self, line: impl Into<String>) -> Fault {
-        self.line = Some(line.into());
+    /// The same fault with the offending line, cut to what a record keeps of it.
+    pub fn with_line(mut self, line: &str) -> Fault {
+        self.line = Some(crate::referee::truncate(
+            line,
+            crate::referee::MAX_RECORDED_LINE,
+        ));
         self
+    }
+
+    /// The same fault with the offending line, if there is one.
+    pub fn with_line_if(self, line: Option<&str>) -> Fault {
+        match line {
+            Some(line) => self.with_line(line),
+            None => self,
+        }
     }
 }
 

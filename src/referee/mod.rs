@@ -318,11 +318,10 @@ async fn play_moves<S: Contestant, N: Contestant>(
             Ok(r) => r,
             Err(f) => return End::Fault(side, f),
         };
-        let line = || truncate(&reply.line, MAX_RECORDED_LINE);
         if let Err(detail) = clocks.charge(side, reply.elapsed) {
             return End::Fault(
                 side,
-                Fault::new(FaultKind::Timeout, detail).with_line(line()),
+                Fault::new(FaultKind::Timeout, detail).with_line(&reply.line),
             );
         }
         match pos.play(reply.pit) {
@@ -350,7 +349,8 @@ async fn play_moves<S: Contestant, N: Contestant>(
                 *pos = next;
             }
             Err(illegal) => {
-                let f = Fault::new(FaultKind::IllegalMove, illegal.to_string()).with_line(line());
+                let f =
+                    Fault::new(FaultKind::IllegalMove, illegal.to_string()).with_line(&reply.line);
                 return End::Fault(side, f);
             }
         }

@@ -90,13 +90,7 @@ impl EngineError {
             | EngineError::Unrequested { .. }
             | EngineError::BadOption { .. } => FaultKind::ProtocolError,
         };
-        Fault {
-            kind,
-            detail: self.to_string(),
-            line: self
-                .line()
-                .map(|l| crate::referee::truncate(l, crate::referee::MAX_RECORDED_LINE)),
-        }
+        Fault::new(kind, self.to_string()).with_line_if(self.line())
     }
 
     /// Whether the engine is gone or unusable (dead, silent, flooding), as opposed to
