@@ -36,9 +36,10 @@
 //! - `stay`: plays `first`, ignores `goodbye` and SIGTERM (it needs SIGKILL);
 //! - `wait-file`: plays `first`, but connects only once the file named by its 3rd
 //!   argument exists;
-//! - `hijack`: an intruder, not started by kalaha: connects to port `KGP_HIJACK_PORT`,
-//!   prints `connected`, and answers `kgp` and plays an empty pit if it is served; exits
-//!   with status 0 when it was served a line, 4 when its connection was closed unserved.
+//! - `hijack`: an intruder, not started by kalaha: joins the process group
+//!   `KGP_HIJACK_PGID` if given, connects to port `KGP_HIJACK_PORT`, prints `connected`,
+//!   and answers `kgp` and plays an empty pit if it is served; exits with status 0 when it
+//!   was served a line, 4 when its connection was closed unserved.
 
 use kalaha::kgp::{Arg, Board, Command};
 use kalaha::rules::{Position, Rules, Side, Sweep};
@@ -190,6 +191,17 @@ fn main() {
         let path = args.get(3).cloned().unwrap_or_default();
         while !std::path::Path::new(&path).exists() {
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    if mode == "hijack"
+        && let Some(group) = std::env::var("KGP_HIJACK_PGID")
+            .ok()
+            .and_then(|g| g.parse::<i32>().ok())
+    {
+        // SAFETY: setpgid has no memory effects.
+        if unsafe { libc::setpgid(0, group) } != 0 {
+            eprintln!("kgp_agent: cannot join process group {group}");
+            std::process::exit(5);
         }
     }
     let stream = connect(&mode, &args);

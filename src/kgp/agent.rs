@@ -177,19 +177,26 @@ impl Launch {
         self.address
     }
 
+    /// The process id of the agent's first process (also its process group's).
+    pub fn pid(&self) -> i32 {
+        self.process.pid()
+    }
+
     /// Waits until `end` for the agent's connection (then the port is closed: a second
     /// connection is refused). Connections from processes that are not the agent's are
     /// closed and the wait goes on ([`peer`]). On a failure the agent is stopped.
     pub async fn accept(mut self, end: Instant) -> Result<KgpEngine, KgpError> {
         let settings = &self.settings;
+        let mut refused = 0u64;
         let stream = loop {
             let limit = end.saturating_duration_since(Instant::now());
             tokio::select! {
                 accepted = self.listener.accept() => match accepted {
                     Ok((stream, peer)) => {
-                        if self.is_the_agents(peer) {
+                        if self.is_the_agents(peer, refused) {
                             break stream;
                         }
+                        refused += 1;
                     }
                     Err(e) => {
                         stop_process(&mut self.process, settings).await;
@@ -199,7 +206,7 @@ impl Launch {
                 st = self.process.wait_exit(limit) => {
                     let err = match st {
                         Some(st) => KgpError::Process(self.process.exited(st).await),
-                        None => never_connected(&self.process, self.address, settings.startup_timeout),
+                        None => never_connected(&self.process, self.address, settings.startup_timeout, refused),
                     };
                     stop_process(&mut self.process, settings).await;
                     return Err(err);
@@ -236,7 +243,7 @@ impl Launch {
 
     /// Whether the connection from `peer` comes from the agent's own processes; a
     /// foreign one is noted (and then closed by the caller), never charged to the agent.
-    fn is_the_agents(&self, peer: SocketAddr) -> bool {
+    fn is_the_agents(&self, peer: SocketAddr, refused_before: u64) -> bool {
         let pid = self.process.pid();
         match peer::owner(pid, peer.port(), self.address.port()) {
             peer::Owner::Agent => true,
@@ -245,13 +252,22 @@ impl Launch {
                 true
             }
             peer::Owner::Foreign => {
-                let text = format!(
-                    "refused a connection to {} from {peer}: no process of the agent \
-                     (pid {pid} and its descendants) holds it; still waiting for the agent",
-                    self.address
-                );
-                tracing::warn!(agent = %self.program, "{text}");
-                self.process.log().note(&format!("[warning] {text}"));
+                // A few warnings tell the story; a flood of connections must not flood
+                // the terminal and the log.
+                if refused_before < MAX_REFUSAL_WARNINGS {
+                    let text = format!(
+                        "refused a connection to {} from {peer}: no process of the agent \
+                         (pid {pid} and its descendants) holds it; still waiting for the agent{}",
+                        self.address,
+                        if refused_before + 1 == MAX_REFUSAL_WARNINGS {
+                            " (further refusals are counted, not shown)"
+                        } else {
+                            ""
+                        }
+                    );
+                    tracing::warn!(agent = %self.program, "{text}");
+                    self.process.log().note(&format!("[warning] {text}"));
+                }
                 false
             }
         }
@@ -280,6 +296,16 @@ impl KgpEngine {
                 Err(e)
             }
         }
+    }
+
+    /// Moves this instance's log and transcript to `stem.N.log` and `stem.N.transcript`
+    /// (when the agent's name is settled after its `set info:name`).
+    pub fn rename_logs(&mut self, stem: &str) -> std::io::Result<()> {
+        self.process.log().rename(stem)?;
+        if let Some(t) = &mut self.transcript {
+            t.rename(stem)?;
+        }
+        Ok(())
     }
 
     /// What the agent said about itself.
@@ -646,13 +672,30 @@ impl KgpEngine {
     }
 }
 
-fn never_connected(process: &Process, address: SocketAddr, timeout: Duration) -> KgpError {
+/// Refused connections warned about, per agent start; the rest are counted.
+const MAX_REFUSAL_WARNINGS: u64 = 3;
+
+fn never_connected(
+    process: &Process,
+    address: SocketAddr,
+    timeout: Duration,
+    refused: u64,
+) -> KgpError {
     let tail = process.log().tail();
-    let hint = if tail.is_empty() {
-        String::new()
+    let mut hint = if refused > 0 {
+        format!(
+            "; {refused} connection{} from processes outside the agent's process tree {} \
+             refused (an agent that detaches with setsid or a double fork is outside it \
+             unless engines run in namespaces)",
+            if refused == 1 { "" } else { "s" },
+            if refused == 1 { "was" } else { "were" }
+        )
     } else {
-        format!("; its last output lines: {}", tail.join(" | "))
+        String::new()
     };
+    if !tail.is_empty() {
+        hint.push_str(&format!("; its last output lines: {}", tail.join(" | ")));
+    }
     KgpError::NeverConnected {
         address,
         timeout,

@@ -3,9 +3,9 @@
 //! (say a contestant scanning the loopback ports) cannot take an agent's place.
 //!
 //! On Linux the connecting socket is found in `/proc/net/tcp` (and `tcp6`) by its two
-//! ports, which gives its inode; then the agent's processes (its first process, everything
-//! descended from it, and everything in its process group) are searched for a file
-//! descriptor `socket:[inode]`. The `/proc` of the referee sees the processes of the
+//! ports, which gives its inode; then the agent's processes (its first process and
+//! everything descended from it) are searched for a file descriptor `socket:[inode]`. A
+//! process group is not trusted: any process of the same session can join one. The `/proc` of the referee sees the processes of the
 //! agent's PID namespace too, so this works with and without namespaces. Elsewhere the
 //! check is not made.
 
@@ -24,7 +24,7 @@ pub enum Owner {
 }
 
 /// Whether the socket connected from `peer_port` to `listen_port` is held by the process
-/// `root` (the agent's first process), one of its descendants or its process group.
+/// `root` (the agent's first process) or one of its descendants.
 pub fn owner(root: i32, peer_port: u16, listen_port: u16) -> Owner {
     if !cfg!(target_os = "linux") {
         return Owner::Unknown;
@@ -103,26 +103,21 @@ fn holds(pid: i32, wanted: &str) -> bool {
         .any(|fd| fs::read_link(fd.path()).is_ok_and(|target| target.as_os_str() == wanted))
 }
 
-/// `root`, its descendants, and the processes of its process group (the group kalaha made
-/// for the agent), from `/proc/*/stat`.
+/// `root` and its descendants, from `/proc/*/stat`.
 fn tree(root: i32) -> Vec<i32> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
-    let mut found: HashSet<i32> = HashSet::from([root]);
     if let Ok(entries) = fs::read_dir("/proc") {
         for entry in entries.flatten() {
             let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
                 continue;
             };
-            let Some((ppid, pgrp)) = parents(pid) else {
-                continue;
-            };
-            children.entry(ppid).or_default().push(pid);
-            if pgrp == root {
-                found.insert(pid);
+            if let Some(ppid) = parent(pid) {
+                children.entry(ppid).or_default().push(pid);
             }
         }
     }
-    let mut todo: Vec<i32> = found.iter().copied().collect();
+    let mut found: HashSet<i32> = HashSet::from([root]);
+    let mut todo = vec![root];
     while let Some(pid) = todo.pop() {
         for &child in children.get(&pid).map_or(&[][..], Vec::as_slice) {
             if found.insert(child) {
@@ -133,17 +128,16 @@ fn tree(root: i32) -> Vec<i32> {
     found.into_iter().collect()
 }
 
-/// The parent and process group of `pid`, from `/proc/<pid>/stat` (after the name, which
-/// may hold spaces and parentheses).
-fn parents(pid: i32) -> Option<(i32, i32)> {
+/// The parent of `pid`, from `/proc/<pid>/stat` (after the name, which may hold spaces
+/// and parentheses).
+fn parent(pid: i32) -> Option<i32> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_stat(&stat)
 }
 
-fn parse_stat(stat: &str) -> Option<(i32, i32)> {
+fn parse_stat(stat: &str) -> Option<i32> {
     let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace().skip(1);
-    Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
+    rest.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[cfg(test)]
@@ -178,7 +172,7 @@ mod tests {
 
     #[test]
     fn stat_lines_with_odd_names_parse() {
-        assert_eq!(parse_stat("12 (a) b (c)) S 7 9 9 0"), Some((7, 9)));
+        assert_eq!(parse_stat("12 (a) b (c)) S 7 9 9 0"), Some(7));
         assert_eq!(parse_stat("garbage"), None);
     }
 

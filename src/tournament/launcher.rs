@@ -277,10 +277,11 @@ impl ProcessLauncher {
                 continue;
             }
             place.stem = stem.clone();
-            // A KGP agent's log stays where it is (its name comes from the agent).
-            if let RunningEngine::Kalaha(engine) = running
-                && let Err(e) = engine.rename_logs(&stem)
-            {
+            let moved = match running {
+                RunningEngine::Kalaha(engine) => engine.rename_logs(&stem),
+                RunningEngine::Kgp(agent) => agent.rename_logs(&stem),
+            };
+            if let Err(e) = moved {
                 tracing::warn!("cannot move the logs of engine {stem} to its name: {e}");
             }
         }

@@ -463,16 +463,26 @@ async fn another_program_cannot_take_an_agents_connection() {
     };
     let end = tokio::time::Instant::now() + s.startup_timeout;
     let launch = Launch::spawn(&cmd, &s).await.unwrap();
-    let mut intruder = std::process::Command::new(agent_exe())
-        .arg("hijack")
-        .env("KGP_HIJACK_PORT", launch.address().port().to_string())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = std::io::BufReader::new(intruder.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), "connected", "the intruder must connect first");
+    // One intruder plainly, one that first joins the agent's process group (any process
+    // of the same session can).
+    let intruders: Vec<std::process::Child> = [None, Some(launch.pid())]
+        .into_iter()
+        .map(|group| {
+            let mut c = std::process::Command::new(agent_exe());
+            c.arg("hijack")
+                .env("KGP_HIJACK_PORT", launch.address().port().to_string())
+                .stdout(std::process::Stdio::piped());
+            if let Some(g) = group {
+                c.env("KGP_HIJACK_PGID", g.to_string());
+            }
+            let mut intruder = c.spawn().unwrap();
+            let mut out = std::io::BufReader::new(intruder.stdout.take().unwrap());
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            assert_eq!(line.trim(), "connected", "the intruder must connect first");
+            intruder
+        })
+        .collect();
     std::fs::write(&go, "").unwrap();
     let mut a = launch
         .accept(end)
@@ -486,10 +496,12 @@ async fn another_program_cannot_take_an_agents_connection() {
         .await
         .expect("the agent's own move");
     assert_eq!(r.pit, 1);
-    let status = tokio::task::spawn_blocking(move || intruder.wait().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(status.code(), Some(4), "the intruder must not be served");
+    for mut intruder in intruders {
+        let status = tokio::task::spawn_blocking(move || intruder.wait().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(status.code(), Some(4), "an intruder must not be served");
+    }
     a.shutdown().await;
 }
 

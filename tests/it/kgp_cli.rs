@@ -122,6 +122,16 @@ fn kgp_agents_play_a_tournament_against_the_built_in_engines() {
         .filter(|t| t.contains("> kgp 1 0 0"))
         .count();
     assert!(transcripts >= 3, "{transcripts} KGP transcripts");
+    // Every log is under its engine's name in the results, the first instance's too
+    // (started before the agent named itself).
+    for entry in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        assert!(
+            names.iter().any(|n| file.starts_with(&format!("{n}."))),
+            "{file} is not named after an engine of {names:?}"
+        );
+    }
+    assert!(out.join("logs/kgp-anytime.1.transcript").exists());
     assert_no_survivors(None, Some(&mark));
 }
 
