@@ -3,7 +3,7 @@
 
 use super::{CliError, CliResult};
 use crate::record::{clean_text, format_pits};
-use crate::results::find_game;
+use crate::results::{find_game, read_jsonl};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -48,10 +48,20 @@ pub fn run(args: Args) -> CliResult {
         return serve(&args);
     };
     let Some(g) = find_game(&args.dir, game)? else {
+        let path = args.dir.join("games.jsonl");
+        let unreadable = read_jsonl(&path, |_, _| {})?.unreadable;
         return Err(CliError::input_msg(format!(
-            "no game {:?} in {}",
-            game,
-            args.dir.join("games.jsonl").display()
+            "no game {:?} in {}{}",
+            clean_text(game),
+            path.display(),
+            if unreadable > 0 {
+                format!(
+                    " ({unreadable} of its lines are not game records: the file was edited \
+                     or damaged, and the game may be one of them)"
+                )
+            } else {
+                String::new()
+            }
         )));
     };
     let positions = g.replay().map_err(|e| {

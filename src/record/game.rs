@@ -143,6 +143,7 @@ impl GameRecord {
     /// thing that does not hold: the record was edited or damaged, and nothing that reads
     /// it (a replay, an analysis) should show a game that was not played.
     pub fn replay(&self) -> Result<Vec<Position>, String> {
+        self.check_summary()?;
         let mut pos = Position::start(self.rules);
         let mut out = Vec::with_capacity(self.moves.len() + 1);
         out.push(pos);
@@ -184,6 +185,57 @@ impl GameRecord {
             }
         }
         Ok(out)
+    }
+
+    /// The parts of the record that do not need a replay: stores within the seeds of the
+    /// game, a loser exactly when a fault ended it (and then the other side's win), and
+    /// the opening the same as the sowings marked as the opening's, which come first.
+    fn check_summary(&self) -> Result<(), String> {
+        let seeds = 2 * self.rules.pits() as u32 * self.rules.seeds() as u32;
+        if u32::from(self.south_score) + u32::from(self.north_score) > seeds {
+            return Err(format!(
+                "its stores {}-{} hold more than the {seeds} seeds of the game",
+                self.south_score, self.north_score
+            ));
+        }
+        match (self.termination.fault(), self.loser) {
+            (Some(_), Some(loser)) => {
+                if self.result != GameResult::from_winner(Some(loser.opponent())) {
+                    return Err(format!(
+                        "{loser} lost by a fault but it records the result {}",
+                        self.result
+                    ));
+                }
+            }
+            (Some(_), None) => return Err("it ended by a fault but names no loser".to_string()),
+            (None, Some(loser)) => {
+                return Err(format!(
+                    "it names {loser} as the loser of a fault it does not record"
+                ));
+            }
+            (None, None) => {}
+        }
+        let marked = self.moves.iter().take_while(|m| m.opening).count();
+        if self.moves[marked..].iter().any(|m| m.opening) {
+            return Err("a sowing of the opening comes after an engine's".to_string());
+        }
+        if !self.moves[..marked]
+            .iter()
+            .map(|m| m.pit)
+            .eq(self.opening.iter().copied())
+        {
+            return Err(format!(
+                "its opening {} is not its first sowings {}",
+                format_pits(&self.opening),
+                format_pits(
+                    &self.moves[..marked]
+                        .iter()
+                        .map(|m| m.pit)
+                        .collect::<Vec<_>>()
+                )
+            ));
+        }
+        Ok(())
     }
 
     /// Sowings chosen by the engines.
@@ -331,7 +383,7 @@ pub(crate) mod tests {
             g.moves.pop();
         });
         assert!(e.contains("not over"), "{e}");
-        let e = edit(&|g| g.south_score += 1);
+        let e = edit(&|g| g.north_score -= 1);
         assert!(e.contains("records"), "{e}");
         let e = edit(&|g| {
             g.result = match g.result {
@@ -340,13 +392,34 @@ pub(crate) mod tests {
             }
         });
         assert!(e.contains("the result"), "{e}");
-        let e = edit(&|g| g.moves.push(MoveRecord::opening(Side::South, 1)));
+        let e = edit(&|g| {
+            let mut m = MoveRecord::opening(Side::South, 1);
+            m.opening = false;
+            g.moves.push(m);
+        });
         assert!(e.contains("after the game is over"), "{e}");
-        // A game cut short by a fault ends anywhere, with any stores.
+        let e = edit(&|g| g.moves.push(MoveRecord::opening(Side::South, 1)));
+        assert!(e.contains("opening comes after"), "{e}");
+        let e = edit(&|g| g.north_score = 99);
+        assert!(e.contains("more than the 48 seeds"), "{e}");
+        let e = edit(&|g| g.opening = vec![1]);
+        assert!(e.contains("opening"), "{e}");
+        // A game cut short by a fault ends anywhere, with any stores, and the loser's
+        // opponent wins.
         let mut fault = good.clone();
         fault.moves.truncate(3);
         fault.termination = Termination::Fault(super::super::FaultKind::Timeout);
+        fault.loser = Some(Side::North);
+        fault.result = GameResult::SouthWins;
         fault.south_score = 0;
         assert_eq!(fault.replay().unwrap().len(), 4);
+        let mut both = fault.clone();
+        both.result = GameResult::NorthWins;
+        assert!(both.replay().unwrap_err().contains("lost by a fault"));
+        both.loser = None;
+        assert!(both.replay().unwrap_err().contains("no loser"));
+        let mut stray = good.clone();
+        stray.loser = Some(Side::South);
+        assert!(stray.replay().unwrap_err().contains("does not record"));
     }
 }

@@ -38,32 +38,17 @@ pub const GAMES_JSONL: &str = "games.jsonl";
 
 #[cfg(test)]
 mod tests {
-    use crate::record::{GameRecord, GameResult, MoveRecord, Termination};
-    use crate::rules::{Position, Rules, Side};
+    use crate::record::GameRecord;
 
-    /// A game `<tournament>-<n>` of `south` against `north`, won by south.
+    /// A game `<tournament>-<n>` of `south` against `north`, played to its end under the
+    /// standard rules (each side sowing its lowest legal pit).
     pub(crate) fn sample_record(tournament: &str, n: u64, south: &str, north: &str) -> GameRecord {
-        let rules = Rules::default();
-        let pos = Position::start(rules).play(3).unwrap();
-        GameRecord {
-            game: format!("{tournament}-{n}"),
-            number: n,
-            round: 1,
-            pair: n.div_ceil(2),
-            south: south.into(),
-            north: north.into(),
-            rules,
-            opening: vec![3],
-            moves: vec![MoveRecord::opening(Side::South, 3)],
-            final_position: pos,
-            result: GameResult::SouthWins,
-            south_score: 1,
-            north_score: 0,
-            termination: Termination::Normal,
-            loser: None,
-            detail: String::new(),
-            line: None,
-            duration_ms: 12,
-        }
+        let mut g = crate::record::played_game();
+        g.game = format!("{tournament}-{n}");
+        g.number = n;
+        g.pair = n.div_ceil(2);
+        (g.south, g.north) = (south.into(), north.into());
+        g.duration_ms = 12;
+        g
     }
 }

@@ -10,6 +10,7 @@
 use super::csv_file::{csv_row, header_line};
 use super::jsonl::read_jsonl;
 use super::{GAMES_CSV, GAMES_JSONL};
+use crate::record::clean_text;
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -34,6 +35,10 @@ pub struct Repaired {
     pub rows_without_record: u64,
     /// Games of another tournament id (kept in the files, not counted).
     pub foreign: u64,
+    /// Records of this tournament that do not replay under their rules (edited or
+    /// damaged): how many, and the first with the reason.
+    pub unplayable: u64,
+    pub first_unplayable: Option<String>,
 }
 
 impl Repaired {
@@ -66,6 +71,14 @@ impl Repaired {
             v.push(format!(
                 "{} line(s) of games.jsonl are not game records (left in place, ignored)",
                 self.unreadable_records
+            ));
+        }
+        if let Some(first) = &self.first_unplayable {
+            v.push(format!(
+                "{} game(s) of games.jsonl do not replay under their rules, so the file was \
+                 edited or damaged (the first: {first}); they count as recorded, but `kalaha \
+                 show` and `kalaha analyze` refuse them",
+                self.unplayable
             ));
         }
         if self.foreign > 0 {
@@ -105,6 +118,12 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
         }
         kept_lines.extend_from_slice(line);
         if belongs_to(&rec.game, id) {
+            if let Err(e) = rec.replay() {
+                r.unplayable += 1;
+                if r.first_unplayable.is_none() {
+                    r.first_unplayable = Some(format!("game {}: {e}", clean_text(&rec.game)));
+                }
+            }
             records.push(rec);
         } else {
             r.foreign += 1;
@@ -353,6 +372,32 @@ mod tests {
         assert_eq!(r.done.len(), 2);
         assert_eq!(ids(dir.path()), ["t-1", "t-2", "other-9"]);
         assert_eq!(r.notes().len(), 3, "{:?}", r.notes());
+    }
+
+    /// A record edited so that it no longer replays is reported on resume (it still
+    /// counts as recorded).
+    #[test]
+    fn an_edited_record_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &[1, 2]);
+        let path = dir.path().join(GAMES_JSONL);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        lines[1]["north_score"] = serde_json::json!(lines[1]["north_score"].as_u64().unwrap() - 2);
+        let edited: String = lines.iter().map(|v| format!("{v}\n")).collect();
+        std::fs::write(&path, edited).unwrap();
+        let r = repair(dir.path(), "t").unwrap();
+        assert_eq!(r.unplayable, 1);
+        assert_eq!(r.done.len(), 2);
+        let notes = r.notes().join("\n");
+        assert!(
+            notes.contains("1 game(s) of games.jsonl do not replay"),
+            "{notes}"
+        );
+        assert!(notes.contains("game t-2: its sowings end"), "{notes}");
     }
 
     #[test]

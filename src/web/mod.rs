@@ -191,7 +191,7 @@ mod tests {
         // A game written twice counts once; an edited game that does not replay counts in
         // the standings but is not offered for a replay.
         let mut edited: serde_json::Value = serde_json::from_str(&line(4)).unwrap();
-        edited["south_score"] = serde_json::json!(edited["south_score"].as_u64().unwrap() + 1);
+        edited["north_score"] = serde_json::json!(edited["north_score"].as_u64().unwrap() - 1);
         text.push_str(&line(2));
         text.push_str(&format!("{edited}\n"));
         std::fs::write(&path, &text).unwrap();

@@ -115,7 +115,7 @@ fn the_next_game_starts_when_the_page_asks() {
     let text = v["boards"][0]["result"]["text"].as_str().unwrap();
     assert_eq!(
         text,
-        "human (south) 1 – 0 <b>bot</b> (north): <b>bot</b> wins (human lost by timeout: \
+        "human (south) 12 – 36 <b>bot</b> (north): <b>bot</b> wins (human lost by timeout: \
          no move within 1s\\u{1b}[2J)"
     );
     assert_eq!(v["recent"][0]["game"], "g-1");
