@@ -86,7 +86,6 @@ pub fn run(args: Args) -> CliResult {
         threads,
         hash_mb: args.hash_mb,
     };
-    let table = obtain(&rules, &args.tables, threads)?.map(Arc::new);
     let to_stdout = args.out.as_os_str() == "-";
     // Openings are kept in FILE.partial as they are found, so an interrupted search keeps
     // them; the file takes its name once all are found.
@@ -95,6 +94,17 @@ pub fn run(args: Args) -> CliResult {
         name.push(".partial");
         PathBuf::from(name)
     });
+    if let Some(p) = &partial {
+        // Where the openings go is checked now, not after minutes of solving.
+        if args.out.is_dir() {
+            return Err(CliError::input_msg(format!(
+                "--out {} is a folder: give a file name",
+                args.out.display()
+            )));
+        }
+        write_atomically(p, &openings_text(rules, &spec, &[])).map_err(CliError::input_msg)?;
+    }
+    let table = obtain(&rules, &args.tables, threads)?.map(Arc::new);
     let plain = !std::io::stderr().is_terminal();
     if plain {
         eprintln!(
@@ -147,7 +157,9 @@ pub fn run(args: Args) -> CliResult {
     match &partial {
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
         Some(partial) => {
-            write_atomically(&args.out, &text).map_err(CliError::input_msg)?;
+            write_atomically(&args.out, &text).map_err(|e| {
+                CliError::input_msg(format!("{e}; the openings are in {}", partial.display()))
+            })?;
             let _ = std::fs::remove_file(partial);
             println!(
                 "{} openings of {} sowings, exact value for south within ±{}, in {}",
@@ -169,5 +181,8 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
     let tmp = PathBuf::from(tmp);
     std::fs::write(&tmp, text)
         .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("failed to write {}: {e}", path.display()))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("failed to write {}: {e}", path.display())
+        })
 }

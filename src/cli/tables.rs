@@ -369,6 +369,17 @@ fn info(args: InfoArgs) -> CliResult {
         )?;
     }
     writeln!(out, "{} tables, {}", files.len(), mib(total))?;
+    let unfinished = store.unfinished()?;
+    if !unfinished.is_empty() {
+        writeln!(
+            out,
+            "{} unfinished file{} of a build that was stopped while saving ({}): the next \
+             build deletes them, and so does `kalaha tables clear`",
+            unfinished.len(),
+            if unfinished.len() == 1 { "" } else { "s" },
+            mib(unfinished.iter().map(|(_, size)| size).sum())
+        )?;
+    }
     Ok(if bad > 0 { 1 } else { 0 })
 }
 

@@ -42,11 +42,12 @@ const MAGIC: &str = "kalaha endgame table";
 /// Why a table could not be read, written or found.
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
-    #[error("failed to {action} {}: {source}", path.display())]
+    // `error`, not `source`: the message holds it, so an error chain must not repeat it.
+    #[error("failed to {action} {}: {error}", path.display())]
     Io {
         action: &'static str,
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error(
         "endgame table {} is damaged ({reason}); delete it or run `kalaha tables build` to rebuild it",
@@ -65,10 +66,10 @@ pub enum TableError {
 
 fn io_err(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> TableError {
     let path = path.to_path_buf();
-    move |source| TableError::Io {
+    move |error| TableError::Io {
         action,
         path,
-        source,
+        error,
     }
 }
 
@@ -429,6 +430,49 @@ impl TableStore {
         Ok(EndgameTable::from_bytes(rules, k, Bytes::Mapped(mapping)))
     }
 
+    /// Makes sure a table can be saved here before minutes of building: the folder exists
+    /// (or is made) and takes a file. Files of saves that were killed halfway (their
+    /// process is gone) are deleted.
+    fn prepare_folder(&self) -> Result<(), TableError> {
+        std::fs::create_dir_all(&self.dir).map_err(io_err("create the folder", &self.dir))?;
+        let probe = self.dir.join(format!(".probe.{}.tmp", std::process::id()));
+        std::fs::write(&probe, b"").map_err(io_err("write a file in the folder", &self.dir))?;
+        let _ = std::fs::remove_file(&probe);
+        for (path, _) in self.unfinished()? {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(())
+    }
+
+    /// Files (and their sizes) of table saves that were killed halfway: `.NAME.PID.tmp`
+    /// whose process no longer runs (on Linux; elsewhere none are reported).
+    pub fn unfinished(&self) -> Result<Vec<(PathBuf, u64)>, TableError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err("read the folder", &self.dir)(e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix(".endgame-")
+                .and_then(|n| n.strip_suffix(".tmp"))
+                .and_then(|n| n.rsplit('.').next())
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let gone = cfg!(target_os = "linux")
+                && pid != std::process::id()
+                && !Path::new(&format!("/proc/{pid}")).exists();
+            if gone {
+                out.push((entry.path(), entry.metadata().map_or(0, |m| m.len())));
+            }
+        }
+        Ok(out)
+    }
+
     /// Writes a table (to a temporary file in the folder, renamed into place) and returns
     /// its path.
     pub fn save(&self, table: &EndgameTable) -> Result<PathBuf, TableError> {
@@ -511,6 +555,7 @@ impl TableStore {
             }
         }
         let entries = table_len(rules, k).ok_or(TableError::TooLarge { rules, k })?;
+        self.prepare_folder()?;
         events(TableEvent::Building { rules, k, entries });
         let table = EndgameTable::build(
             rules,
@@ -637,6 +682,58 @@ mod tests {
         }
         assert_eq!(parse_file_name("endgame-p6-owner-k023.tbl"), None);
         assert_eq!(parse_file_name("endgame-p6-sideways-k3.tbl"), None);
+    }
+
+    /// The folder is checked before a build; the file of a save killed halfway is
+    /// reported, and deleted by the next build.
+    #[test]
+    fn a_bad_folder_fails_before_building_and_unfinished_saves_are_cleaned() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a file");
+        std::fs::write(&file, "").unwrap();
+        let stop = AtomicBool::new(false);
+        let built = AtomicBool::new(false);
+        let store = TableStore::new(file.join("tables"));
+        let e = store
+            .open_or_build(
+                small(),
+                8,
+                1,
+                &|e| {
+                    if matches!(e, TableEvent::Building { .. }) {
+                        built.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                },
+                &stop,
+            )
+            .unwrap_err();
+        assert!(
+            !built.load(std::sync::atomic::Ordering::Relaxed),
+            "built before checking the folder"
+        );
+        let text = e.to_string();
+        assert!(text.contains("failed to create the folder"), "{text}");
+        // The message holds the OS error once, and the error has no source to repeat it.
+        assert!(std::error::Error::source(&e).is_none());
+
+        let store = TableStore::new(dir.path().join("t"));
+        std::fs::create_dir_all(store.dir()).unwrap();
+        // No process has this id (above any pid_max).
+        let stale = store
+            .dir()
+            .join(".endgame-p3-empty_side-ec-k8.tbl.999999999.tmp");
+        std::fs::write(&stale, [0u8; 100]).unwrap();
+        let mine = store.dir().join(format!(
+            ".endgame-p3-empty_side-ec-k9.tbl.{}.tmp",
+            std::process::id()
+        ));
+        std::fs::write(&mine, [0u8; 10]).unwrap();
+        if cfg!(target_os = "linux") {
+            assert_eq!(store.unfinished().unwrap(), [(stale.clone(), 100)]);
+            store.open_or_build(small(), 8, 1, &|_| {}, &stop).unwrap();
+            assert!(!stale.exists() && mine.exists());
+            assert!(store.unfinished().unwrap().is_empty());
+        }
     }
 
     #[test]
