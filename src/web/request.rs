@@ -85,8 +85,10 @@ pub async fn read_request(stream: &mut TcpStream) -> Result<Option<Request>, Ref
     }
     let length = match request.header("content-length") {
         None => 0,
+        Some(v) if !v.bytes().all(|b| b.is_ascii_digit()) || v.is_empty() => {
+            return Err((400, "Content-Length is not a number".to_string()));
+        }
         Some(v) => v
-            .trim()
             .parse::<usize>()
             .map_err(|_| (400, "Content-Length is not a number".to_string()))?,
     };
@@ -109,10 +111,13 @@ pub async fn read_request(stream: &mut TcpStream) -> Result<Option<Request>, Ref
 
 /// The length of the head (up to and including the blank line), once it is complete.
 fn head_end(buf: &[u8]) -> Option<usize> {
-    buf.windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|i| i + 4)
-        .or_else(|| buf.windows(2).position(|w| w == b"\n\n").map(|i| i + 2))
+    // The first blank line, whether its lines end in CRLF or LF alone.
+    let crlf = buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4);
+    let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| i + 2);
+    match (crlf, lf) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Parses a request head. Errors are a status and the reason.
@@ -240,6 +245,9 @@ mod tests {
             assert_eq!(e.0, 400, "{:?}: {e:?}", String::from_utf8_lossy(twice));
             assert!(e.1.contains("twice"), "{e:?}");
         }
+        // An LF-only head ends at its first blank line, whatever its body holds.
+        assert_eq!(head_end(b"GET / HTTP/1.1\nA: b\n\nx\r\n\r\ny"), Some(21));
+        assert_eq!(head_end(b"GET / HTTP/1.1\r\n\r\nx\n\n"), Some(18));
         // Headers the server does not read may repeat.
         assert!(parse_head(b"GET / HTTP/1.1\r\nAccept: a\r\nAccept: b\r\n\r\n").is_ok());
         let many: String = (0..70).map(|i| format!("h{i}: v\r\n")).collect();
