@@ -133,6 +133,8 @@ pub fn run(args: Args) -> CliResult {
     let bar = progress_bar(&csvs);
     // Files of which no game counts, and why.
     let mut empty: Vec<String> = Vec::new();
+    // The rules of the runs read, each with the first file under them.
+    let mut boards: Vec<(String, PathBuf)> = Vec::new();
     for (k, csv) in csvs.iter().enumerate() {
         if csvs.len() > 1 {
             bar.set_message(format!("reading {}/{}", k + 1, csvs.len()));
@@ -157,6 +159,11 @@ pub fn run(args: Args) -> CliResult {
         }
         summary.add(read);
         if let Some(section) = csv.parent().and_then(report::read_settings) {
+            if let Some(rules) = section.rules_text()
+                && !boards.iter().any(|(r, _)| *r == rules)
+            {
+                boards.push((rules, csv.clone()));
+            }
             report::merge_settings(&mut settings, section);
         }
     }
@@ -170,6 +177,20 @@ pub fn run(args: Args) -> CliResult {
     }
     for e in &empty {
         bar.suspend(|| eprintln!("warning: {e}"));
+    }
+    if boards.len() > 1 {
+        let list: Vec<String> = boards
+            .iter()
+            .map(|(rules, csv)| format!("{rules} ({})", csv.display()))
+            .collect();
+        bar.suspend(|| {
+            eprintln!(
+                "warning: the runs were played under {} different rules: {}. One rating \
+                 pools them; rate the runs of each rules apart to compare engines on one game",
+                boards.len(),
+                list.join("; ")
+            )
+        });
     }
     if !bar.is_hidden()
         && let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})")

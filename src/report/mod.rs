@@ -184,6 +184,12 @@ pub(crate) fn safe(s: &str) -> std::borrow::Cow<'_, str> {
 /// Formats a number with `decimals` places; empty if it is not finite.
 pub(crate) fn num(x: f64, decimals: usize) -> String {
     if x.is_finite() {
+        // Never `-0.00`: a value that rounds to zero is written `0.00`.
+        let x = if (x * 10f64.powi(decimals as i32)).round() == 0.0 {
+            0.0
+        } else {
+            x
+        };
         format!("{x:.decimals$}")
     } else {
         String::new()

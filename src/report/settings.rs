@@ -27,6 +27,27 @@ pub struct SettingsGroup {
     pub entries: Vec<(String, String)>,
 }
 
+impl SettingsSection {
+    /// The rules of the run in words (`6 pits a side, 4 seeds a pit, ...`), if known.
+    pub fn rules_text(&self) -> Option<String> {
+        let rules = self.groups.iter().find(|g| g.name == "Rules")?;
+        let words: Vec<String> = rules
+            .entries
+            .iter()
+            .map(|(label, v)| match label.as_str() {
+                "Board" | "Rules" => v.clone(),
+                // `no: a last seed ...` is `empty capture no`.
+                _ => format!(
+                    "{} {}",
+                    label.to_lowercase(),
+                    v.split(':').next().unwrap_or(v)
+                ),
+            })
+            .collect();
+        (!words.is_empty()).then(|| words.join(", "))
+    }
+}
+
 /// One engine as the configuration (and its `hello`) describe it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EngineInfo {
@@ -504,9 +525,7 @@ fn engines(value: Option<toml::Value>, default_tc: Option<&str>) -> Vec<EngineIn
         .map(|(i, t)| {
             let program = match (string(t, "builtin"), string(t, "cmd")) {
                 (Some(b), _) => Some(format!("built-in {b}")),
-                (None, Some(cmd)) => Path::new(&cmd)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned()),
+                (None, Some(cmd)) => Some(program_words(&cmd, t.get("args"))),
                 (None, None) => None,
             };
             let own_tc = string(t, "tc").filter(|tc| Some(tc.as_str()) != default_tc);
@@ -527,6 +546,33 @@ fn engines(value: Option<toml::Value>, default_tc: Option<&str>) -> Vec<EngineIn
             }
         })
         .collect()
+}
+
+/// A program as the leaderboard names it: its file name and its first arguments, each path
+/// by its file name only (`python3 mine.py`, never a folder of the machine that ran it).
+fn program_words(cmd: &str, args: Option<&toml::Value>) -> String {
+    const MAX_ARGS: usize = 3;
+    let file_name = |p: &str| {
+        Path::new(p)
+            .file_name()
+            .map_or_else(|| p.to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    let mut words = vec![file_name(cmd)];
+    let args: Vec<&str> = args
+        .and_then(toml::Value::as_array)
+        .map(|a| a.iter().filter_map(toml::Value::as_str).collect())
+        .unwrap_or_default();
+    words.extend(args.iter().take(MAX_ARGS).map(|a| {
+        if a.contains('/') {
+            file_name(a)
+        } else {
+            a.to_string()
+        }
+    }));
+    if args.len() > MAX_ARGS {
+        words.push("…".to_string());
+    }
+    crate::referee::truncate(&words.join(" "), 80)
 }
 
 #[cfg(test)]
@@ -569,7 +615,8 @@ command = "/home/someone/kalaha engine random"
 
 [[engine]]
 name = "mine"
-cmd = "/home/someone/bots/mine.py"
+cmd = "/usr/bin/python3"
+args = ["/home/someone/bots/mine.py", "--depth", "3", "--quiet"]
 dir = "/home/someone/bots"
 options = { depth = 3 }
 "#;
@@ -613,7 +660,10 @@ options = { depth = 3 }
         assert_eq!(greedy.version.as_deref(), Some("2.1"));
         assert_eq!(greedy.author.as_deref(), Some("Ada"));
         assert_eq!(greedy.program.as_deref(), Some("built-in greedy"));
-        assert_eq!(s.engines[2].program.as_deref(), Some("mine.py"));
+        assert_eq!(
+            s.engines[2].program.as_deref(),
+            Some("python3 mine.py --depth 3 …")
+        );
         assert_eq!(s.engines[2].options, ["depth=3"]);
         // No local path anywhere, no raw snake_case key of a known setting.
         let all = format!("{s:?}");

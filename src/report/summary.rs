@@ -41,9 +41,14 @@ fn format_summary(first: &str, second: &str, t: &PairingTally) -> String {
     } else {
         pm(nelo, 1)
     };
+    let elo = t.elo();
+    let elo = if elo.error.is_finite() {
+        format!("{} (95%)", pm(elo, 1))
+    } else {
+        format!("{} (no interval: no spread in the results)", pm(elo, 1))
+    };
     o.push_str(&format!(
-        "\nElo difference: {} (95%), nElo: {nelo} (from {})",
-        pm(t.elo(), 1),
+        "\nElo difference: {elo}, nElo: {nelo} (from {})",
         if t.by_pairs() { "game pairs" } else { "games" }
     ));
     o.push_str(&format!(

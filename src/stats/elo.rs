@@ -108,11 +108,17 @@ fn elo_of(points: &[(f64, f64)]) -> Estimate {
         };
     }
     let half = z95() * (var / n).sqrt();
-    let lo = score_to_elo(mean - half);
-    let hi = score_to_elo(mean + half);
+    let error = if mean - half > 0.0 && mean + half < 1.0 {
+        (score_to_elo(mean + half) - score_to_elo(mean - half)) / 2.0
+    } else {
+        // The score's interval reaches 0 or 1, where Elo is infinite (say 17 wins, a draw
+        // and 2 losses in 20 games): the half-width through the slope of the Elo curve at
+        // the score instead (the delta method), finite for any score strictly inside.
+        half * 400.0 / std::f64::consts::LN_10 / (mean * (1.0 - mean))
+    };
     Estimate {
         value: score_to_elo(mean),
-        error: (hi - lo) / 2.0,
+        error,
     }
 }
 
@@ -381,6 +387,27 @@ mod tests {
         // As fastchess computes it: (1 - erf(-(s - ½)/√(2σ²/pairs)))/2.
         assert_eq!(r2(p.los() * 100.0), 100.0);
         assert!((p.los() - 0.999_970_39).abs() < 1e-8, "{}", p.los());
+    }
+
+    /// A lopsided result whose score interval reaches 1 (17-1-2) still has a finite error,
+    /// wider than a closer one's (14-2-4); one near the middle keeps the exact form.
+    #[test]
+    fn an_interval_reaching_a_clean_sweep_still_has_an_error() {
+        let lopsided = Wdl::new(17, 1, 2).elo();
+        let closer = Wdl::new(14, 2, 4).elo();
+        assert!(
+            lopsided.error.is_finite() && lopsided.error > closer.error,
+            "{lopsided:?}"
+        );
+        assert!((lopsided.value - 338.0).abs() < 1.0, "{lopsided:?}");
+        let pair = Pentanomial([1, 0, 0, 0, 1]).elo();
+        assert!(
+            pair.value.abs() < 1e-9 && pair.error.is_finite(),
+            "{pair:?}"
+        );
+        // Flipped, the same width.
+        let flipped = Wdl::new(2, 1, 17).elo();
+        assert!((flipped.error - lopsided.error).abs() < 1e-9);
     }
 
     #[test]

@@ -228,8 +228,14 @@ impl Tally {
         let south = self.engine(row.south);
         let north = self.engine(row.north);
         let south_hp = row.result.half_points(Side::South);
+        // Margins come from games that ended on the board: the stores at a fault say
+        // nothing of the play (the winner may even be behind).
+        let ended_on_board = matches!(
+            row.termination,
+            Termination::Normal | Termination::Adjudicated
+        );
         let margin = match (row.south_score, row.north_score) {
-            (Some(s), Some(n)) => Some(f64::from(s) - f64::from(n)),
+            (Some(s), Some(n)) if ended_on_board => Some(f64::from(s) - f64::from(n)),
             _ => None,
         };
 
@@ -423,8 +429,10 @@ mod tests {
         assert_eq!(t.pairing(b, a).unwrap().penta, Pentanomial([0, 1, 0, 0, 0]));
         assert_eq!(t.engines()[a].faults.count(FaultKind::Timeout), 1);
         assert_eq!(t.engines()[b].faults.total(), 0);
-        // margins: +10, 0, -10, -10, +10 from a's view
-        assert_eq!(ab.margin.estimate().value, 0.0);
+        // margins from a's view: +10, 0, -10, +10; none from the game lost by a fault
+        assert_eq!(ab.margin.n, 4);
+        assert_eq!(ab.margin.estimate().value, 2.5);
+        assert_eq!(t.engines()[a].margin.n, 4);
         let s = t.standings(None).unwrap();
         assert_eq!(s.rows.len(), 2);
         assert_eq!(s.h2h_rows().count(), 2);

@@ -250,7 +250,7 @@ impl View for LiveDisplay {
             }
             Event::GameInterrupted { id } => {
                 if self.mode == DisplayMode::Lines {
-                    self.say(&format!("game {id}: interrupted"))?;
+                    self.say(&format!("game {id}: stopped before its end, not recorded"))?;
                 }
             }
         }

@@ -592,7 +592,12 @@ fn a_match_ends_with_the_elo_difference_los_and_pentanomial_counts() {
         .unwrap_or_else(|| panic!("no match summary:\n{}", describe(&o)));
     let summary: Vec<&str> = stdout[at..].lines().take(5).collect();
     assert!(summary[1].starts_with("Elo difference: "), "{stdout}");
-    assert!(summary[1].contains(" (95%), nElo: "), "{stdout}");
+    // An interval, or (a clean sweep) the reason there is none; never a dangling label.
+    assert!(
+        summary[1].contains(" (95%), nElo: ")
+            || summary[1].contains(" (no interval: no spread in the results), nElo: "),
+        "{stdout}"
+    );
     assert!(
         summary[2].starts_with("LOS: ") && summary[2].contains("draw ratio: "),
         "{stdout}"
@@ -611,4 +616,37 @@ fn a_match_ends_with_the_elo_difference_los_and_pentanomial_counts() {
     let cells: Vec<&str> = row.split(',').collect();
     let penta = format!("[{}]", cells[11..16].join(", "));
     assert!(summary[4].ends_with(&penta), "{} vs {row}", summary[4]);
+}
+
+/// Runs under different rules pooled into one rating are rated, with a warning that
+/// names the rules of each.
+#[test]
+fn pooling_runs_of_different_boards_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut folders = Vec::new();
+    for pits in ["3", "4"] {
+        let out = dir.path().join(format!("p{pits}"));
+        let args: Vec<String> = [
+            "match", "--engine", "first", "--engine", "random", "--pits", pits, "--seeds", "2",
+            "--games", "2", "--quiet", "--out",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain([out.display().to_string()])
+        .collect();
+        let o = run_kalaha(&args);
+        assert!(o.status.success(), "{}", describe(&o));
+        folders.push(out);
+    }
+    let o = ratings(&folders, &dir.path().join("board"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("under 2 different rules"), "{err}");
+    assert!(
+        err.contains("3 pits a side") && err.contains("4 pits a side"),
+        "{err}"
+    );
+    // One board: no warning.
+    let o = ratings(&folders[..1], &dir.path().join("one"), &[]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("different rules"));
 }
