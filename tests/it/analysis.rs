@@ -333,7 +333,13 @@ fn edited_and_repeated_games_are_reported_not_analysed_or_shown() {
     let mut edited: serde_json::Value = serde_json::from_str(first).unwrap();
     edited["game"] = "e-3".into();
     edited["number"] = 3.into();
-    edited["south_score"] = (edited["south_score"].as_u64().unwrap() + 1).into();
+    // One seed fewer in a store: within the seeds of the game, but not what was played.
+    let store = if edited["south_score"].as_u64().unwrap() > 0 {
+        "south_score"
+    } else {
+        "north_score"
+    };
+    edited[store] = (edited[store].as_u64().unwrap() - 1).into();
     std::fs::write(&path, format!("{original}{first}\nnot a game\n{edited}\n")).unwrap();
 
     let analysed = kalaha(&["analyze", o]);
@@ -361,6 +367,37 @@ fn edited_and_repeated_games_are_reported_not_analysed_or_shown() {
     let err = String::from_utf8_lossy(&shown.stderr);
     assert!(err.contains("does not replay under its rules"), "{err}");
     assert!(kalaha(&["show", o, "e-1"]).status.success());
+    // A game that is not there, in a file with a line that is not a game: both said.
+    let missing = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(["show", o, "e-9"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.contains("no game \"e-9\"") && err.contains("1 of its lines are not game records"),
+        "{err}"
+    );
+}
+
+/// Where the openings go is checked before any solving: a folder, or a file in a folder
+/// that does not exist, is refused at once and leaves nothing behind.
+#[test]
+fn a_bad_openings_file_is_refused_before_the_search() {
+    let dir = tempfile::tempdir().unwrap();
+    for out in [dir.path().to_path_buf(), dir.path().join("no/such/x.txt")] {
+        let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+            .args(["openings", "--pits", "4", "--seeds", "3", "--plies", "2"])
+            .args(["--count", "3", "--max-value", "3", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("found"), "searched first: {err}");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// A search that cannot find as many openings as asked keeps those it found in
