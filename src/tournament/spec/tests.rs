@@ -1,0 +1,165 @@
+use super::*;
+
+#[test]
+fn parses_cutechess_style_specs() {
+    let s = EngineSpec::parse(&[
+        "cmd=/bin/sh",
+        "name=shell",
+        "arg=-c",
+        "arg=exit 0",
+        "option.depth=8",
+        "env.RUST_LOG=debug",
+        "tc=10s+100ms",
+    ])
+    .unwrap();
+    assert_eq!(s.name.as_deref(), Some("shell"));
+    assert_eq!(s.args, ["-c", "exit 0"]);
+    assert_eq!(s.options["depth"], OptionValue::Text("8".into()));
+    assert_eq!(s.env["RUST_LOG"], "debug");
+    assert_eq!(s.tc, Some("10s+100ms".parse().unwrap()));
+    let r = s.resolve().unwrap();
+    assert_eq!(r.program, PathBuf::from("/bin/sh"));
+    assert_eq!(r.options, [("depth".to_string(), "8".to_string())]);
+
+    assert_eq!(
+        EngineSpec::parse(&["bogus=1"]),
+        Err(SpecError::UnknownKey("bogus".into()))
+    );
+    assert!(matches!(
+        EngineSpec::parse(&["tc=soon"]),
+        Err(SpecError::BadValue { .. })
+    ));
+    assert!(matches!(
+        EngineSpec::parse(&["cmd"]),
+        Err(SpecError::NotKeyValue(_))
+    ));
+    assert_eq!(
+        EngineSpec::parse(&["hard", "name=h"]),
+        EngineSpec::parse(&["builtin=hard", "name=h"])
+    );
+    assert!(matches!(
+        EngineSpec::parse(&["cmd=./x", "hard"]),
+        Err(SpecError::NotKeyValue(_))
+    ));
+}
+
+#[test]
+fn a_quoted_spec_is_split_at_its_keys() {
+    let s = EngineSpec::parse(&["cmd=/bin/sh arg=-c  arg=exit 0 name=x", "option.d=1"]).unwrap();
+    assert_eq!(s.cmd, Some(PathBuf::from("/bin/sh")));
+    assert_eq!(s.args, ["-c", "exit 0"]);
+    assert_eq!(s.name.as_deref(), Some("x"));
+    assert_eq!(s.options["d"], OptionValue::Text("1".into()));
+    // Values with spaces stay whole, also a value that looks like key=value.
+    let s = EngineSpec::parse(&["arg=a b", "arg=x y=z", "env.A=1 2 option.=3"]).unwrap();
+    assert_eq!(s.args, ["a b", "x y=z"]);
+    assert_eq!(s.env["A"], "1 2 option.=3");
+    let s = EngineSpec::parse(&["cmd=x env.PATH_X=/a b option.style=sharp"]).unwrap();
+    assert_eq!(s.env["PATH_X"], "/a b");
+    assert_eq!(s.options["style"], OptionValue::Text("sharp".into()));
+}
+
+#[test]
+fn builtins_run_this_executable() {
+    let r = EngineSpec::parse(&["builtin=hard", "option.depth=3"])
+        .unwrap()
+        .resolve()
+        .unwrap();
+    assert_eq!(r.name, "hard");
+    assert_eq!(r.program, std::env::current_exe().unwrap());
+    assert_eq!(r.args, ["engine", "hard"]);
+}
+
+#[test]
+fn missing_and_non_executable_programs_are_refused() {
+    let e = EngineSpec::parse(&["cmd=/no/such/engine"])
+        .unwrap()
+        .resolve()
+        .unwrap_err();
+    assert!(e.to_string().contains("does not exist"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("engine.txt");
+    std::fs::write(&f, "not a program").unwrap();
+    let e = EngineSpec::parse(&[format!("cmd={}", f.display())])
+        .unwrap()
+        .resolve()
+        .unwrap_err();
+    assert!(e.to_string().contains("not executable"), "{e}");
+    let e = EngineSpec::parse(&["cmd=surely-no-such-program-here"])
+        .unwrap()
+        .resolve()
+        .unwrap_err();
+    assert!(e.to_string().contains("PATH"), "{e}");
+    assert_eq!(EngineSpec::default().resolve(), Err(SpecError::NoCommand));
+    // `sh` is found in PATH.
+    assert!(EngineSpec::parse(&["cmd=sh"]).unwrap().resolve().is_ok());
+}
+
+#[test]
+fn each_applies_to_every_engine_without_overriding() {
+    let each = EngineSpec::parse(&["option.depth=4", "tc=50ms", "arg=--quiet"]).unwrap();
+    let e = EngineSpec::parse(&["builtin=hard", "option.depth=6"])
+        .unwrap()
+        .with_defaults(&each);
+    assert_eq!(e.options["depth"], OptionValue::Text("6".into()));
+    assert_eq!(e.tc, Some("50ms".parse().unwrap()));
+    assert_eq!(e.args, ["--quiet"]);
+}
+
+#[test]
+fn repeated_names_are_numbered_and_chosen_names_win() {
+    use NameSource::{Given, Hello, User};
+    let mut names = vec!["first".to_string(), "first".into(), "hard".into()];
+    dedupe_names(&mut names, &[Given, Given, Given]).unwrap();
+    assert_eq!(names, ["first", "first-2", "hard"]);
+    let mut names = vec!["a".to_string(), "a".into()];
+    assert!(dedupe_names(&mut names, &[User, User]).is_err());
+    // An engine that calls itself like another cannot take that name.
+    let mut names = vec!["champion".to_string(), "champion".into(), "hard".into()];
+    dedupe_names(&mut names, &[Hello, User, Hello]).unwrap();
+    assert_eq!(names, ["champion-2", "champion", "hard"]);
+    let mut names = vec!["hard".to_string(), "hard".into()];
+    dedupe_names(&mut names, &[Hello, Given]).unwrap();
+    assert_eq!(names, ["hard-2", "hard"]);
+}
+
+#[test]
+fn protocol_kgp_is_a_key_and_a_toml_field() {
+    let s = EngineSpec::parse(&["cmd=sh", "protocol=kgp", "arg=agent.py"]).unwrap();
+    assert_eq!(s.protocol, Some(EngineProtocol::Kgp));
+    assert_eq!(s.resolve().unwrap().protocol, EngineProtocol::Kgp);
+    let text = toml::to_string(&s).unwrap();
+    assert!(text.contains("protocol = \"kgp\""), "{text}");
+    assert_eq!(toml::from_str::<EngineSpec>(&text).unwrap(), s);
+    // The default is kalaha, and is not written.
+    let k = EngineSpec::parse(&["cmd=sh"]).unwrap();
+    assert_eq!(k.resolve().unwrap().protocol, EngineProtocol::Kalaha);
+    assert!(!toml::to_string(&k).unwrap().contains("protocol"));
+    // --each protocol=kgp applies where an engine says nothing.
+    let each = EngineSpec::parse(&["protocol=kgp"]).unwrap();
+    assert_eq!(k.with_defaults(&each).protocol, Some(EngineProtocol::Kgp));
+    let e = EngineSpec::parse(&["protocol=uci"]).unwrap_err();
+    assert!(e.to_string().contains("kalaha or kgp"), "{e}");
+    let e = EngineSpec::parse(&["builtin=hard", "protocol=kgp"])
+        .unwrap()
+        .resolve()
+        .unwrap_err();
+    assert!(e.to_string().contains("kalaha protocol"), "{e}");
+    let e = EngineSpec::parse(&["cmd=sh", "protocol=kgp", "option.depth=3"])
+        .unwrap()
+        .resolve()
+        .unwrap_err();
+    assert!(e.to_string().contains("no options"), "{e}");
+}
+
+#[test]
+fn specs_round_trip_through_toml() {
+    let s = EngineSpec::parse(&["builtin=hard", "name=h", "option.depth=6", "tc=1s+10ms"]).unwrap();
+    let text = toml::to_string(&s).unwrap();
+    let back: EngineSpec = toml::from_str(&text).unwrap();
+    assert_eq!(back, s);
+    let typed: EngineSpec =
+        toml::from_str("builtin = \"hard\"\noptions = { depth = 6, ponder = false }\n").unwrap();
+    assert_eq!(typed.options["depth"], OptionValue::Int(6));
+    assert_eq!(typed.options["ponder"].text(), "false");
+}
