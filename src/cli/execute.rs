@@ -75,6 +75,8 @@ pub fn execute(
         concurrency: flags.concurrency,
         debug: flags.debug,
     };
+    // Refused now, before the header says the run starts.
+    crate::tournament::check_out_folder(&out, resume).map_err(CliError::input)?;
     let mode = DisplayMode::detect(flags.quiet);
     if mode != DisplayMode::Quiet {
         let what = match (kind, config.schedule.kind) {

@@ -107,6 +107,7 @@ fn new_test(args: &Args) -> Result<NewTest, CliError> {
         Some(out) => out.clone(),
         None => crate::tournament::claim_default_out_dir("sprt-")?,
     };
+    crate::tournament::check_out_folder(&out, false).map_err(CliError::input)?;
     std::fs::create_dir_all(&out)?;
     if out.join("games.csv").exists() {
         return Err(CliError::input_msg(format!(

@@ -176,8 +176,10 @@ fn save_config(dir: &Path, config: &TournamentConfig) -> io::Result<()> {
 
 /// Creates (if needed) and locks the results folder, refusing one that holds another
 /// tournament when not resuming.
-fn claim_folder(options: &RunOptions) -> Result<FolderLock, TournamentError> {
-    let out = &options.out;
+/// Whether `out` can take a run's results, before anything is printed or written: not a
+/// file; a folder of other files (say `--out .` or a documents folder) is refused rather
+/// than filled with results files; a folder with a tournament only with `resume`.
+pub fn check_out_folder(out: &Path, resume: bool) -> Result<(), TournamentError> {
     let input = |what: String| TournamentError::Input(what);
     if out.exists() && !out.is_dir() {
         return Err(input(format!(
@@ -185,6 +187,40 @@ fn claim_folder(options: &RunOptions) -> Result<FolderLock, TournamentError> {
             out.display()
         )));
     }
+    let holds = |name: &str| out.join(name).exists();
+    if holds(".lock") {
+        // Another run may hold it: taking the lock says which (and re-checks the rest).
+        return Ok(());
+    }
+    let holds_games = holds(results::GAMES_CSV) || holds(results::GAMES_JSONL);
+    if !resume && holds_games {
+        return Err(input(format!(
+            "{} already holds a tournament: continue it with --resume {0}, or choose another --out",
+            out.display()
+        )));
+    }
+    let ours = holds_games || holds("tournament.toml") || holds("sprt.csv");
+    if !ours && let Ok(entries) = std::fs::read_dir(out) {
+        let other = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|name| name != "logs" && name != ".lock");
+        if let Some(other) = other {
+            return Err(input(format!(
+                "{} already holds other files ({}, ...) and no kalaha results: give a new or \
+                 empty folder as --out",
+                out.display(),
+                crate::record::shown_line(&other)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn claim_folder(options: &RunOptions) -> Result<FolderLock, TournamentError> {
+    let out = &options.out;
+    let input = |what: String| TournamentError::Input(what);
+    check_out_folder(out, options.resume)?;
     std::fs::create_dir_all(out.join("logs")).map_err(|e| {
         input(format!(
             "cannot create the results folder {}: {e}",

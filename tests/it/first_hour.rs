@@ -253,3 +253,38 @@ fn the_demo_takes_the_users_time_control() {
         assert!(!text(&o).contains("--tc"), "{}", text(&o));
     }
 }
+
+/// A folder of other files is not filled with results files, and the refusal comes before
+/// the header says a run starts; an empty folder is taken.
+#[test]
+fn a_folder_of_other_files_is_refused_before_the_run_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("docs")).unwrap();
+    std::fs::write(tmp.path().join("docs/notes.txt"), "mine").unwrap();
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    let run = |out: &str| {
+        run_in(
+            tmp.path(),
+            &strings(&[
+                "match", "--engine", "first", "--engine", "random", "--pits", "3", "--seeds", "2",
+                "--games", "2", "--out", out,
+            ]),
+        )
+    };
+    let o = run("docs");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("holds other files (notes.txt"),
+        "{}",
+        text(&o)
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path().join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, ["notes.txt"]);
+    let o = run("empty");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
