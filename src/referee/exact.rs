@@ -46,6 +46,16 @@ pub fn shared_table(rules: &Rules) -> Option<Arc<EndgameTable>> {
         .clone()
 }
 
+/// Whether `rules` call for a table too large to build in memory that is not in the
+/// table cache: without it, solving positions near the start takes very long.
+pub fn saved_table_missing(rules: &Rules) -> bool {
+    let tr = TableRules::of(rules);
+    let large = planned_seeds(rules, TABLE_BYTES)
+        .and_then(|k| table_len(tr, k))
+        .is_some_and(|len| len > IN_MEMORY_BYTES);
+    large && shared_table(rules).is_none()
+}
+
 thread_local! {
     static SOLVER: RefCell<Option<Solver>> = const { RefCell::new(None) };
 }

@@ -11,7 +11,7 @@ mod clock;
 mod exact;
 
 pub use clock::Clocks;
-pub use exact::{EXACT_NODES, settle, shared_table};
+pub use exact::{EXACT_NODES, saved_table_missing, settle, shared_table};
 
 use crate::record::{
     Fault, FaultKind, GameRecord, GameResult, MoveRecord, SearchInfo, SideResult, Termination,

@@ -400,6 +400,26 @@ impl ConfigFile {
             hash_mb: 128,
         };
         let table = crate::referee::shared_table(&rules);
+        if crate::referee::saved_table_missing(&rules) {
+            // Without its table the solver would try for many minutes, silently.
+            return Err(refuse(
+                "balanced_openings",
+                format!(
+                    "the solver needs the endgame table of {rules} for balanced openings, and \
+                     it is not built: build it once with `kalaha tables build --pits {} \
+                     --seeds {}{} --sweep {} --threads 2` (minutes), or write openings with \
+                     `kalaha openings ... --out FILE` and give --openings FILE",
+                    rules.pits(),
+                    rules.seeds(),
+                    if rules.empty_capture() {
+                        " --empty-capture"
+                    } else {
+                        ""
+                    },
+                    rules.sweep()
+                ),
+            ));
+        }
         let found = crate::analysis::balanced_openings(rules, spec, table, &mut |_, _| {})
             .map_err(|e| refuse("balanced_openings", e))?;
         let list = found.into_iter().map(|o| o.pits).collect();

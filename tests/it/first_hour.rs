@@ -288,3 +288,37 @@ fn a_folder_of_other_files_is_refused_before_the_run_starts() {
     let o = run("empty");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+/// Balanced openings on a board whose endgame table is not built are refused at once with
+/// the command that builds it, instead of minutes of silent solving.
+#[test]
+fn balanced_openings_without_their_table_say_how_to_build_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let o = kalaha()
+        .current_dir(tmp.path())
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .args(strings(&[
+            "match",
+            "--engine",
+            "first",
+            "--engine",
+            "random",
+            "--balanced-openings",
+            "2",
+            "--games",
+            "2",
+            "--out",
+            "out",
+        ]))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--balanced-openings")
+            && err.contains("kalaha tables build --pits 6 --seeds 4"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
