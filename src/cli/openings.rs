@@ -162,9 +162,9 @@ pub fn run(args: Args) -> CliResult {
             })?;
             let _ = std::fs::remove_file(partial);
             println!(
-                "{} openings of {} sowings, exact value for south within ±{}, in {}",
-                found.len(),
-                args.plies,
+                "{} of {}, exact value for south within ±{}, in {}",
+                crate::record::counted(found.len() as u64, "opening"),
+                crate::record::counted(u64::from(args.plies), "sowing"),
                 spec.max_value,
                 args.out.display()
             );

@@ -122,8 +122,9 @@ pub fn run(args: Args) -> CliResult {
     };
     writeln!(
         out,
-        "nodes {} time {secs:.3} s ({nps:.0} nodes/s), {threads} threads, table {}% full",
+        "nodes {} time {secs:.3} s ({nps:.0} nodes/s), {}, table {}% full",
         sol.nodes,
+        crate::record::counted(threads as u64, "thread"),
         solver.table_fill_permille() / 10
     )?;
     writeln!(out, "value {}", sol.value)?;

@@ -368,7 +368,12 @@ fn info(args: InfoArgs) -> CliResult {
             file_name(&f.path)
         )?;
     }
-    writeln!(out, "{} tables, {}", files.len(), mib(total))?;
+    writeln!(
+        out,
+        "{}, {}",
+        crate::record::counted(files.len() as u64, "table"),
+        mib(total)
+    )?;
     let unfinished = store.unfinished()?;
     if !unfinished.is_empty() {
         writeln!(

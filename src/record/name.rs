@@ -118,9 +118,26 @@ pub fn fit_width(text: &str, width: usize) -> Cow<'_, str> {
     Cow::Owned(s)
 }
 
+/// `n` and a noun, plural unless `n` is 1: `1 opening`, `2 openings` (nouns whose plural
+/// adds an `s`).
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_is_singular() {
+        assert_eq!(counted(1, "opening"), "1 opening");
+        assert_eq!(counted(0, "table"), "0 tables");
+        assert_eq!(counted(2, "thread"), "2 threads");
+    }
 
     #[test]
     fn names_are_checked() {
