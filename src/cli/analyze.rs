@@ -114,7 +114,16 @@ pub fn run(args: Args) -> CliResult {
             .expect("a rules flag was given")
             .resolve()
             .map_err(CliError::input)?;
+        let before = games.len();
         games.retain(|g| g.rules == only);
+        if games.is_empty() && before > 0 {
+            // Going on would rewrite the folder's analysis as empty.
+            return Err(CliError::input_msg(format!(
+                "none of the {before} games of {} is played under {only}: give the rules \
+                 flags of its games, or none to analyse them all",
+                dir.display()
+            )));
+        }
     }
     let tables = tables_for(&analysis::rules_of(&games), &args.tables, threads)?;
     let settings = AnalysisSettings {

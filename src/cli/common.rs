@@ -7,7 +7,7 @@ use crate::referee::Adjudication;
 use crate::rules::Sweep;
 use crate::tournament::config::{ConfigError, ConfigFile, Restart, RulesSpec, TournamentConfig};
 use crate::tournament::spec::EngineSpec;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The `--engine KEY=VALUE...` groups, one per engine (clap's derive cannot collect
 /// groups of values, so this one argument is declared by hand).
@@ -374,6 +374,20 @@ impl CommonArgs {
             analyze: self.analyze,
         }
     }
+}
+
+/// Writes `text` to `path` through a temporary file beside it, so a reader (or a crash)
+/// never sees half a file.
+pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("failed to write {}: {e}", path.display())
+        })
 }
 
 #[cfg(test)]

@@ -1,13 +1,14 @@
 //! `kalaha openings`: openings whose exact value is small, for fair game pairs.
 
 use super::analyze::parse_budget;
+use super::common::write_atomically;
 use super::tables::{TableArgs, check_threads, obtain};
 use super::{CliError, CliResult, RulesArgs};
 use crate::analysis::{OpeningsSpec, balanced_openings, openings_text};
 use crate::record::format_duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Write balanced openings: N distinct lines of K sowings from the start whose exact value
@@ -171,18 +172,4 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     Ok(0)
-}
-
-/// Writes `text` to `path` through a temporary file beside it, so a reader (or a crash)
-/// never sees half a file.
-fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("failed to write {}: {e}", path.display())
-        })
 }

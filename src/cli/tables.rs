@@ -429,12 +429,7 @@ fn book(args: BookArgs) -> CliResult {
     match &args.out {
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
         Some(path) => {
-            let tmp = path.with_extension("tmp");
-            std::fs::write(&tmp, &text)
-                .and_then(|()| std::fs::rename(&tmp, path))
-                .map_err(|e| {
-                    anyhow::anyhow!("failed to write the book to {}: {e}", path.display())
-                })?;
+            super::common::write_atomically(path, &text).map_err(CliError::input_msg)?;
             eprintln!("{} positions written to {}", book.len(), path.display());
         }
     }

@@ -158,11 +158,7 @@ impl KgpEngine {
     /// Moves this instance's log and transcript to `stem.N.log` and `stem.N.transcript`
     /// (when the agent's name is settled after its `set info:name`).
     pub fn rename_logs(&mut self, stem: &str) -> std::io::Result<()> {
-        self.process.log().rename(stem)?;
-        if let Some(t) = &mut self.transcript {
-            t.rename(stem)?;
-        }
-        Ok(())
+        crate::supervisor::rename_logs(&self.process, self.transcript.as_mut(), stem)
     }
 
     /// What the agent said about itself.

@@ -101,11 +101,7 @@ impl Engine {
     /// Moves this instance's log and transcript to `stem.N.log` and `stem.N.transcript`
     /// (when the engine's name is settled after its `hello`, so they are found under it).
     pub fn rename_logs(&mut self, stem: &str) -> std::io::Result<()> {
-        self.process.log().rename(stem)?;
-        if let Some(t) = &mut self.transcript {
-            t.rename(stem)?;
-        }
-        Ok(())
+        rename_logs(&self.process, self.transcript.as_mut(), stem)
     }
 
     /// The engine's `hello` (empty before the handshake).
@@ -542,4 +538,18 @@ impl crate::referee::Contestant for Engine {
             .await
             .map_err(|e| e.fault())
     }
+}
+
+/// Moves an engine instance's log, and its transcript if any, to `stem.N.log` and
+/// `stem.N.transcript` (for either protocol, once the engine's name is settled).
+pub fn rename_logs(
+    process: &Process,
+    transcript: Option<&mut Transcript>,
+    stem: &str,
+) -> std::io::Result<()> {
+    process.log().rename(stem)?;
+    if let Some(t) = transcript {
+        t.rename(stem)?;
+    }
+    Ok(())
 }

@@ -18,7 +18,7 @@ pub mod log;
 mod process;
 pub mod transcript;
 
-pub use engine::{Engine, EngineNote, MALFORMED};
+pub use engine::{Engine, EngineNote, MALFORMED, rename_logs};
 pub use error::{EngineError, ExitKind, Stopped};
 pub use isolate::{Isolation, ResourceLimits};
 pub use log::LogPlace;

@@ -201,16 +201,21 @@ pub fn check_out_folder(out: &Path, resume: bool) -> Result<(), TournamentError>
     }
     let ours = holds_games || holds("tournament.toml") || holds("sprt.csv");
     if !ours && let Ok(entries) = std::fs::read_dir(out) {
-        let other = entries
+        let others: Vec<String> = entries
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .find(|name| name != "logs" && name != ".lock");
-        if let Some(other) = other {
+            .filter(|name| name != "logs" && name != ".lock")
+            .collect();
+        if let Some(first) = others.first() {
+            let more = match others.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            };
             return Err(input(format!(
-                "{} already holds other files ({}, ...) and no kalaha results: give a new or \
+                "{} already holds other files ({}{more}) and no kalaha results: give a new or \
                  empty folder as --out",
                 out.display(),
-                crate::record::shown_line(&other)
+                crate::record::shown_line(first)
             )));
         }
     }

@@ -353,12 +353,21 @@ fn edited_and_repeated_games_are_reported_not_analysed_or_shown() {
         err.contains("not analysed: game e-3") && err.contains("records"),
         "{err}"
     );
+    let analysed_rows = rows(&out.join("analysis.csv")).len();
     let games: std::collections::HashSet<String> = rows(&out.join("analysis.csv"))
         .into_iter()
         .map(|r| r["game"].clone())
         .collect();
     assert_eq!(games, ["e-1", "e-2"].map(String::from).into());
 
+    // Rules flags of another board select no game: refused, the analysis kept.
+    let other = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(["analyze", o, "--pits", "6", "--seeds", "4"])
+        .output()
+        .unwrap();
+    assert_eq!(other.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("none of the"));
+    assert_eq!(rows(&out.join("analysis.csv")).len(), analysed_rows);
     let shown = Command::new(env!("CARGO_BIN_EXE_kalaha"))
         .args(["show", o, "e-3"])
         .output()
