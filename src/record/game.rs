@@ -191,6 +191,19 @@ impl GameRecord {
     /// game, a loser exactly when a fault ended it (and then the other side's win), and
     /// the opening the same as the sowings marked as the opening's, which come first.
     fn check_summary(&self) -> Result<(), String> {
+        // kalaha never writes a name or an id that needs cleaning to be shown.
+        for (what, text) in [
+            ("south", &self.south),
+            ("north", &self.north),
+            ("id", &self.game),
+        ] {
+            if super::clean_text(text) != text.as_str() {
+                return Err(format!(
+                    "its {what} {} holds control characters",
+                    super::shown_line(text)
+                ));
+            }
+        }
         let seeds = 2 * self.rules.pits() as u32 * self.rules.seeds() as u32;
         if u32::from(self.south_score) + u32::from(self.north_score) > seeds {
             return Err(format!(
@@ -400,6 +413,11 @@ pub(crate) mod tests {
         assert!(e.contains("after the game is over"), "{e}");
         let e = edit(&|g| g.moves.push(MoveRecord::opening(Side::South, 1)));
         assert!(e.contains("opening comes after"), "{e}");
+        let e = edit(&|g| g.south = "x\u{1b}[2J".into());
+        assert!(
+            e.contains("control characters") && !e.contains('\u{1b}'),
+            "{e}"
+        );
         let e = edit(&|g| g.north_score = 99);
         assert!(e.contains("more than the 48 seeds"), "{e}");
         let e = edit(&|g| g.opening = vec![1]);
