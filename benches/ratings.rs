@@ -13,8 +13,8 @@
 //! engines of equal strength.
 
 use kalaha::stats::ratings::{self, IntervalMethod, PairingScore};
+use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 use std::io::Write;
 use std::time::Instant;

@@ -6,8 +6,8 @@ use super::options::{int_option, parse_int, unknown_option};
 use crate::protocol::EngineOption;
 use crate::record::{SearchInfo, TimeLimit};
 use crate::rules::{Move, Position, Rules, Side};
+use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 /// How many extra turns in a row the greedy look at a turn follows exhaustively; past
 /// that it takes the first continuation (chains that long are rare and already won).

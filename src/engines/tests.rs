@@ -4,8 +4,8 @@ use super::*;
 use crate::record::{GameRecord, TimeControl};
 use crate::referee::{Adjudication, GameSetup, play_game};
 use crate::rules::{Position, Rules, Side, Sweep};
+use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {

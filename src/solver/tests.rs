@@ -4,8 +4,8 @@
 use super::index::Indexer;
 use super::*;
 use crate::rules::{Position, Row, Rules, Side, Sweep};
+use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 /// Final store of south minus north under best play, by exhaustive minimax; `None` when
 /// the game tree has more than `budget` positions left.

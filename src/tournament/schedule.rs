@@ -10,8 +10,8 @@
 //! second with the seats swapped. Shard `k/N` takes the pairs with `p % N == k - 1`.
 
 use crate::rules::{Position, Rules};
+use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

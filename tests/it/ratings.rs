@@ -495,7 +495,7 @@ fn sprt_of_an_engine_against_itself_does_not_accept_h1_and_resumes() {
 fn a_large_sparse_pool_is_rated_in_the_order_of_the_true_strengths() {
     use rand::{RngExt, SeedableRng};
     let n = 600;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(11);
     // Strength of engine k: 2 Elo per index, so e599 is the strongest.
     let strength = |k: usize| 2.0 * k as f64;
     let mut csv = String::from(HEADER) + "\n";

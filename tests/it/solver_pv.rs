@@ -290,7 +290,7 @@ fn the_second_implementation_agrees_with_the_rules_on_random_games() {
     // The check above is only as good as its second implementation: it must play the
     // same games as the library, in every variant.
     use rand::{RngExt, SeedableRng};
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(3);
     for empty_capture in [false, true] {
         for sweep in Sweep::ALL {
             let rules = Rules::new(4, 3, empty_capture, sweep).unwrap();

@@ -1,6 +1,6 @@
 use super::*;
+use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 fn pairing(a: usize, b: usize, w: u32, d: u32, l: u32) -> PairingScore {
     PairingScore {
