@@ -5,7 +5,9 @@
 //! once) through the whole tournament path (processes, protocol, referee, results written
 //! and synced, scoreboard) and prints this process's own CPU time (all its threads, not
 //! the engines') per engine move; then it times a bare ping-pong of one line with `cat`.
-//! Set `KALAHA_BENCH_GAMES` for more games (default 400).
+//! It does both in turn several times, spread over all CPUs and then pinned to one, and
+//! prints the medians of each. Set `KALAHA_BENCH_GAMES` for
+//! more games a round (default 400) and `KALAHA_BENCH_ROUNDS` for more rounds (default 5).
 
 use kalaha::tournament::config::ConfigFile;
 use kalaha::tournament::events::{Control, Event, View};
@@ -92,23 +94,72 @@ fn ping_pong(n: u32) -> Duration {
     used / n
 }
 
+/// The median of some figures (the upper one of an even count).
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// Restricts this thread, and the threads and processes it starts from now on, to the
+/// first CPU (`true`) or lets them run on all (`false`).
+fn pin_to_one_cpu(pin: bool) {
+    // SAFETY: the set is zeroed and filled by the libc macros; the call reads it only.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let cpus = if pin { 1 } else { libc::CPU_SETSIZE as usize };
+        for cpu in 0..cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// Median referee CPU per engine move and median floor, in microseconds, over `rounds`
+/// rounds that alternate the two measures so that both see the same state of a shared
+/// machine; the medians set aside a round disturbed by something else.
+fn measure(games: u64, rounds: u64, dir: &std::path::Path, label: &str) -> (f64, f64) {
+    let (mut per_move, mut floors) = (Vec::new(), Vec::new());
+    for round in 1..=rounds {
+        let run = dir.join(format!("{label}-round{round}"));
+        let ((user, system), moves, wall) = referee(games, &run);
+        let us = |d: Duration| d.as_secs_f64() * 1e6 / moves as f64;
+        let cost = us(user + system);
+        let floor = ping_pong(10_000).as_secs_f64() * 1e6;
+        println!(
+            "{label} round {round}: {games} games, {moves} engine moves in {:.2} s; referee {cost:.1} us per move ({:.1} user, {:.1} system); floor {floor:.1} us",
+            wall.as_secs_f64(),
+            us(user),
+            us(system)
+        );
+        per_move.push(cost);
+        floors.push(floor);
+    }
+    (median(per_move), median(floors))
+}
+
 fn main() {
-    let games: u64 = std::env::var("KALAHA_BENCH_GAMES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(400);
+    let var = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default)
+    };
+    let games = var("KALAHA_BENCH_GAMES", 400).max(2);
+    let rounds = var("KALAHA_BENCH_ROUNDS", 5).max(1);
     let dir = tempfile::tempdir().expect("temp dir");
-    let ((user, system), moves, wall) = referee(games, dir.path());
-    let us = |d: Duration| d.as_secs_f64() * 1e6 / moves as f64;
-    let per_move = us(user + system);
-    println!(
-        "referee: {games} games, {moves} engine moves in {:.2} s; referee CPU {:.0} ms, {per_move:.1} us per move ({:.1} user, {:.1} system)",
-        wall.as_secs_f64(),
-        (user + system).as_secs_f64() * 1e3,
-        us(user),
-        us(system)
-    );
-    let floor = ping_pong(20_000).as_secs_f64() * 1e6;
-    println!("floor: {floor:.1} us of CPU per pipe round trip with another process");
-    println!("ratio: {:.1}x the floor", per_move / floor);
+    // Spread over the CPUs a wake-up often crosses to another CPU, which costs far more
+    // CPU time on some machines (virtual ones above all) than the work itself; on one CPU
+    // every wake-up stays local, so the ratio there is the referee's own software cost.
+    let mut results = Vec::new();
+    for (label, pin) in [("all CPUs", false), ("one CPU", true)] {
+        pin_to_one_cpu(pin);
+        results.push((label, measure(games, rounds, dir.path(), label)));
+    }
+    pin_to_one_cpu(false);
+    for (label, (cost, floor)) in results {
+        println!(
+            "{label}: referee median {cost:.1} us of CPU per engine move, floor median {floor:.1} us per pipe round trip: {:.1}x the floor",
+            cost / floor
+        );
+    }
 }
