@@ -7,15 +7,18 @@
 
 mod hello;
 mod play;
+mod steps;
 
 use crate::protocol::{FromEngine, OptionKind, ToEngine};
 use crate::record::{SideResult, Termination, TimeLimit};
 use crate::rules::{Move, Position, Rules, Side, Sweep};
 use crate::supervisor::{Engine, EngineCommand, EngineError, Settings, Stopped};
 use hello::hello_fields;
-use play::{WHOLE_GAME, near_end, play_until, play_whole_game};
+use play::{WHOLE_GAME, play_whole_game};
+pub(crate) use play::{few_seeds_left, play_until};
 use serde_json::{Value, json};
 use std::time::Duration;
+pub(crate) use steps::{StepOutcome, Steps, Subject};
 
 /// The outcome of one step.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,112 +106,76 @@ impl From<EngineError> for Failure {
 }
 
 struct Checker<'a> {
-    cmd: &'a EngineCommand,
+    steps: Steps<'a, Engine>,
     settings: &'a Settings,
-    engine: Option<Engine>,
-    /// Set when the engine can no longer be used: the reason the remaining steps do not run.
-    dead: Option<String>,
-    /// Steps not run because the engine is dead.
-    skipped: usize,
     /// Options to set after every start (`option.NAME=VALUE` of the engine spec).
     options: &'a [(String, String)],
     /// Set when an option of the engine spec does not fit the engine's declarations: the
     /// check stops, as a usage error.
     usage: Option<String>,
-    results: Vec<StepResult>,
-    report: &'a mut dyn FnMut(&StepResult),
 }
-
-type StepOutcome = Result<(), (Failure, bool)>;
 
 fn fail(e: EngineError) -> (Failure, bool) {
     let fatal = e.is_fatal();
     (e.into(), fatal)
 }
 
+/// How the checker starts a kalaha engine: the command, the settings and the options of
+/// the engine spec, set after the handshake.
+type EngineStart<'a> = (&'a EngineCommand, &'a Settings, &'a [(String, String)]);
+
+impl Subject for Engine {
+    type Start<'a> = EngineStart<'a>;
+    const NOUN: &'static str = "engine";
+
+    async fn start<'s>(with: Self::Start<'s>) -> Result<Engine, String> {
+        let (cmd, settings, options) = with;
+        start_with_options(cmd, settings, options)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn stop(self) {
+        self.shutdown().await;
+    }
+}
+
 impl Checker<'_> {
-    fn push(&mut self, name: &str, failure: Option<Failure>) {
-        self.push_with_warnings(name, failure, Vec::new());
-    }
-
-    fn push_with_warnings(&mut self, name: &str, failure: Option<Failure>, warnings: Vec<String>) {
-        let r = StepResult {
-            name: name.to_string(),
-            failure,
-            warnings,
-            steps: 1,
-        };
-        (self.report)(&r);
-        self.results.push(r);
-    }
-
-    /// A running engine for the next step, after the handshake (restarted if needed).
-    async fn engine(&mut self) -> Result<&mut Engine, String> {
-        if let Some(reason) = &self.dead {
-            return Err(reason.clone());
-        }
-        if self.engine.is_none() {
-            match start_with_options(self.cmd, self.settings, self.options).await {
-                Ok(e) => self.engine = Some(e),
-                Err(e) => {
-                    let reason = format!("not run: the engine could not be restarted: {e}");
-                    self.dead = Some(reason.clone());
-                    return Err(reason);
-                }
-            }
-        }
-        Ok(self.engine.as_mut().expect("engine"))
-    }
-
+    /// Runs one step that has no warnings to give.
     async fn step<F>(&mut self, name: &str, f: F)
     where
-        F: AsyncFnOnce(&mut Engine) -> StepOutcome,
+        F: AsyncFnOnce(&mut Engine) -> Result<(), (Failure, bool)>,
     {
-        let engine = match self.engine().await {
-            Ok(e) => e,
-            Err(_) => {
-                self.skipped += 1;
-                return;
-            }
-        };
-        match f(engine).await {
-            Ok(()) => self.push(name, None),
-            Err((failure, fatal)) => {
-                if let Some(e) = self.engine.take() {
-                    e.shutdown().await;
-                }
-                if fatal {
-                    self.dead = Some(format!("not run: the engine failed at {name}"));
-                }
-                self.push(name, Some(failure));
-            }
-        }
+        self.steps
+            .step(name, async |e: &mut Engine| f(e).await.map(|()| Vec::new()))
+            .await;
     }
 
     async fn handshake_steps(&mut self) {
-        let mut engine = match Engine::spawn(self.cmd, self.settings) {
+        let (cmd, settings, _) = self.steps.start();
+        let mut engine = match Engine::spawn(cmd, settings) {
             Ok(e) => e,
             Err(e) => {
-                self.dead = Some(format!("not run: {e}"));
-                self.push("start", Some(Failure::from(e)));
+                self.steps.give_up(format!("not run: {e}"));
+                self.steps.push("start", Some(Failure::from(e)), Vec::new());
                 return;
             }
         };
-        self.push("start", None);
+        self.steps.push("start", None, Vec::new());
         match engine.handshake().await {
             Ok(_) => {
-                self.push("handshake", None);
+                self.steps.push("handshake", None, Vec::new());
                 let fields = hello_fields(engine.hello_line());
-                self.engine = Some(engine);
+                self.steps.subject = Some(engine);
                 match fields {
-                    Ok(warnings) => self.push_with_warnings("hello-fields", None, warnings),
-                    Err(failure) => self.push("hello-fields", Some(failure)),
+                    Ok(warnings) => self.steps.push("hello-fields", None, warnings),
+                    Err(failure) => self.steps.push("hello-fields", Some(failure), Vec::new()),
                 }
             }
             Err(e) => {
                 engine.shutdown().await;
-                self.dead = Some("not run: no handshake".to_string());
-                self.push("handshake", Some(e.into()));
+                self.steps.give_up("not run: no handshake");
+                self.steps.push("handshake", Some(e.into()), Vec::new());
             }
         }
     }
@@ -218,11 +185,11 @@ impl Checker<'_> {
     /// An option the engine does not declare, or a value that does not fit, stops the check
     /// as a usage error.
     async fn spec_options_step(&mut self, name: &str) {
-        if self.options.is_empty() || self.dead.is_some() {
+        if self.options.is_empty() || self.steps.dead.is_some() {
             return;
         }
         let options = self.options;
-        if let Ok(e) = self.engine().await
+        if let Ok(e) = self.steps.subject().await
             && let Err(EngineError::BadOption { name, reason }) = typed_options(e, options)
         {
             let text = self
@@ -235,7 +202,8 @@ impl Checker<'_> {
                  declares in its hello, with a value of its type",
                 text.map_or("", |t| t.as_str())
             ));
-            self.dead = Some("not run: an option of the engine spec was refused".to_string());
+            self.steps
+                .give_up("not run: an option of the engine spec was refused");
             return;
         }
         self.step(name, async |e: &mut Engine| {
@@ -247,7 +215,7 @@ impl Checker<'_> {
     }
 
     async fn option_steps(&mut self) {
-        let options = match self.engine().await {
+        let options = match self.steps.subject().await {
             Ok(e) => e.hello().options.clone(),
             Err(_) => Vec::new(),
         };
@@ -296,7 +264,7 @@ impl Checker<'_> {
         max: Duration,
     ) {
         let Some((pos, moves)) = at else {
-            return self.push(name, Some(Failure::msg("no such position (checker bug)")));
+            return self.steps.fail(name, "no such position (checker bug)");
         };
         self.step(name, async |e: &mut Engine| {
             e.new_game("check", rules, side).await.map_err(fail)?;
@@ -366,7 +334,7 @@ impl Checker<'_> {
         )
         .await;
         for side in [Side::South, Side::North] {
-            let at = play_until(rules, Some(side), near_end);
+            let at = play_until(rules, Some(side), few_seeds_left);
             let name = format!("go-near-end side={side}");
             self.go_step(&name, rules, side, at, normal, normal_max)
                 .await;
@@ -480,13 +448,8 @@ impl Checker<'_> {
     }
 
     async fn quit_step(&mut self) {
-        let name = "quit";
-        let engine = match self.engine().await {
-            Ok(_) => self.engine.take().expect("engine"),
-            Err(_) => {
-                self.skipped += 1;
-                return;
-            }
+        let Some(engine) = self.steps.take_for_last_step().await else {
+            return;
         };
         let grace = self.settings.quit_grace;
         let failure = match engine.shutdown().await {
@@ -499,7 +462,7 @@ impl Checker<'_> {
                 "the engine did not exit within {grace:?} of quit, nor on SIGTERM (SIGKILL ended it)"
             ))),
         };
-        self.push(name, failure);
+        self.steps.push("quit", failure, Vec::new());
     }
 }
 
@@ -556,22 +519,15 @@ pub async fn check_engine(
     report: &mut dyn FnMut(&StepResult),
 ) -> Result<Vec<StepResult>, String> {
     let mut checker = Checker {
-        cmd,
+        steps: Steps::new((cmd, settings, options), report),
         settings,
-        engine: None,
-        dead: None,
-        skipped: 0,
         options,
         usage: None,
-        results: Vec::new(),
-        report,
     };
     checker.handshake_steps().await;
     checker.spec_options_step("spec-options").await;
     if let Some(usage) = checker.usage.take() {
-        if let Some(e) = checker.engine.take() {
-            e.shutdown().await;
-        }
+        checker.steps.stop().await;
         return Err(usage);
     }
     checker.option_steps().await;
@@ -579,15 +535,7 @@ pub async fn check_engine(
     checker.robustness_steps().await;
     checker.game_steps().await;
     checker.quit_step().await;
-    if checker.skipped > 0 {
-        let reason = checker.dead.clone().unwrap_or_default();
-        let name = format!("{} more steps", checker.skipped);
-        checker.push(&name, Some(Failure::msg(reason)));
-        if let Some(last) = checker.results.last_mut() {
-            last.steps = checker.skipped;
-        }
-    }
-    Ok(checker.results)
+    Ok(checker.steps.finish().await)
 }
 
 #[cfg(test)]
@@ -598,7 +546,7 @@ mod tests {
     fn test_positions_exist() {
         let rules = Rules::default();
         for side in [Side::South, Side::North] {
-            let (pos, moves) = play_until(rules, Some(side), near_end).unwrap();
+            let (pos, moves) = play_until(rules, Some(side), few_seeds_left).unwrap();
             assert_eq!(pos.to_move(), side);
             assert!(!moves.is_empty());
         }

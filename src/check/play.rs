@@ -10,7 +10,7 @@ use std::time::Duration;
 /// A game from the start, both sides playing a fixed pattern, stopped at the first position
 /// where `stop` holds (and `side` is to move, if given). Several patterns are tried. Returns
 /// the position and the moves.
-pub(super) fn play_until(
+pub(crate) fn play_until(
     rules: Rules,
     side: Option<Side>,
     stop: impl Fn(&Position) -> bool,
@@ -38,7 +38,7 @@ pub(super) fn play_until(
 }
 
 /// Few seeds left in the pits: the end of the game is near.
-pub(super) fn near_end(p: &Position) -> bool {
+pub(crate) fn few_seeds_left(p: &Position) -> bool {
     p.pits(Side::South)
         .iter()
         .chain(p.pits(Side::North))

@@ -11,7 +11,7 @@
 use super::agent::{KgpEngine, Launch};
 use super::command::{Arg, Command};
 use super::error::KgpError;
-use crate::check::{Failure, StepResult};
+use crate::check::{Failure, StepOutcome, StepResult, Steps, Subject, few_seeds_left, play_until};
 use crate::record::TimeLimit;
 use crate::rules::{Position, Rules, Side, Sweep};
 use crate::supervisor::{EngineCommand, Settings, Stopped};
@@ -37,117 +37,69 @@ fn failure(e: &KgpError) -> Failure {
     }
 }
 
-type StepOutcome = Result<Vec<String>, (Failure, bool)>;
-
 fn fail(e: KgpError) -> (Failure, bool) {
     (failure(&e), e.is_fatal())
 }
 
+impl Subject for KgpEngine {
+    type Start<'a> = (&'a EngineCommand, &'a Settings);
+    const NOUN: &'static str = "agent";
+
+    async fn start<'s>(with: Self::Start<'s>) -> Result<KgpEngine, String> {
+        let (cmd, settings) = with;
+        KgpEngine::start(cmd, settings)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn stop(self) {
+        self.shutdown().await;
+    }
+}
+
 struct Checker<'a> {
-    cmd: &'a EngineCommand,
+    steps: Steps<'a, KgpEngine>,
     settings: &'a Settings,
-    agent: Option<KgpEngine>,
-    dead: Option<String>,
-    /// Steps not run because the agent could not be used.
-    skipped: usize,
-    results: Vec<StepResult>,
-    report: &'a mut dyn FnMut(&StepResult),
 }
 
 impl Checker<'_> {
-    fn push(&mut self, name: &str, failure: Option<Failure>, warnings: Vec<String>) {
-        let r = StepResult {
-            name: name.to_string(),
-            failure,
-            warnings,
-            steps: 1,
-        };
-        (self.report)(&r);
-        self.results.push(r);
-    }
-
-    fn not_run(&mut self, name: &str, reason: String) {
-        self.push(
-            name,
-            Some(Failure {
-                reason,
-                received: None,
-            }),
-            Vec::new(),
-        );
-    }
-
-    /// A ready agent for the next step (restarted if needed).
-    async fn agent(&mut self) -> Result<&mut KgpEngine, String> {
-        if let Some(reason) = &self.dead {
-            return Err(reason.clone());
-        }
-        if self.agent.is_none() {
-            match KgpEngine::start(self.cmd, self.settings).await {
-                Ok(a) => self.agent = Some(a),
-                Err(e) => {
-                    let reason = format!("not run: the agent could not be restarted: {e}");
-                    self.dead = Some(reason.clone());
-                    return Err(reason);
-                }
-            }
-        }
-        Ok(self.agent.as_mut().expect("the agent was just started"))
-    }
-
     async fn step<F>(&mut self, name: &str, f: F)
     where
         F: AsyncFnOnce(&mut KgpEngine) -> StepOutcome,
     {
-        let agent = match self.agent().await {
-            Ok(a) => a,
-            Err(_) => {
-                self.skipped += 1;
-                return;
-            }
-        };
-        match f(agent).await {
-            Ok(warnings) => self.push(name, None, warnings),
-            Err((failure, fatal)) => {
-                if let Some(a) = self.agent.take() {
-                    a.shutdown().await;
-                }
-                if fatal {
-                    self.dead = Some(format!("not run: the agent failed at {name}"));
-                }
-                self.push(name, Some(failure), Vec::new());
-            }
-        }
+        self.steps.step(name, f).await;
     }
 
     /// `start`, `connect`, `mode` and `info`, on the first instance.
     async fn connection_steps(&mut self) {
         let end = Instant::now() + self.settings.startup_timeout;
-        let launch = match Launch::spawn(self.cmd, self.settings).await {
+        let steps = &mut self.steps;
+        let (cmd, settings) = steps.start();
+        let launch = match Launch::spawn(cmd, settings).await {
             Ok(l) => l,
             Err(e) => {
-                self.dead = Some(format!("not run: {e}"));
-                self.skipped += 3;
-                return self.push("start", Some(failure(&e)), Vec::new());
+                steps.give_up(format!("not run: {e}"));
+                steps.skipped += 3;
+                return steps.push("start", Some(failure(&e)), Vec::new());
             }
         };
-        self.push("start", None, Vec::new());
+        steps.push("start", None, Vec::new());
         let mut agent = match launch.accept(end).await {
             Ok(a) => a,
             Err(e) => {
-                self.dead = Some("not run: the agent never connected".to_string());
-                self.skipped += 2;
-                return self.push("connect", Some(failure(&e)), Vec::new());
+                steps.give_up("not run: the agent never connected");
+                steps.skipped += 2;
+                return steps.push("connect", Some(failure(&e)), Vec::new());
             }
         };
-        self.push("connect", None, Vec::new());
+        steps.push("connect", None, Vec::new());
         if let Err(e) = agent.handshake(end).await {
             agent.shutdown().await;
-            self.dead = Some("not run: no mode".to_string());
-            self.skipped += 1;
-            return self.push("mode", Some(failure(&e)), Vec::new());
+            steps.give_up("not run: no mode");
+            steps.skipped += 1;
+            return steps.push("mode", Some(failure(&e)), Vec::new());
         }
-        self.push("mode", None, Vec::new());
+        steps.push("mode", None, Vec::new());
         let info = agent.info().clone();
         let mut warnings = Vec::new();
         if info.name.trim().is_empty() {
@@ -159,8 +111,8 @@ impl Checker<'_> {
         if info.authors.trim().is_empty() {
             warnings.push("no `set info:authors`".to_string());
         }
-        self.push("info", None, warnings);
-        self.agent = Some(agent);
+        steps.push("info", None, warnings);
+        steps.subject = Some(agent);
     }
 
     /// `ping`, and an unknown `set` ignored.
@@ -184,7 +136,7 @@ impl Checker<'_> {
     /// A `state` of `pos` answered with a legal move within `time` (plus the slack).
     async fn state_step(&mut self, name: &str, at: Option<Position>, time: TimeLimit) {
         let Some(pos) = at else {
-            return self.not_run(name, "no such position (checker bug)".to_string());
+            return self.steps.fail(name, "no such position (checker bug)");
         };
         let game = format!("check-{name}");
         self.step(name, async |a: &mut KgpEngine| {
@@ -286,12 +238,8 @@ impl Checker<'_> {
 
     async fn goodbye_step(&mut self) {
         let name = "goodbye";
-        if self.agent().await.is_err() {
-            self.skipped += 1;
+        let Some(mut agent) = self.steps.take_for_last_step().await else {
             return;
-        }
-        let Some(mut agent) = self.agent.take() else {
-            return self.not_run(name, "not run: no agent".to_string());
         };
         let grace = self.settings.quit_grace;
         let closed = agent.goodbye(grace).await;
@@ -303,7 +251,7 @@ impl Checker<'_> {
                 "the agent kept its connection open for {} after goodbye",
                 crate::record::format_duration(grace)
             )),
-            Err(e) => return self.push(name, Some(failure(&e)), Vec::new()),
+            Err(e) => return self.steps.push(name, Some(failure(&e)), Vec::new()),
         }
         match stopped {
             Stopped::Exited(_) => {}
@@ -317,28 +265,13 @@ impl Checker<'_> {
                     .to_string(),
             ),
         }
-        self.push(name, None, warnings);
+        self.steps.push(name, None, warnings);
     }
 }
 
 /// A position near the end of a game with `side` to move (few seeds left in the pits).
 fn near_end(rules: Rules, side: Side) -> Option<Position> {
-    (0..50usize).find_map(|pattern| {
-        let mut pos = Position::start(rules);
-        for ply in 0..10_000usize {
-            if pos.is_over() {
-                return None;
-            }
-            let in_pits: u32 = pos.row_sum(Side::South) + pos.row_sum(Side::North);
-            if in_pits <= 8 && pos.to_move() == side {
-                return Some(pos);
-            }
-            let legal: Vec<u8> = pos.legal_moves().collect();
-            let pit = legal[(ply * (pattern + 1) + pattern / 3) % legal.len()];
-            pos = pos.play(pit as i64).ok()?;
-        }
-        None
-    })
+    play_until(rules, Some(side), few_seeds_left).map(|(pos, _)| pos)
 }
 
 /// Runs every step against the agent and returns the results; `report` sees each result
@@ -349,28 +282,15 @@ pub async fn check_agent(
     report: &mut dyn FnMut(&StepResult),
 ) -> Vec<StepResult> {
     let mut checker = Checker {
-        cmd,
+        steps: Steps::new((cmd, settings), report),
         settings,
-        agent: None,
-        dead: None,
-        skipped: 0,
-        results: Vec::new(),
-        report,
     };
     checker.connection_steps().await;
     checker.robustness_steps().await;
     checker.state_steps().await;
     checker.stop_step().await;
     checker.goodbye_step().await;
-    if checker.skipped > 0 {
-        let reason = checker.dead.clone().unwrap_or_default();
-        let name = format!("{} more steps", checker.skipped);
-        checker.not_run(&name, reason);
-        if let Some(last) = checker.results.last_mut() {
-            last.steps = checker.skipped;
-        }
-    }
-    checker.results
+    checker.steps.finish().await
 }
 
 #[cfg(test)]
