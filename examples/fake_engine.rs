@@ -46,6 +46,7 @@
 //!   three moves.
 
 use kalaha::protocol::{FromEngine, HelloReply, ToEngine};
+use kalaha::rules::BoardView;
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
@@ -71,7 +72,60 @@ fn sleep_forever() -> ! {
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
-    match mode.as_str() {
+    if !before_start(&mode) {
+        return;
+    }
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    let mut gos = 0;
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let Ok(msg) = ToEngine::parse(&line) else {
+            continue;
+        };
+        if mode == "bad-log-info"
+            && matches!(
+                msg,
+                ToEngine::Hello { .. } | ToEngine::Ping { .. } | ToEngine::Go { .. }
+            )
+        {
+            for bad in BAD_LOG_INFO {
+                let _ = writeln!(out, "{bad}");
+            }
+            let _ = out.flush();
+        }
+        match msg {
+            ToEngine::Hello { .. } => hello(&mut out, &mode),
+            ToEngine::Ping { id } => {
+                send(&mut out, &FromEngine::Pong { id });
+                match mode.as_str() {
+                    "stray-pong" => send(&mut out, &FromEngine::Pong { id }),
+                    "early-move" => send(&mut out, &FromEngine::Move { pit: 1 }),
+                    _ => {}
+                }
+            }
+            ToEngine::Go {
+                position, legal, ..
+            } => {
+                gos += 1;
+                if gos == 1 {
+                    first_go(&mode);
+                }
+                let lowest = legal.first().copied().unwrap_or(1) as i64;
+                answer_go(&mut out, &mode, gos, &position, lowest);
+            }
+            ToEngine::Quit if mode != "ignore-quit" => return,
+            _ => {}
+        }
+    }
+    if mode == "ignore-quit" {
+        sleep_forever();
+    }
+}
+
+/// What a mode does before it reads anything; `false` when it is done already.
+fn before_start(mode: &str) -> bool {
+    match mode {
         "crash-at-start" => {
             eprintln!("Traceback (most recent call last):\nOSError: cannot load weights.bin");
             std::process::exit(3)
@@ -104,7 +158,10 @@ fn main() {
             }
         }
         "daemon" => start_daemon(),
-        "fuzz" => return fuzz(),
+        "fuzz" => {
+            fuzz();
+            return false;
+        }
         "peek-results" => peek_results(),
         "list-fds" | "version-file" | "flood-log" => {}
         "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
@@ -116,165 +173,132 @@ fn main() {
             std::process::exit(2);
         }
     }
-    let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
-    let mut gos = 0;
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        let Ok(msg) = ToEngine::parse(&line) else {
-            continue;
-        };
-        if mode == "bad-log-info"
-            && matches!(
-                msg,
-                ToEngine::Hello { .. } | ToEngine::Ping { .. } | ToEngine::Go { .. }
-            )
-        {
-            for bad in BAD_LOG_INFO {
-                let _ = writeln!(out, "{bad}");
-            }
+    true
+}
+
+/// The `hello` of a mode.
+fn hello(out: &mut impl Write, mode: &str) {
+    match mode {
+        "with-options" => {
+            let _ = writeln!(
+                out,
+                r#"{{"type":"hello","protocol":1,"name":"fake-with-options","version":"0","author":"tests","options":[{{"name":"depth","type":"int","default":3,"min":1,"max":9}}]}}"#
+            );
             let _ = out.flush();
         }
-        match msg {
-            ToEngine::Hello { .. } if mode == "with-options" => {
-                let _ = writeln!(
-                    out,
-                    r#"{{"type":"hello","protocol":1,"name":"fake-with-options","version":"0","author":"tests","options":[{{"name":"depth","type":"int","default":3,"min":1,"max":9}}]}}"#
-                );
-                let _ = out.flush();
-            }
-            ToEngine::Hello { .. } if mode == "minimal-hello" => {
-                let _ = writeln!(
-                    out,
-                    r#"{{"type":"hello","protocol":1,"name":"fake-{mode}"}}"#
-                );
-                let _ = out.flush();
-            }
-            ToEngine::Hello { .. } => send(
-                &mut out,
-                &FromEngine::Hello(HelloReply {
-                    protocol: 1,
-                    name: match mode.as_str() {
-                        "empty-name" => String::new(),
-                        "long-name" => format!("\u{1b}]0;pwned\u{7}{}", "n".repeat(70_000)),
-                        "list-fds" => open_fds(),
-                        _ => format!("fake-{mode}"),
-                    },
-                    version: match mode.as_str() {
-                        "version-file" => std::fs::read_to_string(third_arg())
-                            .unwrap_or_default()
-                            .trim()
-                            .to_string(),
-                        _ => "0".into(),
-                    },
-                    author: "tests".into(),
-                    options: Vec::new(),
-                }),
-            ),
-            ToEngine::Ping { id } => {
-                send(&mut out, &FromEngine::Pong { id });
-                match mode.as_str() {
-                    "stray-pong" => send(&mut out, &FromEngine::Pong { id }),
-                    "early-move" => send(&mut out, &FromEngine::Move { pit: 1 }),
-                    _ => {}
-                }
-            }
-            ToEngine::Go {
-                position, legal, ..
-            } => {
-                gos += 1;
-                let lowest = legal.first().copied().unwrap_or(1) as i64;
-                if gos == 1 {
-                    first_go(&mode);
-                }
-                match mode.as_str() {
-                    "crash-mid-game" if gos >= 2 => {
-                        // SAFETY: sending a signal to ourselves has no preconditions.
-                        unsafe {
-                            libc::kill(libc::getpid(), libc::SIGKILL);
-                        }
-                    }
-                    "hang" => sleep_forever(),
-                    "non-json" => {
-                        let _ = writeln!(out, "move 3");
-                        let _ = out.flush();
-                    }
-                    "long-line" => {
-                        let chunk = vec![b'x'; 1 << 20];
-                        for _ in 0..64 {
-                            if out.write_all(&chunk).is_err() {
-                                break;
-                            }
-                        }
-                        let _ = out.flush();
-                        sleep_forever();
-                    }
-                    "illegal-move" => {
-                        let row = match position.to_move {
-                            kalaha::rules::Side::South => &position.south.pits,
-                            kalaha::rules::Side::North => &position.north.pits,
-                        };
-                        let pit = row
-                            .iter()
-                            .position(|&s| s == 0)
-                            .map_or(row.len() as i64 + 1, |i| i as i64 + 1);
-                        send(&mut out, &FromEngine::Move { pit });
-                    }
-                    "pit-as-string" => {
-                        let _ = writeln!(out, r#"{{"type":"move","pit":"{lowest}"}}"#);
-                        let _ = out.flush();
-                    }
-                    "flood-info" => {
-                        let mut buf = std::io::BufWriter::new(&mut out);
-                        for d in 0..100_000u64 {
-                            let _ = writeln!(
-                                buf,
-                                r#"{{"type":"info","depth":{},"nodes":{d},"score":0,"pv":[{lowest}]}}"#,
-                                d % 50
-                            );
-                        }
-                        let _ = buf.flush();
-                        drop(buf);
-                        send(&mut out, &FromEngine::Move { pit: lowest });
-                    }
-                    "double-move" => {
-                        send(&mut out, &FromEngine::Move { pit: lowest });
-                        send(&mut out, &FromEngine::Move { pit: lowest });
-                    }
-                    "flood-log" if gos <= 3 => {
-                        let message = "l".repeat(10_000);
-                        let mut buf = std::io::BufWriter::new(&mut out);
-                        for _ in 0..1_500 {
-                            let _ = writeln!(
-                                buf,
-                                r#"{{"type":"log","level":"debug","message":"{message}"}}"#
-                            );
-                        }
-                        let _ = buf.flush();
-                        drop(buf);
-                        send(&mut out, &FromEngine::Move { pit: lowest });
-                    }
-                    "chatty" => {
-                        let _ = writeln!(
-                            out,
-                            r#"{{"type":"log","level":"info","message":"thinking about go {gos}"}}"#
-                        );
-                        send(&mut out, &FromEngine::Move { pit: lowest });
-                    }
-                    "nested-unknown" => {
-                        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
-                        let _ = writeln!(out, r#"{{"type":"move","pit":{lowest},"x":{deep}}}"#);
-                        let _ = out.flush();
-                    }
-                    _ => send(&mut out, &FromEngine::Move { pit: lowest }),
-                }
-            }
-            ToEngine::Quit if mode != "ignore-quit" => return,
-            _ => {}
+        "minimal-hello" => {
+            let _ = writeln!(
+                out,
+                r#"{{"type":"hello","protocol":1,"name":"fake-{mode}"}}"#
+            );
+            let _ = out.flush();
         }
+        _ => send(
+            out,
+            &FromEngine::Hello(HelloReply {
+                protocol: 1,
+                name: match mode {
+                    "empty-name" => String::new(),
+                    "long-name" => format!("\u{1b}]0;pwned\u{7}{}", "n".repeat(70_000)),
+                    "list-fds" => open_fds(),
+                    _ => format!("fake-{mode}"),
+                },
+                version: match mode {
+                    "version-file" => std::fs::read_to_string(third_arg())
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string(),
+                    _ => "0".into(),
+                },
+                author: "tests".into(),
+                options: Vec::new(),
+            }),
+        ),
     }
-    if mode == "ignore-quit" {
-        sleep_forever();
+}
+
+/// The answer of a mode to its `gos`-th `go`, whose lowest legal pit is `lowest`.
+fn answer_go(out: &mut impl Write, mode: &str, gos: u32, position: &BoardView, lowest: i64) {
+    match mode {
+        "crash-mid-game" if gos >= 2 => {
+            // SAFETY: sending a signal to ourselves has no preconditions.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+        }
+        "hang" => sleep_forever(),
+        "non-json" => {
+            let _ = writeln!(out, "move 3");
+            let _ = out.flush();
+        }
+        "long-line" => {
+            let chunk = vec![b'x'; 1 << 20];
+            for _ in 0..64 {
+                if out.write_all(&chunk).is_err() {
+                    break;
+                }
+            }
+            let _ = out.flush();
+            sleep_forever();
+        }
+        "illegal-move" => {
+            let row = match position.to_move {
+                kalaha::rules::Side::South => &position.south.pits,
+                kalaha::rules::Side::North => &position.north.pits,
+            };
+            let pit = row
+                .iter()
+                .position(|&s| s == 0)
+                .map_or(row.len() as i64 + 1, |i| i as i64 + 1);
+            send(out, &FromEngine::Move { pit });
+        }
+        "pit-as-string" => {
+            let _ = writeln!(out, r#"{{"type":"move","pit":"{lowest}"}}"#);
+            let _ = out.flush();
+        }
+        "flood-info" => {
+            let mut buf = std::io::BufWriter::new(&mut *out);
+            for d in 0..100_000u64 {
+                let _ = writeln!(
+                    buf,
+                    r#"{{"type":"info","depth":{},"nodes":{d},"score":0,"pv":[{lowest}]}}"#,
+                    d % 50
+                );
+            }
+            let _ = buf.flush();
+            drop(buf);
+            send(out, &FromEngine::Move { pit: lowest });
+        }
+        "double-move" => {
+            send(out, &FromEngine::Move { pit: lowest });
+            send(out, &FromEngine::Move { pit: lowest });
+        }
+        "flood-log" if gos <= 3 => {
+            let message = "l".repeat(10_000);
+            let mut buf = std::io::BufWriter::new(&mut *out);
+            for _ in 0..1_500 {
+                let _ = writeln!(
+                    buf,
+                    r#"{{"type":"log","level":"debug","message":"{message}"}}"#
+                );
+            }
+            let _ = buf.flush();
+            drop(buf);
+            send(out, &FromEngine::Move { pit: lowest });
+        }
+        "chatty" => {
+            let _ = writeln!(
+                out,
+                r#"{{"type":"log","level":"info","message":"thinking about go {gos}"}}"#
+            );
+            send(out, &FromEngine::Move { pit: lowest });
+        }
+        "nested-unknown" => {
+            let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+            let _ = writeln!(out, r#"{{"type":"move","pit":{lowest},"x":{deep}}}"#);
+            let _ = out.flush();
+        }
+        _ => send(out, &FromEngine::Move { pit: lowest }),
     }
 }
 
