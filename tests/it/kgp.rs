@@ -3,7 +3,9 @@
 //! agents that never connect, send garbage or disconnect mid-game, and no process left
 //! behind. Through the command line: `tests/kgp_cli.rs`.
 
-use crate::common::{assert_no_survivors, live_processes, marker};
+use crate::common::{
+    GRACE, assert_no_survivors, live_processes, marker, short_settings as settings,
+};
 use crate::kgp_common::agent_exe;
 use kalaha::kgp::{KgpEngine, KgpError, state_time};
 use kalaha::record::{FaultKind, TimeLimit};
@@ -13,18 +15,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
-
-const GRACE: Duration = Duration::from_millis(300);
-
-fn settings() -> Settings {
-    Settings {
-        startup_timeout: Duration::from_secs(5),
-        ping_timeout: Duration::from_secs(2),
-        quit_grace: GRACE,
-        term_grace: GRACE,
-        ..Settings::default()
-    }
-}
 
 fn agent(mode: &str) -> (EngineCommand, String) {
     let mark = marker(mode);

@@ -2,7 +2,7 @@
 //! engines (`examples/kgp_agent.rs`, `examples/kgp_agent.py`), faults and restarts, `kill
 //! -9` of the referee, `kalaha check --protocol kgp`, and the measured cost of the bridge.
 
-use crate::common::{assert_no_survivors, live_processes, marker};
+use crate::common::{assert_no_survivors, csv_rows, live_processes, marker};
 use crate::kgp_common::agent_exe;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -35,21 +35,6 @@ fn kgp_engine(mode: &str, mark: &str, extra: &[&str]) -> Vec<String> {
     ];
     v.extend(extra.iter().map(|s| s.to_string()));
     v
-}
-
-fn csv_rows(dir: &Path) -> Vec<BTreeMap<String, String>> {
-    let mut r = csv::Reader::from_path(dir.join("games.csv")).unwrap();
-    let headers = r.headers().unwrap().clone();
-    r.records()
-        .map(|rec| {
-            let rec = rec.unwrap();
-            headers
-                .iter()
-                .zip(rec.iter())
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! The engine supervisor against the fake engines: every fault gives the right error in
 //! time, memory stays bounded and no process is left behind.
 
-use crate::common::{assert_no_survivors, fake_engine, marker, peak_rss};
+use crate::common::{
+    GRACE, assert_no_survivors, fake_engine, marker, peak_rss, short_settings as settings,
+};
 use kalaha::record::{SideResult, Termination, TimeLimit};
 use kalaha::rules::{Move, Position, Rules, Side};
 use kalaha::supervisor::{
@@ -10,18 +12,6 @@ use kalaha::supervisor::{
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
-
-const GRACE: Duration = Duration::from_millis(300);
-
-fn settings() -> Settings {
-    Settings {
-        startup_timeout: Duration::from_secs(5),
-        ping_timeout: Duration::from_secs(2),
-        quit_grace: GRACE,
-        term_grace: GRACE,
-        ..Settings::default()
-    }
-}
 
 fn fake(mode: &str) -> (EngineCommand, String) {
     let mark = marker(mode);

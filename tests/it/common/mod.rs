@@ -116,6 +116,20 @@ pub fn engine(mode: &str, name: &str, mark: &str) -> Vec<String> {
     ]
 }
 
+/// How long the tests give an engine to quit, and then to end on SIGTERM.
+pub const GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Supervisor settings with short waits, for tests that start engines or agents directly.
+pub fn short_settings() -> kalaha::supervisor::Settings {
+    kalaha::supervisor::Settings {
+        startup_timeout: std::time::Duration::from_secs(5),
+        ping_timeout: std::time::Duration::from_secs(2),
+        quit_grace: GRACE,
+        term_grace: GRACE,
+        ..kalaha::supervisor::Settings::default()
+    }
+}
+
 pub fn run(args: &[String]) -> Output {
     kalaha().args(args).output().expect("kalaha runs")
 }
