@@ -54,9 +54,18 @@ fn parse_anchor(s: &str) -> Result<(String, f64), CliError> {
     Ok((name.to_string(), elo))
 }
 
-/// Where the reports go: --out, else the one input when it is a folder.
+/// Where the reports go: --out, else the one input when it is a folder. A run's own folder
+/// takes only the reports of its own games: pooled ones there would no longer match its
+/// games.csv, and its next resume would overwrite them.
 fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
     match (&args.out, args.inputs.as_slice()) {
+        (Some(out), [only]) if same_folder(out, &run_folder(only)) => Ok(out.clone()),
+        (Some(out), _) if out.join(crate::results::GAMES_CSV).is_file() => Err(CliError::input_msg(format!(
+            "--out {} is the results folder of another run (it holds games.csv): its reports \
+             would no longer match its games. Give a folder of its own, e.g. --out {}",
+            out.display(),
+            out.with_file_name("ratings").display()
+        ))),
         (Some(out), _) => Ok(out.clone()),
         (None, [dir]) if dir.is_dir() => Ok(dir.clone()),
         (None, [file]) => Err(CliError::input_msg(format!(
@@ -68,6 +77,23 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
              by default)",
             inputs.len()
         ))),
+    }
+}
+
+/// The folder of a run given as its folder or its games.csv.
+fn run_folder(input: &Path) -> PathBuf {
+    match input.parent() {
+        Some(parent) if input.is_file() && parent.as_os_str().is_empty() => PathBuf::from("."),
+        Some(parent) if input.is_file() => parent.to_path_buf(),
+        _ => input.to_path_buf(),
+    }
+}
+
+/// Whether two paths name the same existing folder.
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
 }
 
@@ -178,19 +204,21 @@ pub fn run(args: Args) -> CliResult {
     for e in &empty {
         bar.suspend(|| eprintln!("warning: {e}"));
     }
+    let mut warnings = Vec::new();
     if boards.len() > 1 {
         let list: Vec<String> = boards
             .iter()
             .map(|(rules, csv)| format!("{rules} ({})", csv.display()))
             .collect();
-        bar.suspend(|| {
-            eprintln!(
-                "warning: the runs were played under {} different rules: {}. One rating \
-                 pools them; rate the runs of each rules apart to compare engines on one game",
-                boards.len(),
-                list.join("; ")
-            )
-        });
+        warnings.push(format!(
+            "the runs were played under {} different rules: {}. One rating pools them; rate \
+             the runs of each rules apart to compare engines on one game",
+            boards.len(),
+            list.join("; ")
+        ));
+    }
+    for w in &warnings {
+        bar.suspend(|| eprintln!("warning: {w}"));
     }
     if !bar.is_hidden()
         && let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
@@ -211,6 +239,7 @@ pub fn run(args: Args) -> CliResult {
     let context = ReportContext {
         title: args.title.clone(),
         settings,
+        warnings,
         ..ReportContext::default()
     };
     report::write_reports(&out_dir, &standings, &context)?;

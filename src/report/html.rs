@@ -39,6 +39,7 @@ h1{font-size:1.7rem;margin:.6rem 0 .2rem;line-height:1.2}
 h2{font-size:1.25rem;margin-top:2.2rem;border-bottom:1px solid #dde;padding-bottom:.2rem}
 h3{font-size:1.05rem;margin:1.4rem 0 .4rem}h4{font-size:.95rem;margin:1rem 0 .3rem;color:#445}
 .meta,.note{color:#556;font-size:.9rem}
+.warning{background:#fff4d6;border-left:4px solid #c80;padding:.4rem .7rem}
 .wrap{overflow-x:auto;max-width:100%;margin:.5rem 0}
 table{border-collapse:collapse;font-size:.9rem}
 th,td{padding:.25rem .6rem;border-bottom:1px solid #e4e6ee;text-align:right;white-space:nowrap;vertical-align:top}
@@ -73,6 +74,9 @@ pub(crate) fn leaderboard_html(s: &Standings, ctx: &ReportContext) -> String {
         s.rows.len(),
         s.games
     );
+    for w in &ctx.warnings {
+        let _ = writeln!(o, "<p class=\"warning\"><strong>Warning:</strong> {}</p>", esc(w));
+    }
     let engines = engine_infos(ctx);
     standings_section(&mut o, s, &engines, ctx.accuracy.as_ref());
     let _ = writeln!(

@@ -48,6 +48,9 @@ pub(crate) fn leaderboard_md(s: &Standings, ctx: &ReportContext) -> String {
         s.rows.len(),
         s.games
     );
+    for w in &ctx.warnings {
+        let _ = writeln!(o, "> **Warning:** {}\n", md(w));
+    }
     let _ = writeln!(o, "## Standings\n");
     let acc = ctx.accuracy.as_ref();
     let (loss_head, loss_rule) = match acc {

@@ -62,6 +62,9 @@ pub struct ReportContext {
     pub generated: SystemTime,
     /// The engines' accuracy from an exact analysis of the games (`kalaha analyze`).
     pub accuracy: Option<AccuracyTable>,
+    /// What a reader must know before trusting the table (such as runs of different rules
+    /// pooled in one rating), shown at the top.
+    pub warnings: Vec<String>,
 }
 
 impl Default for ReportContext {
@@ -71,6 +74,7 @@ impl Default for ReportContext {
             settings: Vec::new(),
             generated: SystemTime::now(),
             accuracy: None,
+            warnings: Vec::new(),
         }
     }
 }

@@ -646,7 +646,30 @@ fn pooling_runs_of_different_boards_warns() {
         err.contains("3 pits a side") && err.contains("4 pits a side"),
         "{err}"
     );
+    // The published leaderboards carry the warning too.
+    for page in ["leaderboard.md", "leaderboard.html"] {
+        let text = std::fs::read_to_string(dir.path().join("board").join(page)).unwrap();
+        assert!(text.contains("Warning:"), "{page}: {text}");
+        assert!(text.contains("under 2 different rules"), "{page}: {text}");
+    }
     // One board: no warning.
     let o = ratings(&folders[..1], &dir.path().join("one"), &[]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("different rules"));
+    let md = std::fs::read_to_string(dir.path().join("one").join("leaderboard.md")).unwrap();
+    assert!(!md.contains("Warning:"), "{md}");
+
+    // Pooled reports are refused in the folder of one of the runs (its own reports would
+    // no longer match its games), before anything is written there...
+    let before = std::fs::read_to_string(folders[1].join("standings.csv")).unwrap();
+    let o = ratings(&folders, &folders[1], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("results folder of another run"), "{err}");
+    let after = std::fs::read_to_string(folders[1].join("standings.csv")).unwrap();
+    assert_eq!(before, after);
+    // ...while a run's own reports may be rewritten there, given as its folder or its file.
+    let o = ratings(&folders[1..], &folders[1], &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let o = ratings(&[folders[1].join("games.csv")], &folders[1], &[]);
+    assert!(o.status.success(), "{}", describe(&o));
 }
