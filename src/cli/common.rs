@@ -358,6 +358,16 @@ impl CommonArgs {
         }
     }
 
+    /// How to run a resumed run: the flags, else the games at once the run was started
+    /// with (`saved`), else the defaults.
+    pub fn resume_flags(&self, saved: Option<usize>) -> RunFlags {
+        let mut flags = self.run_flags(None);
+        if let (None, Some(n)) = (self.concurrency, saved) {
+            flags.concurrency = n;
+        }
+        flags
+    }
+
     /// How to run: the flags, else the configuration file's keys (already merged into
     /// `file`), else the defaults.
     pub fn run_flags(&self, file: Option<&ConfigFile>) -> RunFlags {

@@ -82,6 +82,9 @@ pub fn execute(
         let what = match (kind, config.schedule.kind) {
             (RunKind::Match, _) => "match",
             (RunKind::Sprt, _) => "SPRT games",
+            // Two engines are a match, whichever command started them (a resume is run
+            // as a tournament).
+            (RunKind::Tournament, ScheduleKind::RoundRobin) if config.engines.len() == 2 => "match",
             (RunKind::Tournament, ScheduleKind::RoundRobin) => "round robin",
             (RunKind::Tournament, ScheduleKind::Gauntlet) => "gauntlet",
         };

@@ -60,12 +60,14 @@ fn parse_anchor(s: &str) -> Result<(String, f64), CliError> {
 fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
     match (&args.out, args.inputs.as_slice()) {
         (Some(out), [only]) if same_folder(out, &run_folder(only)) => Ok(out.clone()),
-        (Some(out), _) if out.join(crate::results::GAMES_CSV).is_file() => Err(CliError::input_msg(format!(
-            "--out {} is the results folder of another run (it holds games.csv): its reports \
+        (Some(out), _) if out.join(crate::results::GAMES_CSV).is_file() => {
+            Err(CliError::input_msg(format!(
+                "--out {} is the results folder of another run (it holds games.csv): its reports \
              would no longer match its games. Give a folder of its own, e.g. --out {}",
-            out.display(),
-            out.with_file_name("ratings").display()
-        ))),
+                out.display(),
+                out.with_file_name("ratings").display()
+            )))
+        }
         (Some(out), _) => Ok(out.clone()),
         (None, [dir]) if dir.is_dir() => Ok(dir.clone()),
         (None, [file]) => Err(CliError::input_msg(format!(

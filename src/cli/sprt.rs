@@ -7,7 +7,7 @@ use super::common::{CommonArgs, RunFlags};
 use super::execute::{RunKind, execute};
 use super::{CliError, CliResult};
 use crate::tournament::config::TournamentConfig;
-use crate::tournament::load_saved;
+use crate::tournament::load_saved_run;
 use crate::views::sprt::{
     ModelName, SprtRule, SprtSettings, SprtView, replay, save_verdict, verdict,
 };
@@ -165,8 +165,9 @@ pub fn run(args: Args) -> CliResult {
             })?;
             let settings: SprtSettings = toml::from_str(&text).map_err(CliError::input)?;
             settings.validate().map_err(CliError::input_msg)?;
-            let config = load_saved(dir).map_err(CliError::input)?;
-            (config, dir.clone(), settings, common.run_flags(None), true)
+            let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;
+            let flags = common.resume_flags(concurrency);
+            (config, dir.clone(), settings, flags, true)
         }
         None => {
             let (config, out, settings, flags) = new_test(&args)?;

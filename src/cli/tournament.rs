@@ -5,7 +5,7 @@ use super::common::{CommonArgs, resume_flag};
 use super::execute::{RunKind, execute};
 use super::{CliError, CliResult};
 use crate::record::TimeControl;
-use crate::tournament::load_saved;
+use crate::tournament::load_saved_run;
 use crate::tournament::schedule::ScheduleKind;
 use crate::tournament::spec::EngineSpec;
 use std::path::PathBuf;
@@ -99,8 +99,8 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
             dir.display()
         )));
     }
-    let config = load_saved(dir).map_err(CliError::input)?;
-    let flags = common.run_flags(None);
+    let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;
+    let flags = common.resume_flags(concurrency);
     Ok(execute(
         config,
         dir.to_path_buf(),

@@ -75,7 +75,11 @@ pub(crate) fn leaderboard_html(s: &Standings, ctx: &ReportContext) -> String {
         s.games
     );
     for w in &ctx.warnings {
-        let _ = writeln!(o, "<p class=\"warning\"><strong>Warning:</strong> {}</p>", esc(w));
+        let _ = writeln!(
+            o,
+            "<p class=\"warning\"><strong>Warning:</strong> {}</p>",
+            esc(w)
+        );
     }
     let engines = engine_infos(ctx);
     standings_section(&mut o, s, &engines, ctx.accuracy.as_ref());

@@ -93,8 +93,9 @@ pub struct ConfigFile {
     /// Settings applied to every engine (its own keys win).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub each: Option<EngineSpec>,
-    /// How the run goes, not what it plays (never saved in `tournament.toml`): games at
-    /// once, reports every N games, the results folder.
+    /// How the run goes, not what it plays: games at once, reports every N games, the
+    /// results folder. Of these `tournament.toml` keeps only the games at once, so that a
+    /// resume runs as many as the run did (engines that use several threads may need 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

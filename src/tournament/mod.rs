@@ -150,16 +150,27 @@ pub fn claim_default_out_dir(prefix: &str) -> io::Result<PathBuf> {
 
 /// Reads the configuration saved in a results folder.
 pub fn load_saved(dir: &Path) -> Result<TournamentConfig, TournamentError> {
+    Ok(load_saved_run(dir)?.0)
+}
+
+/// The saved configuration of the tournament in `dir` and the games at once it ran with
+/// (`None` in a folder written before that was kept).
+pub fn load_saved_run(dir: &Path) -> Result<(TournamentConfig, Option<usize>), TournamentError> {
     let path = dir.join("tournament.toml");
     let file =
         config::ConfigFile::load(&path).map_err(|e| TournamentError::Input(e.to_string()))?;
-    file.resolve()
-        .map_err(|e| TournamentError::Input(format!("{}: {e}", path.display())))
+    let concurrency = file.concurrency.filter(|&n| n >= 1);
+    let config = file
+        .resolve()
+        .map_err(|e| TournamentError::Input(format!("{}: {e}", path.display())))?;
+    Ok((config, concurrency))
 }
 
-/// Writes `tournament.toml` (temporary file, then rename).
-fn save_config(dir: &Path, config: &TournamentConfig) -> io::Result<()> {
-    let text = toml::to_string(&config.to_file()).map_err(io::Error::other)?;
+/// Writes `tournament.toml` (temporary file, then rename), with the games at once.
+fn save_config(dir: &Path, config: &TournamentConfig, concurrency: usize) -> io::Result<()> {
+    let mut file = config.to_file();
+    file.concurrency = Some(concurrency);
+    let text = toml::to_string(&file).map_err(io::Error::other)?;
     let header = "# The resolved configuration of this tournament; `kalaha tournament --resume \
                   DIR` continues it.\n";
     let tmp = dir.join("tournament.toml.tmp");
@@ -321,7 +332,7 @@ pub fn run_tournament(
     // On a failure the folder stays, with the engines' logs the error points to.
     let (launcher, ready) = prepared.map_err(|e| TournamentError::Input(e.to_string()))?;
     if !options.resume {
-        save_config(out, &config).map_err(io_err)?;
+        save_config(out, &config, options.concurrency).map_err(io_err)?;
     }
     let (repaired, tally, mut notes) = existing(out, &config.id).map_err(|e| match e.kind() {
         io::ErrorKind::InvalidData => TournamentError::Input(e.to_string()),

@@ -809,3 +809,25 @@ fn the_line_limit_is_configurable() {
     let saved = std::fs::read_to_string(dir.path().join("b/tournament.toml")).unwrap();
     assert!(saved.contains("line_limit = 100000"), "{saved}");
 }
+
+/// A resume runs as many games at once as its run did, unless `--concurrency` says
+/// otherwise; two engines resumed are still called a match.
+#[test]
+fn a_resume_keeps_the_games_at_once_of_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r").display().to_string();
+    let args = |list: &[&str]| -> Vec<String> { list.iter().map(|s| s.to_string()).collect() };
+    let o = run(&args(&[
+        "match", "--engine", "first", "--engine", "random", "--games", "4", "-j", "1", "--out",
+        &out,
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = run(&args(&["tournament", "--resume", &out]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("resuming match:"), "{stdout}");
+    assert!(stdout.contains(", 1 at once;"), "{stdout}");
+    let o = run(&args(&["tournament", "--resume", &out, "-j", "2"]));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains(", 2 at once;"), "{stdout}");
+}
