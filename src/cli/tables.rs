@@ -336,7 +336,16 @@ fn info(args: InfoArgs) -> CliResult {
     let store = TableStore::at(args.tables.as_deref()).map_err(CliError::input)?;
     let files = store.list()?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "folder {}", store.dir().display())?;
+    if store.dir().is_dir() {
+        writeln!(out, "folder {}", store.dir().display())?;
+    } else {
+        writeln!(
+            out,
+            "folder {} (not made yet: `kalaha tables build` makes it, as does the first `kalaha \
+             solve` that needs a table)",
+            store.dir().display()
+        )?;
+    }
     let mut bad = 0;
     let mut total = 0;
     for f in &files {

@@ -175,6 +175,16 @@ fn a_built_in_engine_speaks_the_protocol_and_takes_flag_options() {
 #[test]
 fn tables_are_built_listed_checked_rebuilt_and_cleared() {
     let dir = tempfile::tempdir().unwrap();
+    // A folder not made yet is said to be so, with how it gets made.
+    let missing = dir.path().join("not-yet");
+    let o = kalaha(&["tables", "info", "--tables", missing.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        stdout(&o).contains("not made yet: `kalaha tables build`"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!missing.exists(), "info must not make the folder");
     let d = dir.path().to_str().unwrap();
     let build = [
         "tables",
