@@ -480,6 +480,12 @@ fn show_prints_a_recorded_game() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
+    // The error says which games there are, so that the next try names one.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("it holds 2 games, numbered 1 to 2 (ids s-1 to s-2)"),
+        "{err}"
+    );
     crate::common::assert_no_survivors(None, Some(&mark));
 }
 
