@@ -522,11 +522,17 @@ impl fmt::Display for Position {
         let south_labels: String = (1..=p).map(|i| label("S", i)).collect();
         writeln!(f, "{indent}{}", north_labels.trim_end())?;
         writeln!(f, "{indent}{north_row}")?;
+        // Each store named beside it, where the row has room for both names.
+        let gap = (width + 2) * p + 2;
+        let (north, south) = (" N store", "S store ");
+        let between = match gap.checked_sub(north.len() + south.len() + 2) {
+            Some(spaces) => format!("{north}{}{south}", " ".repeat(spaces + 2)),
+            None => " ".repeat(gap),
+        };
         writeln!(
             f,
-            "{}{}{}",
+            "{}{between}{}",
             cell(self.store(Side::North)),
-            " ".repeat((width + 2) * p + 2),
             cell(self.store(Side::South))
         )?;
         writeln!(f, "{indent}{south_row}")?;

@@ -248,4 +248,8 @@ fn the_board_reads_as_seen_from_the_table() {
     ]
     .join("\n");
     assert_eq!(text, expected, "\n{text}");
+    // Where the row has room, each store is named beside it.
+    let start = Position::start(rules(6, 4)).to_string();
+    let stores = start.lines().nth(2).unwrap();
+    assert_eq!(stores, "[ 0] N store          S store [ 0]", "\n{start}");
 }
