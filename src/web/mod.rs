@@ -134,8 +134,12 @@ pub fn open_browser(url: &str) -> Result<(), String> {
     }
 }
 
-/// The page's title for a results folder.
+/// The page's title for a results folder: the run's title (`--title`), as on its
+/// leaderboard, else the folder's name.
 pub fn folder_title(dir: &Path) -> String {
+    if let Some(title) = crate::report::read_settings(dir).and_then(|s| s.title) {
+        return format!("kalaha: {title}");
+    }
     let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let name = dir
         .file_name()
@@ -147,6 +151,20 @@ pub fn folder_title(dir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_is_titled_by_its_run_else_by_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("spring");
+        std::fs::create_dir(&run).unwrap();
+        assert_eq!(folder_title(&run), "kalaha: spring");
+        std::fs::write(
+            run.join("tournament.toml"),
+            "id = \"cup7\"\ntitle = \"Spring cup\"\n",
+        )
+        .unwrap();
+        assert_eq!(folder_title(&run), "kalaha: Spring cup");
+    }
 
     #[test]
     fn a_growing_results_file_is_followed_line_by_line() {
