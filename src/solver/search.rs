@@ -80,6 +80,27 @@ pub struct Solver {
     rules: Option<Rules>,
     keys: Keys,
     threads: usize,
+    /// The most the table may use, in mebibytes; a board with fewer positions gets less.
+    hash_mb: usize,
+}
+
+/// The bytes of a table for positions keyed by `keys`: `hash_mb` mebibytes, or less when the
+/// board has so few positions that a smaller table holds each of them twice over (a large
+/// table costs time to set up and clear, and scatters a small board's entries over
+/// memory).
+pub(super) fn table_bytes(hash_mb: usize, keys: &Keys) -> usize {
+    let most = hash_mb.max(1) * 1024 * 1024;
+    let Keys::Rank(ix) = keys else {
+        return most;
+    };
+    let parts = ix.parts() as u64;
+    let positions = super::index::binomial(ix.max_seeds() as u64 + parts, parts);
+    let wanted = positions
+        .saturating_mul(32)
+        .max(1 << 20)
+        .checked_next_power_of_two()
+        .unwrap_or(u64::MAX);
+    usize::try_from(wanted).map_or(most, |w| w.min(most))
 }
 
 impl Solver {
@@ -93,6 +114,7 @@ impl Solver {
             rules: None,
             keys: Keys::Packed(0),
             threads: 1,
+            hash_mb,
         }
     }
 
@@ -295,7 +317,10 @@ impl Solver {
         if self.rules.as_ref() == Some(rules) && same {
             return;
         }
-        if self.rules.is_some() {
+        let bytes = table_bytes(self.hash_mb, &keys);
+        if bytes != self.table.bytes() {
+            self.table = Arc::new(Table::with_bytes(bytes));
+        } else if self.rules.is_some() {
             self.table.clear();
         }
         self.rules = Some(*rules);

@@ -486,3 +486,26 @@ fn solver_speed() {
         nodes as f64 / best / 1e6
     );
 }
+
+/// A board with few positions gets a table of about their number, never more than asked;
+/// the standard board gets all it is given.
+#[test]
+fn the_table_is_sized_to_the_board() {
+    use super::worker::Keys;
+    let mib = 1024 * 1024;
+    let keys = |pits: usize, seeds: u32| {
+        Keys::Rank(Indexer::new(2 * pits, 2 * pits as u32 * seeds).unwrap())
+    };
+    // 3 pits, 2 seeds: 12 seeds in 6 pits, C(18, 6) = 18,564 configurations.
+    assert_eq!(search::table_bytes(256, &keys(3, 2)), mib);
+    assert_eq!(search::table_bytes(256, &keys(4, 3)), 256 * mib);
+    assert_eq!(search::table_bytes(64, &keys(4, 3)), 64 * mib);
+    assert_eq!(search::table_bytes(256, &keys(6, 4)), 256 * mib);
+    assert_eq!(search::table_bytes(256, &Keys::Packed(64)), 256 * mib);
+    // And a solver of a small board answers as it did.
+    let mut solver = Solver::new(256);
+    let pos = Position::start(Rules::new(3, 2, false, Sweep::Owner).unwrap());
+    let mut budget = u64::MAX;
+    let solved = solver.solve(&pos);
+    assert_eq!(Some(solved.value), minimax_south(&pos, &mut budget));
+}

@@ -49,14 +49,34 @@ const BUCKET: usize = 4;
 /// A bounded transposition table. A slot whose data word is 0 is empty.
 pub(super) struct Table {
     /// Two words per entry: key XOR data, then data.
-    words: Vec<AtomicU64>,
+    words: Box<[AtomicU64]>,
     mask: usize,
+}
+
+/// `len` words of zero, as the system gives fresh memory: a large table costs nothing until
+/// its pages are used, so a small board's search does not wait for the whole table to be
+/// written.
+fn zeroed_words(len: usize) -> Box<[AtomicU64]> {
+    let layout = std::alloc::Layout::array::<AtomicU64>(len.max(1)).expect("a table that fits");
+    // SAFETY: the layout has a non-zero size; zero bytes are a valid `AtomicU64` (it has
+    // the representation of a `u64`), and the box frees the memory with the same layout.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<AtomicU64>();
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len.max(1)))
+    }
 }
 
 impl Table {
     /// A table using at most `mb` mebibytes (at least one bucket).
     pub fn new(mb: usize) -> Table {
-        let bytes = mb.max(1) * 1024 * 1024;
+        Table::with_bytes(mb.max(1) * 1024 * 1024)
+    }
+
+    /// A table using at most `bytes` bytes (at least one bucket).
+    pub fn with_bytes(bytes: usize) -> Table {
         let per_bucket = BUCKET * 16;
         let buckets = (bytes / per_bucket).max(1).next_power_of_two();
         // Round down to stay within the limit.
@@ -65,14 +85,19 @@ impl Table {
         } else {
             buckets
         };
-        let len = buckets * BUCKET * 2;
-        let mut words: Vec<AtomicU64> = Vec::with_capacity(len);
-        super::cache::advise_huge_pages(words.spare_capacity_mut());
-        words.resize_with(len, || AtomicU64::new(0));
+        let mut words = zeroed_words(buckets * BUCKET * 2);
+        // Huge pages: a search reads the table at random, and on a virtual machine each
+        // first touch of a small page costs tens of microseconds.
+        super::cache::advise_huge_pages(&mut words);
         Table {
             words,
             mask: buckets - 1,
         }
+    }
+
+    /// The bytes the table uses.
+    pub fn bytes(&self) -> usize {
+        self.words.len() * 8
     }
 
     pub fn clear(&self) {
