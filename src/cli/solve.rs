@@ -146,7 +146,7 @@ fn solve_with_progress(
     let bounds: Mutex<Option<Step>> = Mutex::new(None);
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        scope.spawn(|| {
+        let ticker = scope.spawn(|| {
             while !done.load(Ordering::Relaxed) {
                 let nodes = live.load(Ordering::Relaxed) - start_nodes;
                 let secs = started.elapsed().as_secs_f64().max(1e-9);
@@ -161,7 +161,8 @@ fn solve_with_progress(
                     secs
                 ));
                 bar.tick();
-                std::thread::sleep(Duration::from_millis(200));
+                // Woken at once when the search ends, so a quick solve does not wait.
+                std::thread::park_timeout(Duration::from_millis(200));
             }
         });
         let mut steps = 0;
@@ -179,6 +180,7 @@ fn solve_with_progress(
             ));
         });
         done.store(true, Ordering::Relaxed);
+        ticker.thread().unpark();
         bar.finish_and_clear();
         sol.expect("an unlimited search finishes")
     })
