@@ -154,11 +154,11 @@ impl Drop for Mapping {
 
 /// Asks the kernel for huge pages under a large buffer (fewer address-translation misses
 /// for the random accesses of a build). Only a hint.
-pub(super) fn advise_huge_pages<T>(buf: &mut [T]) {
+pub(super) fn advise_huge_pages<T>(buf: &[T]) {
     #[cfg(target_os = "linux")]
     {
         let page = 4096usize;
-        let start = buf.as_mut_ptr() as usize;
+        let start = buf.as_ptr() as usize;
         let aligned = start.div_ceil(page) * page;
         let end = start + std::mem::size_of_val(buf);
         if end > aligned + page {

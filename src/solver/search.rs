@@ -103,6 +103,18 @@ pub(super) fn table_bytes(hash_mb: usize, keys: &Keys) -> usize {
     usize::try_from(wanted).map_or(most, |w| w.min(most))
 }
 
+/// Whether a board has so many positions that its searches are long enough to pay for
+/// huge pages (the standard board has about 10^12; 5 pits and 3 seeds, 10^9).
+pub(super) fn long_search(keys: &Keys) -> bool {
+    match keys {
+        Keys::Rank(ix) => {
+            let parts = ix.parts() as u64;
+            super::index::binomial(ix.max_seeds() as u64 + parts, parts) > 10_000_000_000
+        }
+        Keys::Packed(_) => true,
+    }
+}
+
 impl Solver {
     /// A solver whose table uses at most `hash_mb` mebibytes, with one thread and no
     /// endgame table.
@@ -322,6 +334,9 @@ impl Solver {
             self.table = Arc::new(Table::with_bytes(bytes));
         } else if self.rules.is_some() {
             self.table.clear();
+        }
+        if long_search(&keys) {
+            self.table.use_huge_pages();
         }
         self.rules = Some(*rules);
         self.keys = keys;

@@ -502,6 +502,10 @@ fn the_table_is_sized_to_the_board() {
     assert_eq!(search::table_bytes(64, &keys(4, 3)), 64 * mib);
     assert_eq!(search::table_bytes(256, &keys(6, 4)), 256 * mib);
     assert_eq!(search::table_bytes(256, &Keys::Packed(64)), 256 * mib);
+    // Huge pages only where searches are long enough to pay for them.
+    assert!(search::long_search(&keys(6, 4)));
+    assert!(!search::long_search(&keys(5, 3)));
+    assert!(!search::long_search(&keys(3, 2)));
     // And a solver of a small board answers as it did.
     let mut solver = Solver::new(256);
     let pos = Position::start(Rules::new(3, 2, false, Sweep::Owner).unwrap());

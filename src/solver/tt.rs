@@ -85,14 +85,18 @@ impl Table {
         } else {
             buckets
         };
-        let mut words = zeroed_words(buckets * BUCKET * 2);
-        // Huge pages: a search reads the table at random, and on a virtual machine each
-        // first touch of a small page costs tens of microseconds.
-        super::cache::advise_huge_pages(&mut words);
+        let words = zeroed_words(buckets * BUCKET * 2);
         Table {
             words,
             mask: buckets - 1,
         }
+    }
+
+    /// Asks for huge pages for the table: fewer page faults and misses of the address
+    /// cache for a long search that touches all of it, but each fault may wait for the
+    /// system to gather 2 MiB, which a short search does not pay back.
+    pub fn use_huge_pages(&self) {
+        super::cache::advise_huge_pages(&self.words);
     }
 
     /// The bytes the table uses.
