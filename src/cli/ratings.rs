@@ -238,10 +238,18 @@ pub fn run(args: Args) -> CliResult {
         .map_err(CliError::input)?;
     drop(tally);
     bar.set_message("writing the reports");
+    // A run's reports rewritten in its own folder keep its exact analysis, as a resume does.
+    let accuracy = match args.inputs.as_slice() {
+        [only] if same_folder(&out_dir, &run_folder(only)) => {
+            crate::analysis::read_accuracy(&out_dir)
+        }
+        _ => None,
+    };
     let context = ReportContext {
         title: args.title.clone(),
         settings,
         warnings,
+        accuracy,
         ..ReportContext::default()
     };
     report::write_reports(&out_dir, &standings, &context)?;

@@ -136,6 +136,13 @@ fn perfect_against_itself_loses_nothing_and_the_reports_say_so() {
     let html = text(&out.join("leaderboard.html"));
     assert!(html.contains("id=\"accuracy-chart\"") && html.contains("Loss/move"));
     assert!(text(&out.join("leaderboard.md")).contains("Accuracy against perfect play"));
+    // Rating the run again in its own folder keeps its analysis in the reports.
+    let rated = kalaha(&["ratings", o]);
+    assert!(rated.status.success(), "{rated:?}");
+    for r in &rows(&out.join("standings.csv")) {
+        assert_eq!(r["loss_per_move"], "0.0000", "{r:?}");
+    }
+    assert!(text(&out.join("leaderboard.md")).contains("Accuracy against perfect play"));
 }
 
 #[test]
