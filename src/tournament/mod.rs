@@ -74,8 +74,11 @@ pub enum TournamentError {
     Io { path: PathBuf, error: io::Error },
     /// A view could not show the run (a closed terminal, a broken pipe); the games
     /// recorded so far are kept.
-    #[error("failed to show the run: {0}")]
-    Output(#[source] io::Error),
+    #[error(
+        "failed to show the run ({error}; was its output closed?): it stopped; the games \
+         recorded so far are kept in {path}, and --resume {path} continues it"
+    )]
+    Output { path: PathBuf, error: io::Error },
 }
 
 /// Where and how to run.
@@ -383,8 +386,15 @@ pub fn run_tournament(
         interrupts,
         stop,
     };
-    let (summary, tally) =
-        run_games(&runtime, launcher, &config, ready, input, recorder, views).map_err(io_err)?;
+    let (summary, tally) = run_games(&runtime, launcher, &config, ready, input, recorder, views)
+        .map_err(|error| {
+            // The recorder reports a failed write of the results in the summary; what
+            // comes back as an error is a view that could not show the run.
+            TournamentError::Output {
+                path: out.clone(),
+                error,
+            }
+        })?;
     // Every engine is stopped by now; do not wait for stray tasks.
     runtime.shutdown_timeout(Duration::from_millis(100));
     Ok(TournamentOutcome {

@@ -837,3 +837,36 @@ fn a_resume_keeps_the_games_at_once_of_its_run() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains(", 2 at once;"), "{stdout}");
 }
+
+/// A run whose output is closed (`| head -1`) stops, keeps what it recorded and says how
+/// to continue, without blaming its results folder.
+#[test]
+fn a_closed_output_stops_the_run_and_says_how_to_resume() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mut child = kalaha()
+        .args(["match", "--engine", "first", "--engine", "random"])
+        .args(["--games", "4", "--move-time", "50ms", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("starting match"), "{first}");
+    // The reading end is closed here, as `head -1` closes it.
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("was its output closed?"), "{err}");
+    assert!(
+        err.contains(&format!("--resume {}", out.display())),
+        "{err}"
+    );
+    assert!(!err.contains("failed to write results"), "{err}");
+    assert!(out.join("tournament.toml").exists());
+}
