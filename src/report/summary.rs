@@ -35,9 +35,16 @@ fn format_summary(first: &str, second: &str, t: &PairingTally) -> String {
             if p.pairs() == 1 { "" } else { "s" }
         ));
     }
+    // Counted by game pairs, the spread is that of the pairs' scores: four games won,
+    // drawn, drawn and lost in two pairs of 1 point each have none.
+    let no_spread = if t.by_pairs() {
+        "no spread in the results: every game pair scored the same"
+    } else {
+        "no spread in the results: every game ended the same"
+    };
     let nelo = t.nelo();
     let nelo = if nelo.value.is_nan() {
-        "undefined (no spread in the results)".to_string()
+        format!("undefined ({no_spread})")
     } else {
         pm(nelo, 1)
     };
@@ -45,7 +52,7 @@ fn format_summary(first: &str, second: &str, t: &PairingTally) -> String {
     let elo = if elo.error.is_finite() {
         format!("{} (95%)", pm(elo, 1))
     } else {
-        format!("{} (no interval: no spread in the results)", pm(elo, 1))
+        format!("{} (no interval: {no_spread})", pm(elo, 1))
     };
     o.push_str(&format!(
         "\nElo difference: {elo}, nElo: {nelo} (from {})",
@@ -107,6 +114,27 @@ mod tests {
             });
         }
         t.standings(None).unwrap()
+    }
+
+    /// Pairs of 1 point each (a win and a loss, a draw and a draw) have no spread although
+    /// the games do: the summary says it is the pairs.
+    #[test]
+    fn pairs_that_all_score_the_same_are_named_as_the_reason() {
+        use GameResult::*;
+        let games = [
+            ("a", "b", SouthWins),
+            ("b", "a", SouthWins),
+            ("a", "b", Draw),
+            ("b", "a", Draw),
+        ];
+        let text = match_summary(&play(&games), "a", "b").unwrap();
+        assert!(text.contains("W 1, D 2, L 1"), "{text}");
+        assert!(
+            text.contains(
+                "(no interval: no spread in the results: every game pair scored the same)"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

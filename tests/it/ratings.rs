@@ -595,7 +595,7 @@ fn a_match_ends_with_the_elo_difference_los_and_pentanomial_counts() {
     // An interval, or (a clean sweep) the reason there is none; never a dangling label.
     assert!(
         summary[1].contains(" (95%), nElo: ")
-            || summary[1].contains(" (no interval: no spread in the results), nElo: "),
+            || summary[1].contains(" (no interval: no spread in the results: "),
         "{stdout}"
     );
     assert!(
