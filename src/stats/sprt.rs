@@ -126,12 +126,12 @@ impl SprtStatus {
     /// One line for a terminal: pairs, LLR with its bounds, Elo.
     pub fn line(&self) -> String {
         format!(
-            "pairs {} games {}  LLR {:.2} [{:.2}, {:.2}]  Elo {}  nElo {}",
+            "pairs {} games {}  LLR {} [{}, {}]  Elo {}  nElo {}",
             self.pairs,
             self.games,
-            self.llr,
-            self.lower,
-            self.upper,
+            fmt_llr(self.llr),
+            fmt_llr(self.lower),
+            fmt_llr(self.upper),
             fmt_estimate(self.elo),
             fmt_estimate(self.nelo),
         )
@@ -139,16 +139,25 @@ impl SprtStatus {
 }
 
 /// An estimate as the progress lines and the verdict show it: `+12.3 ± 4.5`, only the value
-/// when the interval is unknown (for example when one side won every game), `?` without a
+/// when the interval is unknown, `+∞` or `-∞` when one side won every pair, `?` without a
 /// value. Never `-0.0`.
 pub fn fmt_estimate(e: Estimate) -> String {
     if e.is_finite() {
         format!("{} ± {:.1}", fmt_signed(e.value), e.error.abs())
     } else if e.value.is_finite() {
         fmt_signed(e.value)
+    } else if e.value.is_infinite() {
+        if e.value > 0.0 { "+∞" } else { "-∞" }.to_string()
     } else {
         "?".to_string()
     }
+}
+
+/// A log-likelihood ratio or bound with two decimals; values that round to zero print as
+/// `0.00`, never `-0.00`.
+pub fn fmt_llr(x: f64) -> String {
+    let x = if (x * 100.0).round() == 0.0 { 0.0 } else { x };
+    format!("{x:.2}")
 }
 
 /// `x` with a sign and one decimal; values that round to zero print as `+0.0`.
@@ -326,6 +335,11 @@ mod tests {
     fn estimates_never_print_negative_zero() {
         let e = |value, error| Estimate { value, error };
         assert_eq!(fmt_estimate(e(-0.0, 1.0)), "+0.0 ± 1.0");
+        assert_eq!(fmt_estimate(e(f64::INFINITY, f64::NAN)), "+∞");
+        assert_eq!(fmt_estimate(e(f64::NEG_INFINITY, f64::NAN)), "-∞");
+        assert_eq!(fmt_estimate(e(f64::NAN, f64::NAN)), "?");
+        assert_eq!(fmt_llr(-0.001), "0.00");
+        assert_eq!(fmt_llr(-1.234), "-1.23");
         assert_eq!(fmt_estimate(e(-0.04, 0.0)), "+0.0 ± 0.0");
         assert_eq!(fmt_estimate(e(-0.06, f64::NAN)), "-0.1");
         assert_eq!(fmt_estimate(e(511.46, f64::NAN)), "+511.5");

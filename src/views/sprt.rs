@@ -7,7 +7,7 @@
 //! resume it is rebuilt from `games.csv`.
 
 use crate::results::read_games_csv;
-use crate::stats::sprt::fmt_estimate;
+use crate::stats::sprt::{fmt_estimate, fmt_llr};
 use crate::stats::{Added, Sprt, SprtDecision, SprtModel, SprtStatus, Tally};
 use crate::tournament::events::{Control, Event, StartInfo, StopRule, View};
 use serde::{Deserialize, Serialize};
@@ -395,9 +395,9 @@ pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) ->
         Some(SprtEnd::Decided(s)) if s.decision == SprtDecision::H1 => (
             0,
             format!(
-                "H1 accepted: {new} is stronger than {base} (LLR {:.2} >= {:.2} after {} pairs, {})",
-                s.llr,
-                s.upper,
+                "H1 accepted: {new} is stronger than {base} (LLR {} >= {} after {} pairs, {})",
+                fmt_llr(s.llr),
+                fmt_llr(s.upper),
                 s.pairs,
                 elo(&s)
             ),
@@ -405,9 +405,9 @@ pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) ->
         Some(SprtEnd::Decided(s)) => (
             3,
             format!(
-                "H0 accepted: {new} is not stronger than {base} (LLR {:.2} <= {:.2} after {} pairs, {})",
-                s.llr,
-                s.lower,
+                "H0 accepted: {new} is not stronger than {base} (LLR {} <= {} after {} pairs, {})",
+                fmt_llr(s.llr),
+                fmt_llr(s.lower),
                 s.pairs,
                 elo(&s)
             ),
@@ -433,10 +433,10 @@ pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) ->
         None => (
             4,
             format!(
-                "no decision: the game limit was reached (LLR {:.2} in [{:.2}, {:.2}] after {} pairs, {})",
-                last.llr,
-                last.lower,
-                last.upper,
+                "no decision: the game limit was reached (LLR {} in [{}, {}] after {} pairs, {})",
+                fmt_llr(last.llr),
+                fmt_llr(last.lower),
+                fmt_llr(last.upper),
                 last.pairs,
                 elo(&last)
             ),
