@@ -61,10 +61,12 @@ pub struct CommonArgs {
     /// A TOML configuration file (command-line flags win over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Games per pairing, rounded up to whole game pairs (default 2; 20 for the demo).
+    /// Games per pairing, rounded up to whole game pairs (default 2; 20 in the demo that
+    /// `kalaha tournament` plays when given no engine).
     #[arg(long, value_name = "N")]
     pub games: Option<u64>,
-    /// A fixed time per move, e.g. 100ms (default 100ms; 20ms for the demo).
+    /// A fixed time per move, e.g. 100ms (default 100ms; 20ms in the demo that `kalaha
+    /// tournament` plays when given no engine).
     #[arg(long, value_name = "TIME", conflicts_with = "clock")]
     pub move_time: Option<String>,
     /// A game clock: base plus increment per move, e.g. 10s+100ms.
