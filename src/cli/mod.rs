@@ -71,12 +71,39 @@ fn init_logging() {
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
-        .without_time()
-        .with_target(false);
+        .event_format(PlainEvent);
     let _ = tracing_subscriber::registry()
         .with(layer)
         .with(filter)
         .try_init();
+}
+
+/// Log lines as kalaha's own messages read: `warning: ...`, `error: ...` (and the level's
+/// name for the traces `RUST_LOG` asks for), then the message and any other fields.
+struct PlainEvent;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for PlainEvent
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let level = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "info",
+            tracing::Level::DEBUG => "debug",
+            tracing::Level::TRACE => "trace",
+        };
+        write!(writer, "{level}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
 }
 
 /// What kalaha does for an option that cutechess-cli or fastchess spell another way: the

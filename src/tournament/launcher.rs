@@ -249,6 +249,12 @@ impl ProcessLauncher {
                 launcher.engines[i].command.display()
             ),
         })?;
+        // Names first, so that what setting the options says names each engine as the
+        // rest of the run does.
+        if let Err(e) = settle_names(config, &first) {
+            shutdown_all(first).await;
+            return Err(e);
+        }
         let mut launcher = match launcher.set_options(config, &mut first).await {
             Ok(l) => l,
             Err(e) => {
@@ -256,10 +262,6 @@ impl ProcessLauncher {
                 return Err(e);
             }
         };
-        if let Err(e) = settle_names(config, &first) {
-            shutdown_all(first).await;
-            return Err(e);
-        }
         launcher.follow_names(config, &mut first);
         Ok((launcher, first.into_iter().map(|e| vec![e]).collect()))
     }
