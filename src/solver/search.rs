@@ -120,7 +120,9 @@ impl Solver {
     /// endgame table.
     pub fn new(hash_mb: usize) -> Solver {
         Solver {
-            table: Arc::new(Table::new(hash_mb)),
+            // The table is made for the first position's board (see `prepare`), no
+            // larger than the board needs.
+            table: Arc::new(Table::with_bytes(0)),
             live_nodes: Arc::new(AtomicU64::new(0)),
             endgame: None,
             rules: None,

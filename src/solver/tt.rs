@@ -55,22 +55,24 @@ pub(super) struct Table {
 
 /// `len` words of zero, as the system gives fresh memory: a large table costs nothing until
 /// its pages are used, so a small board's search does not wait for the whole table to be
-/// written.
-fn zeroed_words(len: usize) -> Box<[AtomicU64]> {
-    let layout = std::alloc::Layout::array::<AtomicU64>(len.max(1)).expect("a table that fits");
+/// written. `None` when the system refuses that much memory.
+fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
+    let len = len.max(1);
+    let layout = std::alloc::Layout::array::<AtomicU64>(len).ok()?;
     // SAFETY: the layout has a non-zero size; zero bytes are a valid `AtomicU64` (it has
     // the representation of a `u64`), and the box frees the memory with the same layout.
     unsafe {
         let ptr = std::alloc::alloc_zeroed(layout).cast::<AtomicU64>();
         if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
+            return None;
         }
-        Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len.max(1)))
+        Some(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)))
     }
 }
 
 impl Table {
     /// A table using at most `mb` mebibytes (at least one bucket).
+    #[cfg(test)]
     pub fn new(mb: usize) -> Table {
         Table::with_bytes(mb.max(1) * 1024 * 1024)
     }
@@ -85,10 +87,26 @@ impl Table {
         } else {
             buckets
         };
-        let words = zeroed_words(buckets * BUCKET * 2);
-        Table {
-            words,
-            mask: buckets - 1,
+        // Half as much, and again, while the system refuses the memory (a --hash-mb larger
+        // than the machine): a smaller table only makes the search slower.
+        let (mut buckets, asked) = (buckets, buckets);
+        loop {
+            if let Some(words) = zeroed_words(buckets * BUCKET * 2) {
+                if buckets < asked {
+                    tracing::warn!(
+                        "the system gave {} MiB of the {} MiB asked for the transposition \
+                         table; searching with that",
+                        (buckets * per_bucket) >> 20,
+                        (asked * per_bucket) >> 20
+                    );
+                }
+                return Table {
+                    words,
+                    mask: buckets - 1,
+                };
+            }
+            assert!(buckets > 1, "no memory for a table of one bucket");
+            buckets /= 2;
         }
     }
 
@@ -253,5 +271,15 @@ mod tests {
         t.store(0, -48, -3, 6, 200);
         let e = t.probe(0).unwrap();
         assert_eq!((e.key, e.lo, e.hi, e.mv, e.work), (0, -48, -3, 6, 200));
+    }
+
+    /// More than the machine can give (1 PiB) is not a crash: the table is as large as
+    /// the system allows, and works.
+    #[test]
+    fn a_table_larger_than_the_machine_shrinks_to_what_it_gets() {
+        let t = Table::with_bytes(1 << 50);
+        assert!(t.bytes() < 1 << 50 && t.bytes() > 0);
+        t.store(12345, -3, 7, 2, 5);
+        assert!(t.probe(12345).is_some());
     }
 }

@@ -308,3 +308,12 @@ fn a_table_build_off_a_terminal_prints_plain_progress() {
     );
     assert!(!err.contains('\u{1b}'), "no terminal codes: {err:?}");
 }
+
+/// The largest --hash-mb the help allows does not crash a small board: its table is sized
+/// to the board before any memory is taken.
+#[test]
+fn the_largest_hash_solves_a_small_board() {
+    let o = kalaha(&["solve", "--pits", "3", "--seeds", "3", "--hash-mb", "65536"]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("value 2"), "{}", stdout(&o));
+}
