@@ -58,27 +58,56 @@ fn parse_anchor(s: &str) -> Result<(String, f64), CliError> {
 /// takes only the reports of its own games: pooled ones there would no longer match its
 /// games.csv, and its next resume would overwrite them.
 fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
-    match (&args.out, args.inputs.as_slice()) {
-        (Some(out), [only]) if same_folder(out, &run_folder(only)) => Ok(out.clone()),
-        (Some(out), _) if out.join(crate::results::GAMES_CSV).is_file() => {
-            Err(CliError::input_msg(format!(
-                "--out {} is the results folder of another run (it holds games.csv): its reports \
-             would no longer match its games. Give a folder of its own, e.g. --out {}",
-                out.display(),
-                out.with_file_name("ratings").display()
-            )))
-        }
-        (Some(out), _) => Ok(out.clone()),
-        (None, [dir]) if dir.is_dir() => Ok(dir.clone()),
-        (None, [file]) => Err(CliError::input_msg(format!(
-            "{} is not a folder: give --out DIR for the reports",
-            file.display()
-        ))),
-        (None, inputs) => Err(CliError::input_msg(format!(
-            "{} inputs: give --out DIR for the reports (only a single folder is written into \
-             by default)",
-            inputs.len()
-        ))),
+    let Some(out) = &args.out else {
+        return match args.inputs.as_slice() {
+            [dir] if dir.is_dir() => Ok(dir.clone()),
+            [file] => Err(CliError::input_msg(format!(
+                "{} is not a folder: give --out DIR for the reports",
+                file.display()
+            ))),
+            inputs => Err(CliError::input_msg(format!(
+                "{} inputs: give --out DIR for the reports (only a single folder is written \
+                 into by default)",
+                inputs.len()
+            ))),
+        };
+    };
+    if out.exists() && !out.is_dir() {
+        return Err(CliError::input_msg(format!(
+            "--out {} is a file, not a folder: give a folder for the reports",
+            out.display()
+        )));
+    }
+    let runs: Vec<PathBuf> = args.inputs.iter().map(|i| run_folder(i)).collect();
+    if runs.iter().all(|run| same_folder(out, run)) || !holds_a_run(out) {
+        return Ok(out.clone());
+    }
+    let whose = if runs.iter().any(|run| same_folder(out, run)) {
+        "one of the runs rated"
+    } else {
+        "another run"
+    };
+    Err(CliError::input_msg(format!(
+        "--out {} is the results folder of {whose}: pooled reports there would no longer \
+         match its games. Give a folder of its own, e.g. --out {}",
+        out.display(),
+        beside(out).display()
+    )))
+}
+
+/// Whether `dir` holds a run's results (or what a resume rebuilds them from).
+fn holds_a_run(dir: &Path) -> bool {
+    [crate::results::GAMES_CSV, "games.jsonl", "tournament.toml"]
+        .iter()
+        .any(|f| dir.join(f).exists())
+}
+
+/// A folder for the reports beside the run folder `dir`: `DIR-ratings`.
+fn beside(dir: &Path) -> PathBuf {
+    let full = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    match full.file_name() {
+        Some(name) => full.with_file_name(format!("{}-ratings", name.to_string_lossy())),
+        None => PathBuf::from("ratings"),
     }
 }
 

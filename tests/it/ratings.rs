@@ -664,11 +664,32 @@ fn pooling_runs_of_different_boards_warns() {
     let o = ratings(&folders, &folders[1], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("results folder of another run"), "{err}");
+    assert!(
+        err.contains("results folder of one of the runs rated"),
+        "{err}"
+    );
     let after = std::fs::read_to_string(folders[1].join("standings.csv")).unwrap();
     assert_eq!(before, after);
-    // ...while a run's own reports may be rewritten there, given as its folder or its file.
+    // ...nor in the folder of a run not rated, even one whose games.csv is gone (a resume
+    // rebuilds it from games.jsonl)...
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::copy(folders[1].join("games.jsonl"), other.join("games.jsonl")).unwrap();
+    let o = ratings(&folders[..1], &other, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("results folder of another run"), "{err}");
+    assert!(!other.join("standings.csv").exists());
+    // ...nor into a file.
+    let o = ratings(&folders[..1], &folders[1].join("games.csv"), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is a file, not a folder"));
+    // ...while a run's own reports may be rewritten there, given as its folder (even
+    // twice) or its file.
     let o = ratings(&folders[1..], &folders[1], &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let twice = [folders[1].clone(), folders[1].join("games.csv")];
+    let o = ratings(&twice, &folders[1], &[]);
     assert!(o.status.success(), "{}", describe(&o));
     let o = ratings(&[folders[1].join("games.csv")], &folders[1], &[]);
     assert!(o.status.success(), "{}", describe(&o));
