@@ -93,6 +93,19 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
     if let Some(flag) = common.settings_given() {
         return Err(resume_flag(flag));
     }
+    if dir.join("sprt.toml").exists() {
+        return Err(CliError::input_msg(format!(
+            "{} holds an SPRT: continue it with `kalaha sprt --resume {0}` (as a tournament \
+             it would play on without its stopping rule)",
+            dir.display()
+        )));
+    }
+    if !dir.exists() {
+        return Err(CliError::input_msg(format!(
+            "{} does not exist: give the results folder of the run to resume",
+            dir.display()
+        )));
+    }
     if !dir.join("tournament.toml").exists() {
         return Err(CliError::input_msg(format!(
             "{} holds no tournament.toml to resume",

@@ -250,6 +250,9 @@ impl ConfigFile {
         if games == 0 {
             return Err(refuse("games", "must be at least 1"));
         }
+        if self.concurrency == Some(0) {
+            return Err(refuse("concurrency", "must be at least 1 (games at once)"));
+        }
         let (openings, opening_plies) = self.openings(rules, games.div_ceil(2))?;
         let shard = match &self.shard {
             Some(s) => Some(s.parse::<Shard>().map_err(|e| refuse("shard", e))?),

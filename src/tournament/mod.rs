@@ -162,7 +162,7 @@ pub fn load_saved_run(dir: &Path) -> Result<(TournamentConfig, Option<usize>), T
     let path = dir.join("tournament.toml");
     let file =
         config::ConfigFile::load(&path).map_err(|e| TournamentError::Input(e.to_string()))?;
-    let concurrency = file.concurrency.filter(|&n| n >= 1);
+    let concurrency = file.concurrency;
     let config = file
         .resolve()
         .map_err(|e| TournamentError::Input(format!("{}: {e}", path.display())))?;

@@ -237,6 +237,21 @@ fn an_sprt_of_engines_named_by_hello_decides_and_resumes() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let again = String::from_utf8_lossy(&o.stdout);
     assert!(again.contains("H1 accepted"), "{}", text(&o));
+    // Resumed as a tournament it would play on without its stopping rule: refused.
+    let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "out"]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("kalaha sprt --resume out"),
+        "{}",
+        text(&o)
+    );
+    let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "no-such"]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no-such does not exist"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// The demo's time control gives way to the user's, and no error names a flag the user

@@ -20,6 +20,11 @@ fn defaults_and_validation() {
     assert_eq!(f.resolve().unwrap().schedule.pairs_per_pairing, 3);
     f.engines.pop();
     assert!(f.resolve().unwrap_err().to_string().contains("two engines"));
+    // No games at once is refused in a file as `-j 0` is on the command line.
+    let mut f = two_builtins();
+    f.concurrency = Some(0);
+    let e = f.resolve().unwrap_err().to_string();
+    assert!(e.contains("concurrency") && e.contains("at least 1"), "{e}");
     let mut f = two_builtins();
     f.shard = Some("3/2".into());
     assert!(f.resolve().is_err());
