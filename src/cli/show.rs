@@ -50,26 +50,31 @@ pub fn run(args: Args) -> CliResult {
     let Some(g) = find_game(&args.dir, game)? else {
         let path = args.dir.join("games.jsonl");
         // What the folder does hold, so that the next try can name a game of it.
-        let (mut count, mut lowest, mut highest) = (0u64, None, None);
+        let mut numbers = std::collections::BTreeMap::new();
         let unreadable = read_jsonl(&path, |rec, _| {
-            count += 1;
-            let lower = lowest.as_ref().is_none_or(|(n, _)| rec.number < *n);
-            let higher = highest.as_ref().is_none_or(|(n, _)| rec.number > *n);
-            if lower {
-                lowest = Some((rec.number, clean_text(&rec.game).to_string()));
-            }
-            if higher {
-                highest = Some((rec.number, clean_text(&rec.game).to_string()));
-            }
+            numbers
+                .entry(rec.number)
+                .or_insert_with(|| clean_text(&rec.game).to_string());
         })?
         .unreadable;
-        let holds = match (lowest, highest) {
-            (Some((n1, id1)), Some((n2, id2))) => format!(
-                ": it holds {}, numbered {n1} to {n2} (ids {id1} to {id2}); give an id or a \
-                 number, e.g. `kalaha show {} {n1}`",
-                crate::record::counted(count, "game"),
-                args.dir.display()
-            ),
+        let holds = match (numbers.first_key_value(), numbers.last_key_value()) {
+            (Some((&n1, id1)), Some((&n2, id2))) => {
+                let count = numbers.len() as u64;
+                let which = if n2 - n1 + 1 == count {
+                    format!("numbered {n1} to {n2}")
+                } else if count <= 8 {
+                    let list: Vec<String> = numbers.keys().map(u64::to_string).collect();
+                    format!("numbered {}", list.join(", "))
+                } else {
+                    format!("numbered from {n1} to {n2} with gaps")
+                };
+                format!(
+                    ": it holds {}, {which} (ids {id1} to {id2}); give an id or a number, \
+                     e.g. `kalaha show {} {n1}`",
+                    crate::record::counted(count, "game"),
+                    args.dir.display()
+                )
+            }
             _ => ": it holds no game yet".to_string(),
         };
         return Err(CliError::input_msg(format!(
