@@ -143,7 +143,10 @@ impl<'a, T: Subject> Steps<'a, T> {
         self.stop().await;
         if self.skipped > 0 {
             let reason = self.dead.clone().unwrap_or_default();
-            let name = format!("{} more steps", self.skipped);
+            let name = format!(
+                "{} more",
+                crate::record::counted(self.skipped as u64, "step")
+            );
             self.fail(&name, reason);
             if let Some(last) = self.results.last_mut() {
                 last.steps = self.skipped;

@@ -154,8 +154,8 @@ pub fn execute(
     }
     if s.stopped_by_interrupt || s.aborted {
         eprintln!(
-            "interrupted: {} games played, {} stopped and not recorded. Resume with:\n  kalaha {} --resume {}",
-            s.played,
+            "interrupted: {} played, {} stopped and not recorded. Resume with:\n  kalaha {} --resume {}",
+            crate::record::counted(s.played, "game"),
             s.interrupted,
             kind.command(),
             shell_word(&out.display().to_string())

@@ -309,7 +309,7 @@ fn no_games(csv: &Path, read: &ReadSummary) -> String {
             read.rows - read.malformed
         )
     };
-    format!("{} {why}", csv.display())
+    format!("{}: {why}", csv.display())
 }
 
 /// The standings table and what was read, on stdout.

@@ -122,7 +122,7 @@ pub fn run(args: Args) -> CliResult {
     };
     writeln!(
         out,
-        "nodes {} time {secs:.3} s ({nps:.0} nodes/s), {}, table {}% full",
+        "nodes {} time {secs:.3} s ({nps:.0} nodes/s), {}, transposition table {}% full",
         sol.nodes,
         crate::record::counted(threads as u64, "thread"),
         solver.table_fill_permille() / 10

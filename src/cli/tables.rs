@@ -339,10 +339,18 @@ fn info(args: InfoArgs) -> CliResult {
     if store.dir().is_dir() {
         writeln!(out, "folder {}", store.dir().display())?;
     } else {
+        // The commands that make it, given the same folder.
+        let flag = match &args.tables {
+            Some(dir) => format!(
+                " --tables {}",
+                super::execute::shell_word(&dir.display().to_string())
+            ),
+            None => String::new(),
+        };
         writeln!(
             out,
-            "folder {} (not made yet: `kalaha tables build` makes it, as does the first `kalaha \
-             solve` that needs a table)",
+            "folder {} (not made yet: `kalaha tables build{flag}` makes it, as does the first \
+             `kalaha solve{flag}` that needs a table)",
             store.dir().display()
         )?;
     }
@@ -409,7 +417,8 @@ fn clear(args: ClearArgs) -> CliResult {
     let (files, bytes) = store.clear()?;
     writeln!(
         std::io::stdout().lock(),
-        "deleted {files} files ({}) from {}",
+        "deleted {} ({}) from {}",
+        crate::record::counted(files as u64, "file"),
         mib(bytes),
         store.dir().display()
     )?;

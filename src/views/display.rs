@@ -202,9 +202,9 @@ impl View for LiveDisplay {
                 self.refresh_bar(tally, true);
             }
             DisplayMode::Lines => self.say(&format!(
-                "tournament {}: {} games to play ({} done)",
+                "tournament {}: {} to play ({} done)",
                 info.id,
-                info.total - info.done,
+                crate::record::counted(info.total - info.done, "game"),
                 info.done
             ))?,
             DisplayMode::Quiet => {}
@@ -282,8 +282,11 @@ impl View for LiveDisplay {
         }
         writeln!(
             out,
-            "{} games played in {:.1} s ({rate:.2} games/s), {}/{} done",
-            summary.played, secs, self.done, self.total
+            "{} played in {:.1} s ({rate:.2} games/s), {}/{} done",
+            crate::record::counted(summary.played, "game"),
+            secs,
+            self.done,
+            self.total
         )?;
         Ok(())
     }

@@ -591,9 +591,15 @@ impl View for LiveView {
             let n = summary.played;
             format!("{n} game{} recorded", if n == 1 { "" } else { "s" })
         } else if summary.complete() {
-            format!("the run is over: {} games played", summary.played)
+            format!(
+                "the run is over: {} played",
+                crate::record::counted(summary.played, "game")
+            )
         } else {
-            format!("the run was stopped: {} games played", summary.played)
+            format!(
+                "the run was stopped: {} played",
+                crate::record::counted(summary.played, "game")
+            )
         };
         self.live.run_ended(why);
         Ok(())

@@ -180,7 +180,7 @@ fn tables_are_built_listed_checked_rebuilt_and_cleared() {
     let o = kalaha(&["tables", "info", "--tables", missing.to_str().unwrap()]);
     assert!(o.status.success(), "{o:?}");
     assert!(
-        stdout(&o).contains("not made yet: `kalaha tables build`"),
+        stdout(&o).contains("not made yet: `kalaha tables build --tables "),
         "{}",
         stdout(&o)
     );
@@ -224,7 +224,7 @@ fn tables_are_built_listed_checked_rebuilt_and_cleared() {
 
     let o = kalaha(&["tables", "clear", "--tables", d]);
     assert!(o.status.success(), "{o:?}");
-    assert!(stdout(&o).contains("deleted 1 files"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("deleted 1 file ("), "{}", stdout(&o));
     assert!(!path.exists());
 }
 

@@ -489,13 +489,20 @@ fn show_prints_a_recorded_game() {
     // Numbers with gaps (a shard's games) are listed, not given as a range.
     let jsonl = out.join("games.jsonl");
     let text_before = std::fs::read_to_string(&jsonl).unwrap();
-    std::fs::write(&jsonl, text_before.replace("\"number\":2,", "\"number\":5,")).unwrap();
+    std::fs::write(
+        &jsonl,
+        text_before.replace("\"number\":2,", "\"number\":5,"),
+    )
+    .unwrap();
     let o = kalaha()
         .args(["show", &out.display().to_string(), "s-99"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("it holds 2 games, numbered 1, 5 (ids"), "{err}");
+    assert!(
+        err.contains("it holds 2 games, numbered 1, 5 (ids"),
+        "{err}"
+    );
     crate::common::assert_no_survivors(None, Some(&mark));
 }
 
