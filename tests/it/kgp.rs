@@ -337,7 +337,12 @@ async fn children_die_with_the_agent_and_stubborn_agents_are_killed() {
             .unwrap();
         pos = pos.play(r.pit).unwrap();
     }
-    // The agent and its three children run.
+    // The agent and its three children run (a child just started may still be taking
+    // its command line, so give it a moment on a busy machine).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while live_processes(None, Some(&mark)).len() < 4 && Instant::now() < deadline {
+        tokio::time::sleep(MS(50)).await;
+    }
     assert!(live_processes(None, Some(&mark)).len() >= 4);
     a.shutdown().await;
     assert_no_survivors(Some(pgid), Some(&mark));
