@@ -22,7 +22,8 @@ pub(crate) fn notes(s: &Standings) -> Vec<String> {
     };
     out.push(format!(
         "Engines are ranked by Elo: one Bradley-Terry maximum-likelihood fit of all games \
-         together (a win is worth 1 point, a draw ½), {centre}. ± is the half-width of the 95% \
+         together (a win is worth 1 point, a draw ½), {centre}; equal Elo by score, then by \
+         margin. ± is the half-width of the 95% \
          interval. Score is the share of points won; margin is the mean number of seeds by \
          which the engine's store beat the opponent's, over the games that ended on the board \
          (not those lost by a fault)."

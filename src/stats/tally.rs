@@ -396,6 +396,21 @@ mod tests {
         }
     }
 
+    /// Equal Elo and score: the larger seed margin ranks first, whatever the names.
+    #[test]
+    fn a_tie_goes_to_the_larger_margin() {
+        let mut t = Tally::new();
+        let mut won = row("t-1", "1", "zed", "amy", "1-0");
+        (won.south_score, won.north_score) = (Some(40), Some(8));
+        t.add(&won);
+        let mut lost = row("t-2", "1", "amy", "zed", "1-0");
+        (lost.south_score, lost.north_score) = (Some(26), Some(22));
+        t.add(&lost);
+        let s = t.standings(None).unwrap();
+        let order: Vec<&str> = s.rows.iter().map(|r| r.engine.as_str()).collect();
+        assert_eq!(order, ["zed", "amy"]);
+    }
+
     #[test]
     fn pairs_duplicates_and_faults() {
         let mut t = Tally::new();

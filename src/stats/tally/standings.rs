@@ -44,6 +44,14 @@ impl Tally {
                         .score()
                         .total_cmp(&self.engines[x].wdl.score()),
                 )
+                // Then the larger seed margin (no margin counts as the least).
+                .then({
+                    let margin = |i: usize| {
+                        let m = self.engines[i].margin.estimate().value;
+                        if m.is_nan() { f64::NEG_INFINITY } else { m }
+                    };
+                    margin(y).total_cmp(&margin(x))
+                })
                 .then(self.engines[x].name.cmp(&self.engines[y].name))
         });
         let rows: Vec<StandingRow> = order
