@@ -188,8 +188,6 @@ fn save_config(dir: &Path, config: &TournamentConfig, concurrency: usize) -> io:
     Ok(())
 }
 
-/// Creates (if needed) and locks the results folder, refusing one that holds another
-/// tournament when not resuming.
 /// Whether `out` can take a run's results, before anything is printed or written: not a
 /// file; a folder of other files (say `--out .` or a documents folder) is refused rather
 /// than filled with results files; a folder with a tournament only with `resume`.
@@ -203,8 +201,14 @@ pub fn check_out_folder(out: &Path, resume: bool) -> Result<(), TournamentError>
     }
     let holds = |name: &str| out.join(name).exists();
     if holds(".lock") {
-        // Another run may hold it: taking the lock says which (and re-checks the rest).
-        return Ok(());
+        // Another run may hold it: trying the lock now says which, before the run's header
+        // says it starts. A lock nobody held is released (and its file removed) at once.
+        match results::FolderLock::acquire(out) {
+            Ok(lock) => drop(lock),
+            Err(busy @ results::LockError::Busy { .. }) => return Err(input(busy.to_string())),
+            // Taking the lock for the run reports it.
+            Err(_) => return Ok(()),
+        }
     }
     let holds_games = holds(results::GAMES_CSV) || holds(results::GAMES_JSONL);
     if !resume && holds_games {

@@ -335,6 +335,10 @@ fn two_runs_on_one_folder_are_refused_while_one_holds_it() {
     );
     let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // Refused before its header could say it was resuming.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(!stdout.contains("resuming"), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("in use by another run"));
     first.kill().unwrap();
     first.wait().unwrap();
     assert_no_survivors(None, Some(&mark));
