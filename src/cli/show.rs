@@ -3,7 +3,7 @@
 
 use super::{CliError, CliResult};
 use crate::record::{clean_text, format_pits};
-use crate::results::{find_game, read_jsonl};
+use crate::results::{names_game, read_jsonl};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -47,16 +47,20 @@ pub fn run(args: Args) -> CliResult {
     let Some(game) = &args.game else {
         return serve(&args);
     };
-    let Some(g) = find_game(&args.dir, game)? else {
-        let path = args.dir.join("games.jsonl");
-        // What the folder does hold, so that the next try can name a game of it.
-        let mut numbers = std::collections::BTreeMap::new();
-        let unreadable = read_jsonl(&path, |rec, _| {
-            numbers
-                .entry(rec.number)
-                .or_insert_with(|| clean_text(&rec.game).to_string());
-        })?
-        .unreadable;
+    // One reading finds the game and, if it is not there, what the folder holds instead,
+    // so that the next try can name a game of it.
+    let path = args.dir.join("games.jsonl");
+    let (mut found, mut numbers) = (None, std::collections::BTreeMap::new());
+    let unreadable = read_jsonl(&path, |rec, _| {
+        numbers
+            .entry(rec.number)
+            .or_insert_with(|| clean_text(&rec.game).to_string());
+        if found.is_none() && names_game(&rec, game) {
+            found = Some(rec);
+        }
+    })?
+    .unreadable;
+    let Some(g) = found else {
         let holds = match (numbers.first_key_value(), numbers.last_key_value()) {
             (Some((&n1, id1)), Some((&n2, id2))) => {
                 let count = numbers.len() as u64;
@@ -72,7 +76,7 @@ pub fn run(args: Args) -> CliResult {
                     ": it holds {}, {which} (ids {id1} to {id2}); give an id or a number, \
                      e.g. `kalaha show {} {n1}`",
                     crate::record::counted(count, "game"),
-                    args.dir.display()
+                    clean_text(&super::execute::shell_word(&args.dir.display().to_string()))
                 )
             }
             _ => ": it holds no game yet".to_string(),

@@ -172,11 +172,16 @@ pub fn read_games(path: &Path) -> io::Result<Games> {
     Ok(games)
 }
 
+/// Whether `game` (an id, or a number) names the game of `rec`.
+pub fn names_game(rec: &GameRecord, game: &str) -> bool {
+    rec.game == game || rec.number.to_string() == game
+}
+
 /// The record of one game of a results folder, by id or by number.
 pub fn find_game(dir: &Path, game: &str) -> io::Result<Option<GameRecord>> {
     let mut found = None;
     read_jsonl(&dir.join(super::GAMES_JSONL), |rec, _| {
-        if found.is_none() && (rec.game == game || rec.number.to_string() == game) {
+        if found.is_none() && names_game(&rec, game) {
             found = Some(rec);
         }
     })?;

@@ -22,7 +22,9 @@ pub use csv_file::{
     CSV_COLUMNS, ReadError, ReadSummary, csv_row, from_text_cell, games_csv_path, read_games_csv,
     read_games_from, text_cell,
 };
-pub use jsonl::{Games, JsonlSummary, find_game, read_games, read_jsonl, read_jsonl_from};
+pub use jsonl::{
+    Games, JsonlSummary, find_game, names_game, read_games, read_jsonl, read_jsonl_from,
+};
 pub use lock::{FolderLock, LockError};
 pub use repair::{Repaired, repair};
 pub use writer::ResultsWriter;
