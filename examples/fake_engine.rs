@@ -33,6 +33,8 @@
 //! - `spin`: burns CPU forever at its first `go`;
 //! - `hog`: allocates and touches memory without end at its first `go`;
 //! - `chatty`: plays `good`, with a `log` line before each move;
+//! - `escape-level`: plays `good`, with a `log` line whose level holds an escape sequence
+//!   before each move;
 //! - `fuzz`: answers with lines drawn from mutations of valid ones (seeded by its second
 //!   argument), so that anything may come;
 //! - `list-fds`: plays `good`, named `fds-0-1-2` after the descriptors it has open at
@@ -167,7 +169,8 @@ fn before_start(mode: &str) -> bool {
         "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
         | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name"
         | "long-name" | "double-move" | "early-move" | "stray-pong" | "stop-parent"
-        | "kill-others" | "nested-unknown" | "spin" | "hog" | "chatty" | "with-options" => {}
+        | "kill-others" | "nested-unknown" | "spin" | "hog" | "chatty" | "escape-level"
+        | "with-options" => {}
         other => {
             eprintln!("fake_engine: unknown mode {other:?}");
             std::process::exit(2);
@@ -284,6 +287,13 @@ fn answer_go(out: &mut impl Write, mode: &str, gos: u32, position: &BoardView, l
             }
             let _ = buf.flush();
             drop(buf);
+            send(out, &FromEngine::Move { pit: lowest });
+        }
+        "escape-level" => {
+            let _ = writeln!(
+                out,
+                r#"{{"type":"log","level":"warn\u001b[31m","message":"red"}}"#
+            );
             send(out, &FromEngine::Move { pit: lowest });
         }
         "chatty" => {

@@ -487,6 +487,8 @@ impl Engine {
     /// Keeps a note in memory and in the engine's log, cut to
     /// [`crate::record::MAX_SHOWN_LINE`] bytes.
     fn note(&mut self, level: String, text: &str) {
+        // The level is the engine's text too: cleaned before it reaches a log or a terminal.
+        let level = crate::record::clean_text(&crate::referee::truncate(&level, 40)).into_owned();
         let text = &crate::referee::truncate(text, crate::record::MAX_SHOWN_LINE);
         let shown = crate::record::clean_text(text);
         self.process.log().note(&format!("[{level}] {shown}"));

@@ -489,3 +489,32 @@ fn engines_die_with_a_killed_referee() {
     referee.wait().unwrap();
     crate::common::assert_no_survivors(None, Some(&mark));
 }
+
+/// The level of an engine's `log` line is its text too: it reaches the notes and the log
+/// file cleaned of control bytes, as its message does.
+#[tokio::test]
+async fn a_log_level_with_an_escape_sequence_is_cleaned() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cmd, mark) = fake("escape-level");
+    let s = Settings {
+        logs: logs(dir.path(), 1 << 20),
+        ..settings()
+    };
+    let mut engine = Engine::start(&cmd, &s).await.expect("handshake");
+    assert_eq!(
+        go_start(&mut engine, Duration::from_secs(2)).await.unwrap(),
+        1
+    );
+    engine.ping().await.unwrap();
+    let notes = engine.take_notes();
+    assert!(!notes.is_empty());
+    assert!(
+        notes.iter().all(|n| !n.level.contains('\u{1b}')),
+        "{notes:?}"
+    );
+    engine.shutdown().await;
+    let log = std::fs::read(dir.path().join("fake.1.log")).unwrap();
+    assert!(!log.contains(&0x1b), "{}", String::from_utf8_lossy(&log));
+    assert!(String::from_utf8_lossy(&log).contains("red"));
+    assert_no_survivors(None, Some(&mark));
+}
