@@ -93,12 +93,11 @@ pub fn run(args: Args) -> CliResult {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let dir = &args.dir;
-    if !dir.join(GAMES_JSONL).exists() {
-        return Err(CliError::input_msg(format!(
-            "{} holds no {GAMES_JSONL}: give the folder a tournament, match or sprt wrote its results to",
-            dir.display()
-        )));
-    }
+    super::common::require_results_file(
+        dir,
+        GAMES_JSONL,
+        "give the folder a tournament, match or sprt wrote its results to",
+    )?;
     let _lock = FolderLock::acquire(dir).map_err(CliError::input)?;
     let (mut games, skipped) = analysis::analysable_games(dir)?;
     if let Some(skipped) = skipped {
@@ -174,7 +173,10 @@ fn report(
     quiet: bool,
 ) -> CliResult {
     for e in &done.errors {
-        eprintln!("warning: not analysed: {e}");
+        eprintln!(
+            "warning: not analysed: {}",
+            crate::record::clean_message(&e.to_string())
+        );
     }
     let c = &done.counts;
     let secs = elapsed.as_secs_f64().max(1e-9);

@@ -402,6 +402,27 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
         })
 }
 
+/// Checks that `dir` is a results folder holding `file`, with an error that says which of
+/// the three it is not (missing, not a folder, without the file) and what to `give`.
+pub(crate) fn require_results_file(dir: &Path, file: &str, give: &str) -> Result<(), CliError> {
+    let problem = if !dir.exists() {
+        "does not exist"
+    } else if !dir.is_dir() {
+        "is not a folder"
+    } else if !dir.join(file).exists() {
+        return Err(CliError::input_msg(format!(
+            "{} holds no {file}: {give}",
+            dir.display()
+        )));
+    } else {
+        return Ok(());
+    };
+    Err(CliError::input_msg(format!(
+        "{} {problem}: {give}",
+        dir.display()
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

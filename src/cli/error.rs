@@ -39,7 +39,9 @@ impl CliError {
         if broken_pipe {
             return ExitCode::SUCCESS;
         }
-        eprintln!("error: {:#}", self.error());
+        // The message may quote a path or a line the user gave: it is shown, not obeyed.
+        let message = format!("{:#}", self.error());
+        eprintln!("error: {}", crate::record::clean_message(&message));
         ExitCode::from(match self {
             CliError::Input(_) => 2,
             CliError::Failure(_) => 1,

@@ -100,9 +100,13 @@ where
             tracing::Level::DEBUG => "debug",
             tracing::Level::TRACE => "trace",
         };
-        write!(writer, "{level}: ")?;
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
-        writeln!(writer)
+        // Formatted first, then cleaned: a warning may quote a path or an engine's text.
+        let mut text = String::new();
+        ctx.field_format().format_fields(
+            tracing_subscriber::fmt::format::Writer::new(&mut text),
+            event,
+        )?;
+        writeln!(writer, "{level}: {}", crate::record::clean_message(&text))
     }
 }
 

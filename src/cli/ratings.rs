@@ -2,6 +2,7 @@
 //! number of `games.csv` files (whole tournaments, shards of one, several tournaments).
 
 use super::{CliError, CliResult};
+use crate::record::clean_message;
 use crate::report::{self, ReportContext, SettingsSection};
 use crate::results::{ReadSummary, games_csv_path, read_games_from};
 use crate::stats::{Added, Tally};
@@ -233,7 +234,7 @@ pub fn run(args: Args) -> CliResult {
         )));
     }
     for e in &empty {
-        bar.suspend(|| eprintln!("warning: {e}"));
+        bar.suspend(|| eprintln!("warning: {}", clean_message(&e.to_string())));
     }
     let mut warnings = Vec::new();
     if boards.len() > 1 {
@@ -249,7 +250,7 @@ pub fn run(args: Args) -> CliResult {
         ));
     }
     for w in &warnings {
-        bar.suspend(|| eprintln!("warning: {w}"));
+        bar.suspend(|| eprintln!("warning: {}", clean_message(&w.to_string())));
     }
     if !bar.is_hidden()
         && let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})")

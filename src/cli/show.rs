@@ -3,7 +3,7 @@
 
 use super::{CliError, CliResult};
 use crate::record::{clean_text, format_pits};
-use crate::results::{names_game, read_jsonl};
+use crate::results::{GAMES_JSONL, names_game, read_jsonl};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -38,18 +38,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    if !args.dir.join("games.jsonl").exists() {
-        return Err(CliError::input_msg(format!(
-            "{} holds no games.jsonl",
-            args.dir.display()
-        )));
-    }
+    super::common::require_results_file(
+        &args.dir,
+        GAMES_JSONL,
+        "give the folder a tournament, match or sprt wrote its results to",
+    )?;
     let Some(game) = &args.game else {
         return serve(&args);
     };
     // One reading finds the game and, if it is not there, what the folder holds instead,
     // so that the next try can name a game of it.
-    let path = args.dir.join("games.jsonl");
+    let path = args.dir.join(GAMES_JSONL);
     let (mut found, mut numbers) = (None, std::collections::BTreeMap::new());
     let unreadable = read_jsonl(&path, |rec, _| {
         numbers
@@ -100,7 +99,7 @@ pub fn run(args: Args) -> CliResult {
             "game {} of {} does not replay under its rules: {e}; the file was edited or \
              damaged",
             clean_text(&g.game),
-            args.dir.join("games.jsonl").display()
+            args.dir.join(GAMES_JSONL).display()
         ))
     })?;
     let mut out = std::io::stdout().lock();
@@ -167,7 +166,7 @@ fn serve(args: &Args) -> CliResult {
     follow_results(live.clone(), args.dir.clone()).map_err(|e| {
         CliError::input_msg(format!(
             "failed to read {}: {e}",
-            args.dir.join("games.jsonl").display()
+            args.dir.join(GAMES_JSONL).display()
         ))
     })?;
     super::play::live_page(live, args.port.unwrap_or(0), args.open, "the results page")?;

@@ -108,8 +108,12 @@ impl BuildDisplay {
                 self.bar.tick();
             }
             TableEvent::Damaged { error } => {
-                self.bar
-                    .suspend(|| eprintln!("warning: {error}; rebuilding it"));
+                self.bar.suspend(|| {
+                    eprintln!(
+                        "warning: {}; rebuilding it",
+                        crate::record::clean_message(&error.to_string())
+                    )
+                });
             }
             TableEvent::Building { rules, k, entries } => {
                 *self.started.lock().expect("not poisoned") = Some(Instant::now());

@@ -100,18 +100,11 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
             dir.display()
         )));
     }
-    if !dir.exists() {
-        return Err(CliError::input_msg(format!(
-            "{} does not exist: give the results folder of the run to resume",
-            dir.display()
-        )));
-    }
-    if !dir.join("tournament.toml").exists() {
-        return Err(CliError::input_msg(format!(
-            "{} holds no tournament.toml to resume",
-            dir.display()
-        )));
-    }
+    super::common::require_results_file(
+        dir,
+        "tournament.toml",
+        "give the results folder of the run to resume",
+    )?;
     let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;
     let flags = common.resume_flags(concurrency);
     Ok(execute(

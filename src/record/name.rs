@@ -64,12 +64,22 @@ pub fn shown_name(name: &str) -> Option<String> {
 /// Text from an engine with every unsafe character written as an escape (`\u{1b}`), so
 /// it cannot move a cursor, set a window title, reorder a line or end one.
 pub fn clean_text(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unsafe) {
+    escape_where(text, is_unsafe)
+}
+
+/// A message of kalaha's own (an error or a warning, which may quote a path or a line it
+/// was given) made safe like [`clean_text`], keeping its own line breaks and tabs.
+pub fn clean_message(text: &str) -> Cow<'_, str> {
+    escape_where(text, |c| is_unsafe(c) && c != '\n' && c != '\t')
+}
+
+fn escape_where(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&escaped) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if is_unsafe(c) {
+        if escaped(c) {
             out.push_str(&c.escape_unicode().to_string());
         } else {
             out.push(c);
@@ -154,6 +164,15 @@ mod tests {
             Err(NameError::TooLong(70_000))
         );
         assert!(check_name(&"é".repeat(MAX_NAME_CHARS)).is_ok());
+    }
+
+    #[test]
+    fn a_message_keeps_its_line_breaks_and_escapes_the_rest() {
+        assert_eq!(
+            clean_message("no folder a\u{1b}[2Jb\r\nhint:\tgive one"),
+            "no folder a\\u{1b}[2Jb\\u{d}\nhint:\tgive one"
+        );
+        assert!(matches!(clean_message("plain\n"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -507,6 +507,39 @@ fn show_prints_a_recorded_game() {
 }
 
 #[test]
+fn a_folder_that_is_not_a_results_folder_is_named_for_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    // A name with an escape sequence: shown escaped, never sent to the terminal raw.
+    let missing = dir.path().join("gone\x1b]0;owned\x07");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let cases: [(&[&str], &std::path::Path, &[&str], &str); 5] = [
+        (&["show"], &missing, &["1"], "does not exist"),
+        (&["show"], &file, &["1"], "is not a folder"),
+        (&["show"], &empty, &["--serve"], "holds no games.jsonl"),
+        (&["analyze"], &missing, &[], "does not exist"),
+        (&["tournament", "--resume"], &empty, &[], "holds no tournament.toml"),
+    ];
+    for (command, folder, after, says) in cases {
+        let o = kalaha()
+            .args(command)
+            .arg(folder)
+            .args(after)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{command:?} {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{command:?}: {err}");
+        assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    }
+    let o = kalaha().arg("show").arg(&missing).arg("1").output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("gone\\u{1b}]0;owned\\u{7}"), "{err}");
+}
+
+#[test]
 fn a_second_ctrl_c_exits_at_once_without_leaving_engines() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
