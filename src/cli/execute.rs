@@ -77,6 +77,19 @@ pub fn execute(
     };
     // Refused now, before the header says the run starts.
     crate::tournament::check_out_folder(&out, resume).map_err(CliError::input)?;
+    // No more games run at once than the run has.
+    let at_once = options
+        .concurrency
+        .min(usize::try_from(config.schedule.games_in_shard()).unwrap_or(usize::MAX));
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if at_once > cpus {
+        eprintln!(
+            "warning: {at_once} games at once on {}: engines will wait for a CPU while \
+             their clocks run, so they play worse and may lose on time (-j {cpus} plays \
+             one game a CPU)",
+            crate::record::counted(cpus as u64, "CPU")
+        );
+    }
     let mode = DisplayMode::detect(flags.quiet);
     if mode != DisplayMode::Quiet {
         let what = match (kind, config.schedule.kind) {
@@ -102,7 +115,7 @@ pub fn execute(
             config.rules(),
             time_controls(&config),
             format_duration(config.margin),
-            options.concurrency,
+            at_once,
             out.display()
         )?;
     }
@@ -169,7 +182,7 @@ pub fn execute(
         if s.moves > 0 {
             writeln!(
                 o,
-                "referee CPU {:.0} ms for {} moves ({:.1} us per move); engines {:.0} ms",
+                "referee CPU {:.0} ms for {} moves ({:.1} us per move); engine processes CPU {:.0} ms",
                 own.as_secs_f64() * 1e3,
                 s.moves,
                 own.as_secs_f64() * 1e6 / s.moves as f64,

@@ -337,3 +337,53 @@ fn balanced_openings_without_their_table_say_how_to_build_it() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
+
+/// More games at once than CPUs is warned of (the engines' clocks run while they wait for
+/// a CPU), and the header counts only the games that can run at once.
+#[test]
+fn more_games_at_once_than_cpus_is_warned_of() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let games = 2 * (cpus + 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "match",
+            "--engine",
+            "first",
+            "--engine",
+            "random",
+            "--pits",
+            "3",
+            "--seeds",
+            "2",
+            "--games",
+            &games.to_string(),
+            "-j",
+            "100000",
+            "--out",
+            "out",
+        ]),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("warning: {games} games at once on {cpus} CPU")),
+        "{err}"
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains(&format!(", {games} at once;")), "{out}");
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "match", "--engine", "first", "--engine", "random", "--pits", "3", "--seeds", "2",
+            "--games", "2", "-j", "1", "--out", "out1",
+        ]),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("at once"),
+        "{}",
+        text(&o)
+    );
+}

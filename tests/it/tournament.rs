@@ -520,7 +520,12 @@ fn a_folder_that_is_not_a_results_folder_is_named_for_what_it_is() {
         (&["show"], &file, &["1"], "is not a folder"),
         (&["show"], &empty, &["--serve"], "holds no games.jsonl"),
         (&["analyze"], &missing, &[], "does not exist"),
-        (&["tournament", "--resume"], &empty, &[], "holds no tournament.toml"),
+        (
+            &["tournament", "--resume"],
+            &empty,
+            &[],
+            "holds no tournament.toml",
+        ),
     ];
     for (command, folder, after, says) in cases {
         let o = kalaha()
@@ -534,7 +539,12 @@ fn a_folder_that_is_not_a_results_folder_is_named_for_what_it_is() {
         assert!(err.contains(says), "{command:?}: {err}");
         assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
     }
-    let o = kalaha().arg("show").arg(&missing).arg("1").output().unwrap();
+    let o = kalaha()
+        .arg("show")
+        .arg(&missing)
+        .arg("1")
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("gone\\u{1b}]0;owned\\u{7}"), "{err}");
 }
