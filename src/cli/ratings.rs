@@ -192,7 +192,7 @@ pub fn run(args: Args) -> CliResult {
     // Files of which no game counts, and why.
     let mut empty: Vec<String> = Vec::new();
     // The rules of the runs read, each with the first file under them.
-    let mut boards: Vec<(String, PathBuf)> = Vec::new();
+    let mut boards: Vec<(crate::rules::Rules, PathBuf)> = Vec::new();
     for (k, csv) in csvs.iter().enumerate() {
         if csvs.len() > 1 {
             bar.set_message(format!("reading {}/{}", k + 1, csvs.len()));
@@ -216,12 +216,12 @@ pub fn run(args: Args) -> CliResult {
             empty.push(no_games(csv, &read));
         }
         summary.add(read);
+        if let Some(rules) = csv.parent().and_then(run_rules)
+            && !boards.iter().any(|(r, _)| *r == rules)
+        {
+            boards.push((rules, csv.clone()));
+        }
         if let Some(section) = csv.parent().and_then(report::read_settings) {
-            if let Some(rules) = section.rules_text()
-                && !boards.iter().any(|(r, _)| *r == rules)
-            {
-                boards.push((rules, csv.clone()));
-            }
             report::merge_settings(&mut settings, section);
         }
     }
@@ -240,7 +240,7 @@ pub fn run(args: Args) -> CliResult {
     if boards.len() > 1 {
         let list: Vec<String> = boards
             .iter()
-            .map(|(rules, csv)| format!("{rules} ({})", csv.display()))
+            .map(|(rules, csv)| format!("{} ({})", rules_in_words(rules), csv.display()))
             .collect();
         warnings.push(format!(
             "the runs were played under {} different rules: {}. One rating pools them; rate \
@@ -343,6 +343,32 @@ fn print_summary(
         )?;
     }
     writeln!(out, "reports written to {}", out_dir.display())
+}
+
+/// `rules` as the warning about pooled runs names them.
+fn rules_in_words(rules: &crate::rules::Rules) -> String {
+    use crate::rules::Sweep;
+    let mut words = format!(
+        "{} pits a side, {} seeds a pit",
+        rules.pits(),
+        rules.seeds()
+    );
+    if rules.empty_capture() {
+        words.push_str(", empty capture");
+    }
+    words.push_str(match rules.sweep() {
+        Sweep::Owner => "",
+        Sweep::EmptySide => ", seeds left go to the player whose pits ran empty",
+        Sweep::None => ", seeds left go to no one",
+    });
+    words
+}
+
+/// The rules a run in `dir` was played under, as its `tournament.toml` gives them (rules
+/// it leaves out take their defaults); `None` without a readable file.
+fn run_rules(dir: &Path) -> Option<crate::rules::Rules> {
+    let file = crate::tournament::config::ConfigFile::load(&dir.join("tournament.toml")).ok()?;
+    file.rules.unwrap_or_default().resolve().ok()
 }
 
 #[cfg(test)]

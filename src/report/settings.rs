@@ -27,27 +27,6 @@ pub struct SettingsGroup {
     pub entries: Vec<(String, String)>,
 }
 
-impl SettingsSection {
-    /// The rules of the run in words (`6 pits a side, 4 seeds a pit, ...`), if known.
-    pub fn rules_text(&self) -> Option<String> {
-        let rules = self.groups.iter().find(|g| g.name == "Rules")?;
-        let words: Vec<String> = rules
-            .entries
-            .iter()
-            .map(|(label, v)| match label.as_str() {
-                "Board" | "Rules" => v.clone(),
-                // `no: a last seed ...` is `empty capture no`.
-                _ => format!(
-                    "{} {}",
-                    label.to_lowercase(),
-                    v.split(':').next().unwrap_or(v)
-                ),
-            })
-            .collect();
-        (!words.is_empty()).then(|| words.join(", "))
-    }
-}
-
 /// One engine as the configuration (and its `hello`) describe it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EngineInfo {

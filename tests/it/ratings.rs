@@ -652,7 +652,27 @@ fn pooling_runs_of_different_boards_warns() {
         assert!(text.contains("Warning:"), "{page}: {text}");
         assert!(text.contains("under 2 different rules"), "{page}: {text}");
     }
-    // One board: no warning.
+    // One board: no warning, also when a hand-written tournament.toml leaves out the
+    // rules that have their default values.
+    let toml_path = folders[0].join("tournament.toml");
+    let full = std::fs::read_to_string(&toml_path).unwrap();
+    assert!(full.contains("empty_capture = false"), "{full}");
+    let again = dir.path().join("again");
+    std::fs::create_dir(&again).unwrap();
+    std::fs::copy(folders[0].join("games.csv"), again.join("games.csv")).unwrap();
+    let partial: String = full
+        .lines()
+        .filter(|l| !l.starts_with("empty_capture") && !l.starts_with("sweep"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(again.join("tournament.toml"), partial).unwrap();
+    let o = ratings(&[folders[0].clone(), again], &dir.path().join("same"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("different rules"),
+        "{}",
+        describe(&o)
+    );
     let o = ratings(&folders[..1], &dir.path().join("one"), &[]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("different rules"));
     let md = std::fs::read_to_string(dir.path().join("one").join("leaderboard.md")).unwrap();
