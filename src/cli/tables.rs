@@ -354,7 +354,7 @@ fn info(args: InfoArgs) -> CliResult {
         writeln!(
             out,
             "folder {} (not made yet: `kalaha tables build{flag}` makes it, as does the first \
-             `kalaha solve{flag}` that needs a table)",
+             `kalaha solve{flag}` that needs a table of 16 MiB or more)",
             store.dir().display()
         )?;
     }
