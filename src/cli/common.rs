@@ -402,6 +402,29 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
         })
 }
 
+/// `, but N folders in it do, e.g. DIR/x` when folders inside `dir` hold `file` (the user
+/// gave the folder of the runs, not one run), else nothing.
+pub(crate) fn runs_inside(dir: &Path, file: &str) -> String {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return String::new();
+    };
+    let mut runs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join(file).is_file())
+        .collect();
+    runs.sort();
+    match runs.last() {
+        // Run folders are named by their start time: the last is the newest.
+        Some(newest) => format!(
+            ", but {} in it {}, e.g. {}",
+            crate::record::counted(runs.len() as u64, "folder"),
+            if runs.len() == 1 { "does" } else { "do" },
+            super::execute::shell_word(&newest.display().to_string())
+        ),
+        None => String::new(),
+    }
+}
+
 /// Checks that `dir` is a results folder holding `file`, with an error that says which of
 /// the three it is not (missing, not a folder, without the file) and what to `give`.
 pub(crate) fn require_results_file(dir: &Path, file: &str, give: &str) -> Result<(), CliError> {
@@ -411,8 +434,9 @@ pub(crate) fn require_results_file(dir: &Path, file: &str, give: &str) -> Result
         "is not a folder"
     } else if !dir.join(file).exists() {
         return Err(CliError::input_msg(format!(
-            "{} holds no {file}: {give}",
-            dir.display()
+            "{} holds no {file}{}: {give}",
+            dir.display(),
+            runs_inside(dir, file)
         )));
     } else {
         return Ok(());

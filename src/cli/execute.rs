@@ -159,6 +159,13 @@ pub fn execute(
     let outcome = match crate::tournament::run_tournament(config, &options, &mut views, stop) {
         Ok(o) => o,
         Err(TournamentError::Input(m)) => return Err(CliError::input_msg(m)),
+        Err(e @ TournamentError::Output { .. }) => {
+            return Err(CliError::from(anyhow::anyhow!(
+                "{e}: `kalaha {} --resume {}`",
+                kind.command(),
+                shell_word(&out.display().to_string())
+            )));
+        }
         Err(e) => return Err(e.into()),
     };
     let s = &outcome.summary;

@@ -4,7 +4,7 @@
 use super::{CliError, CliResult};
 use crate::record::clean_message;
 use crate::report::{self, ReportContext, SettingsSection};
-use crate::results::{ReadSummary, games_csv_path, read_games_from};
+use crate::results::{GAMES_CSV, GAMES_JSONL, ReadSummary, games_csv_path, read_games_from};
 use crate::stats::{Added, Tally};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Read, Write};
@@ -169,13 +169,42 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
         .map(|input| {
             let csv = games_csv_path(input);
             if csv.is_file() {
-                Ok(csv)
-            } else {
-                Err(CliError::input_msg(format!(
-                    "no results file at {}: give a games.csv file or a results folder holding one",
-                    csv.display()
-                )))
+                if input.file_name().is_some_and(|n| n == GAMES_JSONL) {
+                    return Err(CliError::input_msg(format!(
+                        "{} is the record of the games, not their results: give the folder \
+                         or the games.csv beside it",
+                        input.display()
+                    )));
+                }
+                return Ok(csv);
             }
+            let give = "give a games.csv file or a results folder holding one";
+            if !input.exists() {
+                return Err(CliError::input_msg(format!(
+                    "{} does not exist: {give}",
+                    input.display()
+                )));
+            }
+            if input.join(GAMES_JSONL).is_file() {
+                return Err(CliError::input_msg(format!(
+                    "{} holds games.jsonl but no games.csv: `kalaha tournament --resume {}` \
+                     writes it again from the games",
+                    input.display(),
+                    super::execute::shell_word(&input.display().to_string())
+                )));
+            }
+            let runs = super::common::runs_inside(input, GAMES_CSV);
+            let give = if runs.is_empty() {
+                give.to_string()
+            } else {
+                // Quoted, then the pattern, so that the shell still expands it.
+                let dir = super::execute::shell_word(&input.display().to_string());
+                format!("give one, or all of them to rate them together: `kalaha ratings {dir}/*`")
+            };
+            Err(CliError::input_msg(format!(
+                "no results file at {}{runs}: {give}",
+                csv.display()
+            )))
         })
         .collect()
 }

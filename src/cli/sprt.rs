@@ -160,8 +160,27 @@ pub fn run(args: Args) -> CliResult {
                      --debug may be given with it"
                 )));
             }
+            if dir.is_dir()
+                && !dir.join("sprt.toml").exists()
+                && dir.join("tournament.toml").exists()
+            {
+                return Err(CliError::input_msg(format!(
+                    "{} holds a tournament or match, not an SPRT: continue it with `kalaha \
+                     tournament --resume {}`",
+                    dir.display(),
+                    super::execute::shell_word(&dir.display().to_string())
+                )));
+            }
+            super::common::require_results_file(
+                dir,
+                "sprt.toml",
+                "give the results folder of the SPRT to resume",
+            )?;
             let text = std::fs::read_to_string(dir.join("sprt.toml")).map_err(|e| {
-                CliError::input_msg(format!("{} holds no SPRT to resume: {e}", dir.display()))
+                CliError::input_msg(format!(
+                    "failed to read {}: {e}",
+                    dir.join("sprt.toml").display()
+                ))
             })?;
             let settings: SprtSettings = toml::from_str(&text).map_err(CliError::input)?;
             settings.validate().map_err(CliError::input_msg)?;

@@ -76,7 +76,7 @@ pub enum TournamentError {
     /// recorded so far are kept.
     #[error(
         "failed to show the run ({error}; was its output closed?): it stopped; the games \
-         recorded so far are kept in {path}, and --resume {path} continues it"
+         recorded so far are kept in {path}, and resuming the run continues it"
     )]
     Output { path: PathBuf, error: io::Error },
 }

@@ -252,6 +252,29 @@ fn an_sprt_of_engines_named_by_hello_decides_and_resumes() {
         "{}",
         text(&o)
     );
+    // And the other way round: an SPRT resume of a missing folder or of a tournament.
+    let o = run_in(tmp.path(), &strings(&["sprt", "--resume", "no-such"]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no-such does not exist"),
+        "{}",
+        text(&o)
+    );
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "match", "--engine", "first", "--engine", "random", "--pits", "3", "--seeds", "2",
+            "--games", "2", "--quiet", "--out", "plain",
+        ]),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = run_in(tmp.path(), &strings(&["sprt", "--resume", "plain"]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("kalaha tournament --resume plain"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// The demo's time control gives way to the user's, and no error names a flag the user

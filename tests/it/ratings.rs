@@ -714,3 +714,50 @@ fn pooling_runs_of_different_boards_warns() {
     let o = ratings(&[folders[1].join("games.csv")], &folders[1], &[]);
     assert!(o.status.success(), "{}", describe(&o));
 }
+
+/// The folder that holds the runs, a run's games.jsonl, and a run without its games.csv
+/// are each answered with what to give instead.
+#[test]
+fn inputs_that_are_not_results_say_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("results");
+    for name in ["2026-a", "2026-b"] {
+        let args: Vec<String> = [
+            "match", "--engine", "first", "--engine", "random", "--pits", "3", "--seeds", "2",
+            "--games", "2", "--quiet", "--out",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain([runs.join(name).display().to_string()])
+        .collect();
+        let o = run_kalaha(&args);
+        assert!(o.status.success(), "{}", describe(&o));
+    }
+    let error = |args: &[&str]| {
+        let o = run_kalaha(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let r = runs.display().to_string();
+    let newest = runs.join("2026-b").display().to_string();
+    let err = error(&["ratings", &r]);
+    assert!(
+        err.contains(&format!("but 2 folders in it do, e.g. {newest}")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("`kalaha ratings {r}/*`")), "{err}");
+    let err = error(&["show", &r, "1"]);
+    assert!(err.contains("but 2 folders in it do"), "{err}");
+    let a = runs.join("2026-a");
+    let jsonl = a.join("games.jsonl").display().to_string();
+    let err = error(&["ratings", &jsonl]);
+    assert!(err.contains("is the record of the games"), "{err}");
+    std::fs::remove_file(a.join("games.csv")).unwrap();
+    let err = error(&["ratings", &a.display().to_string()]);
+    assert!(
+        err.contains(&format!("`kalaha tournament --resume {}`", a.display())),
+        "{err}"
+    );
+    let err = error(&["ratings", &runs.join("nope").display().to_string()]);
+    assert!(err.contains("nope does not exist"), "{err}");
+}
