@@ -106,6 +106,14 @@ pub fn run(args: Args) -> CliResult {
             dir.join(GAMES_JSONL).display()
         );
     }
+    if games.is_empty() {
+        // Going on would write an empty analysis and call it done.
+        return Err(CliError::input_msg(format!(
+            "{} holds no game to analyse yet: run a tournament or match into the folder \
+             first",
+            dir.join(GAMES_JSONL).display()
+        )));
+    }
     if args.rules.any() {
         let only = args
             .rules
@@ -183,8 +191,8 @@ fn report(
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "analysed {} games ({} positions in {secs:.1} s, {:.0} positions/s){}; {} of {} games done",
-        c.games,
+        "analysed {} ({} positions in {secs:.1} s, {:.0} positions/s){}; {} of {} done",
+        crate::record::counted(c.games, "game"),
         c.positions,
         c.positions as f64 / secs,
         if done.kept > 0 {
@@ -193,7 +201,7 @@ fn report(
             String::new()
         },
         done.kept + c.games,
-        done.total
+        crate::record::counted(done.total, "game")
     )?;
     let within = budget.map_or("without a limit".to_string(), |b| {
         format!("within the budget of {} a position", format_duration(b))

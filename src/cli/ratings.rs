@@ -357,9 +357,12 @@ fn print_summary(
     )?;
     writeln!(
         out,
-        "{counted} games counted, {duplicates} duplicate ids ignored, {ignored} interrupted or \
-         self-play games ignored, {} unreadable rows skipped, {} games without their pair partner",
-        summary.malformed, standings.unpaired
+        "{} counted, {} ignored, {} ignored, {} skipped, {} without its pair partner",
+        crate::record::counted(counted, "game"),
+        crate::record::counted(duplicates, "duplicate id"),
+        crate::record::counted(ignored, "interrupted or self-play game"),
+        crate::record::counted(summary.malformed, "unreadable row"),
+        crate::record::counted(standings.unpaired, "game"),
     )?;
     if let Some(w) = summary.warning() {
         writeln!(out, "{w}")?;

@@ -17,12 +17,8 @@ pub struct Args {
     /// The results folder.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// The game id, or its number.
-    #[arg(
-        value_name = "GAME",
-        required_unless_present = "serve",
-        conflicts_with = "serve"
-    )]
+    /// The game id, or its number (without one, the games of the folder are listed).
+    #[arg(value_name = "GAME", conflicts_with = "serve")]
     pub game: Option<String>,
     /// Serve the folder as a web page on 127.0.0.1 (standings, every game replayable move
     /// by move; games added to the folder by a running tournament appear too) until
@@ -43,9 +39,11 @@ pub fn run(args: Args) -> CliResult {
         GAMES_JSONL,
         "give the folder a tournament, match or sprt wrote its results to",
     )?;
-    let Some(game) = &args.game else {
+    if args.serve {
         return serve(&args);
-    };
+    }
+    // Without a game, the answer says which games there are to name.
+    let game = args.game.as_deref();
     // One reading finds the game and, if it is not there, what the folder holds instead,
     // so that the next try can name a game of it.
     let path = args.dir.join(GAMES_JSONL);
@@ -54,7 +52,7 @@ pub fn run(args: Args) -> CliResult {
         numbers
             .entry(rec.number)
             .or_insert_with(|| clean_text(&rec.game).to_string());
-        if found.is_none() && names_game(&rec, game) {
+        if found.is_none() && game.is_some_and(|game| names_game(&rec, game)) {
             found = Some(rec);
         }
     })?
@@ -73,16 +71,19 @@ pub fn run(args: Args) -> CliResult {
                 };
                 format!(
                     ": it holds {}, {which} (ids {id1} to {id2}); give an id or a number, \
-                     e.g. `kalaha show {} {n1}`",
+                     e.g. `kalaha show {} {n1}`, or browse them with --serve",
                     crate::record::counted(count, "game"),
                     clean_text(&super::execute::shell_word(&args.dir.display().to_string()))
                 )
             }
             _ => ": it holds no game yet".to_string(),
         };
+        let which = match game {
+            Some(game) => format!("no game {:?} in", clean_text(game)),
+            None => "no game given for".to_string(),
+        };
         return Err(CliError::input_msg(format!(
-            "no game {:?} in {}{holds}{}",
-            clean_text(game),
+            "{which} {}{holds}{}",
             path.display(),
             if unreadable > 0 {
                 format!(

@@ -235,8 +235,8 @@ fn tournament_group(take: &mut Take<'_>) -> SettingsGroup {
     if let Some(g) = take("games") {
         let words = match g.as_integer() {
             Some(n) if n >= 2 && n % 2 == 0 => format!(
-                "{n} ({} openings, each played twice with the seats swapped)",
-                n / 2
+                "{n} ({}, each played twice with the seats swapped)",
+                crate::record::counted(n as u64 / 2, "opening")
             ),
             _ => text(&g),
         };

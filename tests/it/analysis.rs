@@ -449,3 +449,18 @@ fn openings_found_before_the_tries_run_out_are_kept() {
         "{kept:?}"
     );
 }
+
+/// A folder whose games.jsonl holds no game is refused, not "analysed" into empty files.
+#[test]
+fn a_folder_without_games_is_not_analysed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("games.jsonl"), "").unwrap();
+    let o = crate::common::kalaha()
+        .args(["analyze", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("holds no game to analyse yet"), "{err}");
+    assert!(!dir.path().join("analysis.csv").exists());
+}

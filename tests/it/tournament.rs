@@ -486,6 +486,15 @@ fn show_prints_a_recorded_game() {
         err.contains("it holds 2 games, numbered 1 to 2 (ids s-1 to s-2)"),
         "{err}"
     );
+    // Without a game, the same list.
+    let o = kalaha()
+        .args(["show", &out.display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no game given for"), "{err}");
+    assert!(err.contains("it holds 2 games"), "{err}");
     // Numbers with gaps (a shard's games) are listed, not given as a range.
     let jsonl = out.join("games.jsonl");
     let text_before = std::fs::read_to_string(&jsonl).unwrap();
