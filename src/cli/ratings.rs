@@ -265,7 +265,7 @@ pub fn run(args: Args) -> CliResult {
     for e in &empty {
         bar.suspend(|| eprintln!("warning: {}", clean_message(&e.to_string())));
     }
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = names_of_two_engines(&settings);
     if boards.len() > 1 {
         let list: Vec<String> = boards
             .iter()
@@ -375,6 +375,41 @@ fn print_summary(
         )?;
     }
     writeln!(out, "reports written to {}", out_dir.display())
+}
+
+/// A warning for each name that stands for different engines in the pooled runs (another
+/// program, version or options): their games would be rated as one engine's.
+fn names_of_two_engines(settings: &[SettingsSection]) -> Vec<String> {
+    let mut by_name: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for section in settings {
+        for e in &section.engines {
+            let mut words: Vec<String> = e.program.iter().cloned().collect();
+            words.extend(e.version.as_ref().map(|v| format!("version {v}")));
+            words.extend(e.options.iter().cloned());
+            let who = if words.is_empty() {
+                "unknown".to_string()
+            } else {
+                words.join(" ")
+            };
+            let seen = by_name.entry(&e.name).or_default();
+            if !seen.contains(&who) {
+                seen.push(who);
+            }
+        }
+    }
+    by_name
+        .into_iter()
+        .filter(|(_, who)| who.len() > 1)
+        .map(|(name, who)| {
+            format!(
+                "the name {name} stands for {} different engines in the pooled runs ({}); \
+                 their games are rated as one engine's: give them different names (name=) \
+                 to rate them apart",
+                who.len(),
+                who.join("; ")
+            )
+        })
+        .collect()
 }
 
 /// `rules` as the warning about pooled runs names them.

@@ -761,3 +761,57 @@ fn inputs_that_are_not_results_say_what_to_give() {
     let err = error(&["ratings", &runs.join("nope").display().to_string()]);
     assert!(err.contains("nope does not exist"), "{err}");
 }
+
+/// One name for two different engines in pooled runs is warned of, in the terminal and on
+/// the published leaderboard; the same engine in two runs is not.
+#[test]
+fn one_name_for_two_engines_in_pooled_runs_is_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut folders = Vec::new();
+    for (k, mine) in ["first", "greedy", "greedy"].iter().enumerate() {
+        let out = dir.path().join(format!("r{k}"));
+        let args: Vec<String> = [
+            "match",
+            "--engine",
+            &format!("builtin={mine}"),
+            "name=mine",
+            "--engine",
+            "builtin=random",
+            "--pits",
+            "3",
+            "--seeds",
+            "2",
+            "--games",
+            "2",
+            "--quiet",
+            "--out",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain([out.display().to_string()])
+        .collect();
+        let o = run_kalaha(&args);
+        assert!(o.status.success(), "{}", describe(&o));
+        folders.push(out);
+    }
+    let o = ratings(&folders, &dir.path().join("all"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the name mine stands for 2 different engines"),
+        "{err}"
+    );
+    assert!(
+        err.contains("built-in first") && err.contains("built-in greedy"),
+        "{err}"
+    );
+    let md = std::fs::read_to_string(dir.path().join("all").join("leaderboard.md")).unwrap();
+    assert!(md.contains("stands for 2 different engines"), "{md}");
+    let o = ratings(&folders[1..], &dir.path().join("same"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("different engines"),
+        "{}",
+        describe(&o)
+    );
+}
