@@ -221,7 +221,8 @@ pub fn run(args: Args) -> CliResult {
     // Files of which no game counts, and why.
     let mut empty: Vec<String> = Vec::new();
     // The rules of the runs read, each with the first file under them.
-    let mut boards: Vec<(crate::rules::Rules, PathBuf)> = Vec::new();
+    // The rules of the runs read, with the games.csv of each run played under them.
+    let mut boards: Vec<(crate::rules::Rules, Vec<PathBuf>)> = Vec::new();
     for (k, csv) in csvs.iter().enumerate() {
         if csvs.len() > 1 {
             bar.set_message(format!("reading {}/{}", k + 1, csvs.len()));
@@ -245,10 +246,11 @@ pub fn run(args: Args) -> CliResult {
             empty.push(no_games(csv, &read));
         }
         summary.add(read);
-        if let Some(rules) = csv.parent().and_then(run_rules)
-            && !boards.iter().any(|(r, _)| *r == rules)
-        {
-            boards.push((rules, csv.clone()));
+        if let Some(rules) = csv.parent().and_then(run_rules) {
+            match boards.iter_mut().find(|(r, _)| *r == rules) {
+                Some((_, csvs)) => csvs.push(csv.clone()),
+                None => boards.push((rules, vec![csv.clone()])),
+            }
         }
         if let Some(section) = csv.parent().and_then(report::read_settings) {
             report::merge_settings(&mut settings, section);
@@ -269,7 +271,17 @@ pub fn run(args: Args) -> CliResult {
     if boards.len() > 1 {
         let list: Vec<String> = boards
             .iter()
-            .map(|(rules, csv)| format!("{} ({})", rules_in_words(rules), csv.display()))
+            .map(|(rules, csvs)| {
+                let mut files: Vec<String> = csvs
+                    .iter()
+                    .take(5)
+                    .map(|c| c.display().to_string())
+                    .collect();
+                if csvs.len() > 5 {
+                    files.push(format!("and {} more", csvs.len() - 5));
+                }
+                format!("{} ({})", rules_in_words(rules), files.join(", "))
+            })
             .collect();
         warnings.push(format!(
             "the runs were played under {} different rules: {}. One rating pools them; rate \

@@ -642,6 +642,13 @@ fn pooling_runs_of_different_boards_warns() {
     assert!(o.status.success(), "{}", describe(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("under 2 different rules"), "{err}");
+    // Each rules name every run played under them.
+    for f in &folders {
+        assert!(
+            err.contains(&f.join("games.csv").display().to_string()),
+            "{err}"
+        );
+    }
     assert!(
         err.contains("3 pits a side") && err.contains("4 pits a side"),
         "{err}"
