@@ -345,6 +345,10 @@ fn open_fds() -> String {
 /// stderr what worked.
 fn peek_results() {
     let dir = std::path::PathBuf::from(third_arg());
+    // First try to take away what covers the folder, as an engine run by root could.
+    let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap_or_default();
+    // SAFETY: umount2 reads the path only.
+    let unmounted = unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) } == 0;
     let listed: Vec<String> = std::fs::read_dir(&dir)
         .map(|d| {
             d.flatten()
@@ -360,8 +364,8 @@ fn peek_results() {
         .is_ok();
     let created = std::fs::write(dir.join("planted-by-engine"), "x").is_ok();
     eprintln!(
-        "peek: listed {} entries {listed:?}; read games.csv: {read}; appended: {appended}; \
-         created: {created}",
+        "peek: unmounted: {unmounted}; listed {} entries {listed:?}; read games.csv: {read}; \
+         appended: {appended}; created: {created}",
         listed.len()
     );
 }

@@ -237,7 +237,8 @@ impl Plan {
                 fork_and_wait()?;
                 die_with_parent()?;
             }
-            self.set_limits()
+            self.set_limits()?;
+            drop_capabilities()
         }
     }
 
@@ -315,6 +316,43 @@ unsafe fn close_on_exec_from_3() {
             }
         }
     }
+}
+
+/// Leaves the engine no capability, in its namespaces or (run by root) on the machine: an
+/// engine with `CAP_SYS_ADMIN` could unmount what hides the results folder. Emptying the
+/// bounding set makes `exec` grant none, even to uid 0; without `CAP_SETPCAP` (a user
+/// outside namespaces) there is nothing to drop, and no new privilege can be gained.
+///
+/// # Safety
+/// Only for a `pre_exec` hook: it calls async-signal-safe functions only.
+unsafe fn drop_capabilities() -> io::Result<()> {
+    // From linux/capability.h.
+    const CAP_SYS_ADMIN: libc::c_ulong = 21;
+    unsafe {
+        // prctl takes its arguments as unsigned longs.
+        let (zero, one): (libc::c_ulong, libc::c_ulong) = (0, 1);
+        check(libc::prctl(
+            libc::PR_SET_NO_NEW_PRIVS,
+            one,
+            zero,
+            zero,
+            zero,
+        ))?;
+        // Refused for capabilities past the kernel's last (EINVAL) and without CAP_SETPCAP
+        // (EPERM, when there are none to drop).
+        for cap in 0..64 as libc::c_ulong {
+            let _ = libc::prctl(libc::PR_CAPBSET_DROP, cap, zero, zero, zero);
+        }
+        let clear_all = libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong;
+        let _ = libc::prctl(libc::PR_CAP_AMBIENT, clear_all, zero, zero, zero);
+        if libc::geteuid() == 0
+            && libc::prctl(libc::PR_CAPBSET_READ, CAP_SYS_ADMIN, zero, zero, zero) > 0
+        {
+            // Root could not drop them: the engine would run with every power.
+            return Err(io::Error::from_raw_os_error(libc::EPERM));
+        }
+    }
+    Ok(())
 }
 
 fn check(r: libc::c_int) -> io::Result<()> {
