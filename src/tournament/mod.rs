@@ -354,9 +354,12 @@ pub fn run_tournament(
     let writer = ResultsWriter::open(out).map_err(io_err)?;
     let schedule = config.schedule.clone();
     let done = repaired.done;
-    let done_in_shard = schedule
-        .games()
-        .filter(|g| done.contains(&config.game_id(g.number)))
+    // Counted from the games done, not by walking the schedule, which may hold billions.
+    let prefix = format!("{}-", config.id);
+    let done_in_shard = done
+        .iter()
+        .filter_map(|id| id.strip_prefix(&prefix)?.parse::<u64>().ok())
+        .filter(|&n| schedule.has_game(n) && done.contains(&config.game_id(n)))
         .count() as u64;
     let recorder = Recorder {
         writer: Some(writer),

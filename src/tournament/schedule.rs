@@ -225,6 +225,12 @@ impl Schedule {
         self.shard.is_none_or(|s| p % s.count == s.index - 1)
     }
 
+    /// Whether game `number` (1-based) is one of this shard's.
+    pub fn has_game(&self, number: u64) -> bool {
+        let pair = number.wrapping_sub(1) / 2;
+        number >= 1 && pair < self.total_pairs() && self.in_shard(pair)
+    }
+
     /// Games in this shard.
     pub fn games_in_shard(&self) -> u64 {
         let total = self.total_pairs();
@@ -384,6 +390,11 @@ mod tests {
             s.shard = Some(Shard { index: k, count: 3 });
             let part: Vec<_> = s.games().collect();
             assert_eq!(part.len() as u64, s.games_in_shard());
+            // A shard knows its games by number alone.
+            let numbers: Vec<u64> = (0..=full.len() as u64 + 2)
+                .filter(|&n| s.has_game(n))
+                .collect();
+            assert_eq!(numbers, part.iter().map(|g| g.number).collect::<Vec<_>>());
             assert!(part.chunks(2).all(|p| p[0].pair == p[1].pair));
             merged.extend(part);
         }
