@@ -530,12 +530,18 @@ pub fn dedupe_names(names: &mut [String], sources: &[NameSource]) -> Result<(), 
     let mut taken: Vec<String> = Vec::with_capacity(names.len());
     for i in order {
         if taken.contains(&names[i]) {
-            let base = names[i].clone();
+            // The base is cut so that the new name is still a valid one.
+            let with = |k: usize| {
+                let suffix = format!("-{k}");
+                let keep = crate::record::MAX_NAME_CHARS.saturating_sub(suffix.chars().count());
+                let base: String = names[i].chars().take(keep).collect();
+                format!("{}{suffix}", base.trim_end())
+            };
             let mut k = 2;
-            while taken.contains(&format!("{base}-{k}")) || names.contains(&format!("{base}-{k}")) {
+            while taken.contains(&with(k)) || names.contains(&with(k)) {
                 k += 1;
             }
-            names[i] = format!("{base}-{k}");
+            names[i] = with(k);
         }
         taken.push(names[i].clone());
     }

@@ -121,6 +121,15 @@ fn repeated_names_are_numbered_and_chosen_names_win() {
     let mut names = vec!["hard".to_string(), "hard".into()];
     dedupe_names(&mut names, &[Hello, Given]).unwrap();
     assert_eq!(names, ["hard-2", "hard"]);
+    // A name of the longest length stays a valid name once numbered (a resume reads it).
+    let long = "x".repeat(crate::record::MAX_NAME_CHARS);
+    let mut names = vec![long.clone(), long.clone(), long.clone()];
+    dedupe_names(&mut names, &[Hello, Hello, Hello]).unwrap();
+    assert_eq!(names[1], format!("{}-2", &long[..long.len() - 2]));
+    assert_eq!(names[2], format!("{}-3", &long[..long.len() - 2]));
+    for n in &names {
+        crate::record::check_name(n).unwrap();
+    }
 }
 
 #[test]
