@@ -217,8 +217,8 @@ fn report(
         writeln!(
             out,
             "analysis in {} and {}",
-            dir.join(ANALYSIS_CSV).display(),
-            dir.join(GAMES_SUMMARY_CSV).display()
+            crate::record::shown_path(&dir.join(ANALYSIS_CSV)),
+            crate::record::shown_path(&dir.join(GAMES_SUMMARY_CSV))
         )?;
     }
     Ok(0)

@@ -116,7 +116,7 @@ pub fn execute(
             time_controls(&config),
             format_duration(config.margin),
             at_once,
-            out.display()
+            crate::record::shown_path(&out)
         )?;
     }
     if config.adjudication == crate::referee::Adjudication::Exact {
@@ -163,7 +163,7 @@ pub fn execute(
             return Err(CliError::from(anyhow::anyhow!(
                 "{e}: `kalaha {} --resume {}`",
                 kind.command(),
-                shell_word(&out.display().to_string())
+                crate::record::clean_text(&shell_word(&out.display().to_string()))
             )));
         }
         Err(e) => return Err(e.into()),
@@ -178,7 +178,7 @@ pub fn execute(
             crate::record::counted(s.played, "game"),
             s.interrupted,
             kind.command(),
-            shell_word(&out.display().to_string())
+            crate::record::clean_text(&shell_word(&out.display().to_string()))
         );
         return Ok(Executed { outcome, code: 130 });
     }
@@ -196,7 +196,7 @@ pub fn execute(
                 engines.as_secs_f64() * 1e3
             )?;
         }
-        writeln!(o, "results in {}", out.display())?;
+        writeln!(o, "results in {}", crate::record::shown_path(&out))?;
     }
     Ok(Executed { outcome, code: 0 })
 }

@@ -143,7 +143,7 @@ pub fn run(args: Args) -> CliResult {
     let mut page = live_page(live.clone(), args.port.unwrap_or(0), args.open, "the game")?;
     println!(
         "games are written to {}; Ctrl-C ends the session",
-        out.display()
+        crate::record::shown_path(&out)
     );
     let mut leaderboard = crate::views::LeaderboardView::new(&out, None);
     let mut lines = GameLines;

@@ -386,7 +386,11 @@ fn print_summary(
             standings.groups.len()
         )?;
     }
-    writeln!(out, "reports written to {}", out_dir.display())
+    writeln!(
+        out,
+        "reports written to {}",
+        crate::record::shown_path(out_dir)
+    )
 }
 
 /// A warning for each name that stands for different engines in the pooled runs (another

@@ -154,7 +154,10 @@ impl BuildDisplay {
                     .expect("not poisoned")
                     .map_or(0.0, |t| t.elapsed().as_secs_f64());
                 self.bar.finish_and_clear();
-                eprintln!("built in {secs:.1} s and saved to {}", path.display());
+                eprintln!(
+                    "built in {secs:.1} s and saved to {}",
+                    crate::record::shown_path(path)
+                );
             }
         }
     }
@@ -452,7 +455,11 @@ fn book(args: BookArgs) -> CliResult {
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
         Some(path) => {
             super::common::write_atomically(path, &text).map_err(CliError::input_msg)?;
-            eprintln!("{} positions written to {}", book.len(), path.display());
+            eprintln!(
+                "{} positions written to {}",
+                book.len(),
+                crate::record::shown_path(path)
+            );
         }
     }
     Ok(0)

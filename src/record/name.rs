@@ -88,6 +88,12 @@ fn escape_where(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A path as kalaha prints it: made safe like [`clean_text`] (a folder's name is the
+/// user's, or an engine's, to choose).
+pub fn shown_path(path: &std::path::Path) -> String {
+    clean_text(&path.display().to_string()).into_owned()
+}
+
 /// The longest piece of a line from an engine shown in a message or note, in bytes.
 pub const MAX_SHOWN_LINE: usize = 1000;
 

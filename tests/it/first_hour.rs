@@ -410,3 +410,30 @@ fn more_games_at_once_than_cpus_is_warned_of() {
         text(&o)
     );
 }
+
+/// A results folder named with escape bytes is printed escaped on every line that names
+/// it, never sent to the terminal raw.
+#[test]
+fn a_folder_name_with_escape_bytes_is_printed_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let name = "r\u{1b}]0;owned\u{7}";
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "match", "--engine", "first", "--engine", "random", "--pits", "3", "--seeds", "2",
+            "--games", "2", "--out", name,
+        ]),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("results in r\\u{1b}]0;owned\\u{7}"), "{out}");
+    for args in [vec!["ratings", name], vec!["tournament", "--resume", name]] {
+        let o = run_in(tmp.path(), &strings(&args));
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+        let all = text(&o);
+        assert!(
+            !all.contains('\u{1b}') && !all.contains('\u{7}'),
+            "{args:?}: {all:?}"
+        );
+    }
+}
