@@ -80,8 +80,29 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
         )));
     }
     let runs: Vec<PathBuf> = args.inputs.iter().map(|i| run_folder(i)).collect();
-    if runs.iter().all(|run| same_folder(out, run)) || !holds_a_run(out) {
+    if runs.iter().all(|run| same_folder(out, run)) {
         return Ok(out.clone());
+    }
+    if !holds_a_run(out) {
+        // Only a new or empty folder, or one of reports, is written into: the reports
+        // would replace files of the same names.
+        let other = std::fs::read_dir(out)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .find(|e| {
+                let name = e.file_name();
+                !report::REPORT_FILES.iter().any(|f| name == *f)
+            });
+        return match other {
+            None => Ok(out.clone()),
+            Some(e) => Err(CliError::input_msg(format!(
+                "--out {} holds other files than reports (such as {}): give a new or empty \
+                 folder, or one that holds only reports",
+                out.display(),
+                crate::record::shown_path(Path::new(&e.file_name()))
+            ))),
+        };
     }
     let whose = if runs.iter().any(|run| same_folder(out, run)) {
         "one of the runs rated"

@@ -304,6 +304,10 @@ fn parse_row<'r>(
     let game = from_text_cell(required(0)?);
     let south = from_text_cell(required(1)?);
     let north = from_text_cell(required(2)?);
+    // kalaha writes only names that can be shown; any other is a damaged or forged row.
+    for (side, name) in [("south", south), ("north", north)] {
+        crate::record::check_name(name).map_err(|e| format!("{side} engine: {e}"))?;
+    }
     let result: GameResult = required(3)?.parse()?;
     let score = |k: usize| -> Result<Option<u16>, String> {
         match field(k)? {

@@ -822,3 +822,47 @@ fn one_name_for_two_engines_in_pooled_runs_is_warned_of() {
         describe(&o)
     );
 }
+
+/// A folder of other files is not written into, and a row whose engine name kalaha could
+/// not have written is skipped as unreadable, not published.
+#[test]
+fn ratings_leave_other_files_alone_and_skip_impossible_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("games.csv");
+    let long = "x".repeat(70_000);
+    std::fs::write(
+        &csv,
+        format!(
+            "game,round,pair,south,north,opening,result\n\
+             g-1,1,1,a,b,,1-0\ng-2,1,1,b,a,,0-1\ng-3,2,2,{long},a,,1-0\n\
+             g-4,2,2,a,\"b\u{1b}[2J\",,1-0\n"
+        ),
+    )
+    .unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("standings.csv"), "mine").unwrap();
+    std::fs::write(victim.join("notes.txt"), "mine").unwrap();
+    let o = ratings(std::slice::from_ref(&csv), &victim, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("holds other files than reports"),
+        "{}",
+        describe(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim.join("standings.csv")).unwrap(),
+        "mine"
+    );
+    // A folder of reports only is written into again.
+    let board = dir.path().join("board");
+    for _ in 0..2 {
+        let o = ratings(std::slice::from_ref(&csv), &board, &[]);
+        assert!(o.status.success(), "{}", describe(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("2 games counted"), "{out}");
+        assert!(out.contains("2 unreadable rows skipped"), "{out}");
+    }
+    let html = std::fs::read_to_string(board.join("leaderboard.html")).unwrap();
+    assert!(html.len() < 60_000, "{} bytes", html.len());
+}

@@ -126,8 +126,8 @@ fn frames_page(page: &str, widths: &[u32]) -> String {
     host + "</body></html>"
 }
 
-/// An engine name of the longest kind, without a place to break it.
-const LONG_NAME: &str = "an-engine-with-a-very-long-name-that-cannot-break-anywhere-v1.2.3";
+/// An engine name of the longest kind (64 characters), without a place to break it.
+const LONG_NAME: &str = "an-engine-with-a-very-long-name-that-cannot-break-anywhere-v1.23";
 
 /// Renders leaderboard.html in headless Chromium: the rendered page holds every engine's
 /// row and the chart, escapes names, and at 400 and 1200 px nothing reaches past the width
