@@ -72,6 +72,9 @@ impl Transcript {
     pub fn rename(&mut self, stem: &str) -> io::Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
         self.path = rename_numbered(&self.path, &dir, stem, "transcript")?;
+        // From now on its bytes count against its engine's budget under that name, which
+        // every instance shares, however each was named when it started.
+        self.budget = budget_of(&dir, stem);
         Ok(())
     }
 
