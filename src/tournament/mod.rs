@@ -265,19 +265,49 @@ fn claim_folder(options: &RunOptions) -> Result<FolderLock, TournamentError> {
 
 /// What a results folder already holds, counted in a fresh scoreboard: its repaired
 /// games of tournament `id`, and what the repair said.
-fn existing(out: &Path, id: &str) -> Result<(results::Repaired, Tally, Vec<String>), io::Error> {
-    let repaired = results::repair(out, id)?;
+fn existing(
+    out: &Path,
+    config: &TournamentConfig,
+) -> Result<(results::Repaired, Tally, Vec<String>), io::Error> {
+    let repaired = results::repair(out, &config.id)?;
     let mut notes = repaired.notes();
     let mut tally = Tally::new();
     let csv = out.join(results::GAMES_CSV);
+    let names = config.names();
+    let prefix = format!("{}-", config.id);
+    // A recorded game the schedule could not have played (edited by hand, or of another
+    // run): not counted, and said so.
+    let fits = |row: &crate::record::GameRow<'_>| {
+        let number = row.game.strip_prefix(&prefix).and_then(|n| n.parse().ok());
+        row.south != row.north
+            && names.iter().any(|n| n == row.south)
+            && names.iter().any(|n| n == row.north)
+            && number.is_some_and(|n| config.schedule.has_game(n))
+    };
+    let mut misfits = 0u64;
     if csv.exists() {
         let summary = results::read_games_csv(&csv, |row| {
             if repaired.done.contains(row.game) {
-                tally.add(row);
+                if fits(row) {
+                    tally.add(row);
+                } else {
+                    misfits += 1;
+                }
             }
         })
         .map_err(io::Error::other)?;
         notes.extend(summary.warning());
+    }
+    if misfits > 0 {
+        let warning = format!(
+            "{} in {} cannot be of this tournament (an engine not in it, an engine \
+             against itself, or a number outside its schedule): not counted; the file was \
+             edited or holds another run's games",
+            crate::record::counted(misfits, "recorded game"),
+            out.join(results::GAMES_CSV).display()
+        );
+        tracing::warn!("{warning}");
+        notes.push(warning);
     }
     Ok((repaired, tally, notes))
 }
@@ -341,7 +371,7 @@ pub fn run_tournament(
     if !options.resume {
         save_config(out, &config, options.concurrency).map_err(io_err)?;
     }
-    let (repaired, tally, mut notes) = existing(out, &config.id).map_err(|e| match e.kind() {
+    let (repaired, tally, mut notes) = existing(out, &config).map_err(|e| match e.kind() {
         io::ErrorKind::InvalidData => TournamentError::Input(e.to_string()),
         _ => io_err(e),
     })?;

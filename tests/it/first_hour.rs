@@ -437,3 +437,44 @@ fn a_folder_name_with_escape_bytes_is_printed_escaped() {
         );
     }
 }
+
+/// A resume does not count recorded games its tournament could not have played (an engine
+/// not in it, self-play, a number outside the schedule), and says so.
+#[test]
+fn a_resume_does_not_count_games_that_are_not_of_its_tournament() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "match", "--engine", "first", "--engine", "random", "--pits", "3", "--seeds", "2",
+            "--games", "4", "--quiet", "--out", "r",
+        ]),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let csv = tmp.path().join("r/games.csv");
+    let edited: String = std::fs::read_to_string(&csv)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut cells: Vec<String> = l.split(',').map(String::from).collect();
+            if cells[0].ends_with("-2") {
+                cells[4] = "nobody".into();
+            } else if cells[0].ends_with("-3") {
+                cells[4] = cells[3].clone();
+            }
+            cells.join(",") + "\n"
+        })
+        .collect();
+    std::fs::write(&csv, edited).unwrap();
+    let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "r"]));
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("2 recorded games in r/games.csv cannot be of this tournament"),
+        "{err}"
+    );
+    let standings = std::fs::read_to_string(tmp.path().join("r/standings.csv")).unwrap();
+    assert!(!standings.contains("nobody"), "{standings}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("first vs random: 2 games"), "{out}");
+}
