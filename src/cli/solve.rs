@@ -86,6 +86,7 @@ pub fn run(args: Args) -> CliResult {
         None => writeln!(out, "endgame table none")?,
     }
     let mut solver = Solver::new(args.hash_mb);
+    solver.allow_huge_pages();
     solver.set_threads(threads);
     solver.set_endgame(table.map(Arc::new));
 

@@ -438,6 +438,7 @@ fn book(args: BookArgs) -> CliResult {
     super::solve::check_hash_mb(args.hash_mb)?;
     let table = obtain(&rules, &args.tables, threads)?;
     let mut solver = Solver::new(args.hash_mb);
+    solver.allow_huge_pages();
     solver.set_threads(threads);
     solver.set_endgame(table.map(std::sync::Arc::new));
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());

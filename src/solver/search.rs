@@ -82,6 +82,8 @@ pub struct Solver {
     threads: usize,
     /// The most the table may use, in mebibytes; a board with fewer positions gets less.
     hash_mb: usize,
+    /// Whether a large board's table may use huge pages (see [`Solver::allow_huge_pages`]).
+    huge_pages: bool,
 }
 
 /// The bytes of a table for positions keyed by `keys`: `hash_mb` mebibytes, or less when the
@@ -129,7 +131,15 @@ impl Solver {
             keys: Keys::Packed(0),
             threads: 1,
             hash_mb,
+            huge_pages: false,
         }
+    }
+
+    /// Lets the table of a board with very many positions use huge pages: faster for a
+    /// long solve, but a page fault may then wait for the kernel to gather memory, for a
+    /// second or more, which a move played under a clock cannot afford.
+    pub fn allow_huge_pages(&mut self) {
+        self.huge_pages = true;
     }
 
     /// Looks up positions with few enough seeds in `table` instead of searching them
@@ -290,6 +300,11 @@ impl Solver {
         })
     }
 
+    /// Whether a table for `keys` gets huge pages.
+    pub(super) fn wants_huge_pages(&self, keys: &Keys) -> bool {
+        self.huge_pages && long_search(keys)
+    }
+
     fn worker<'a>(&'a self, id: usize, budget: Budget, stop: Option<&'a AtomicBool>) -> Worker<'a> {
         let endgame = self
             .endgame
@@ -337,7 +352,7 @@ impl Solver {
         } else if self.rules.is_some() {
             self.table.clear();
         }
-        if long_search(&keys) {
+        if self.wants_huge_pages(&keys) {
             self.table.use_huge_pages();
         }
         self.rules = Some(*rules);

@@ -506,6 +506,12 @@ fn the_table_is_sized_to_the_board() {
     assert!(search::long_search(&keys(6, 4)));
     assert!(!search::long_search(&keys(5, 3)));
     assert!(!search::long_search(&keys(3, 2)));
+    // And only when the solver's user allows them: an engine under a clock does not.
+    let mut engines = Solver::new(256);
+    assert!(!engines.wants_huge_pages(&keys(6, 4)));
+    engines.allow_huge_pages();
+    assert!(engines.wants_huge_pages(&keys(6, 4)));
+    assert!(!engines.wants_huge_pages(&keys(3, 2)));
     // And a solver of a small board answers as it did.
     let mut solver = Solver::new(256);
     let pos = Position::start(Rules::new(3, 2, false, Sweep::Owner).unwrap());
