@@ -103,7 +103,7 @@ pub fn run(args: Args) -> CliResult {
     if let Some(skipped) = skipped {
         eprintln!(
             "warning: {} has {skipped}: those lines are not analysed",
-            dir.join(GAMES_JSONL).display()
+            crate::record::shown_path(&dir.join(GAMES_JSONL))
         );
     }
     if games.is_empty() {
@@ -111,7 +111,7 @@ pub fn run(args: Args) -> CliResult {
         return Err(CliError::input_msg(format!(
             "{} holds no game to analyse yet: run a tournament or match into the folder \
              first",
-            dir.join(GAMES_JSONL).display()
+            crate::record::shown_path(&dir.join(GAMES_JSONL))
         )));
     }
     if args.rules.any() {
@@ -128,7 +128,7 @@ pub fn run(args: Args) -> CliResult {
             return Err(CliError::input_msg(format!(
                 "none of the {before} games of {} is played under {only}: give the rules \
                  flags of its games, or none to analyse them all",
-                dir.display()
+                crate::record::shown_path(dir)
             )));
         }
     }

@@ -103,7 +103,10 @@ fn check_program(program: &Path) -> Result<(), CliError> {
     crate::tournament::program::find_program(program, None)
         .map(|_| ())
         .map_err(|reason| {
-            CliError::input_msg(format!("the engine program {} {reason}", program.display()))
+            CliError::input_msg(format!(
+                "the engine program {} {reason}",
+                crate::record::shown_path(program)
+            ))
         })
 }
 
@@ -122,7 +125,7 @@ pub fn run(args: Args) -> CliResult {
         std::fs::create_dir_all(dir).map_err(|e| {
             CliError::input_msg(format!(
                 "cannot create the log folder {}: {e}",
-                dir.display()
+                crate::record::shown_path(dir)
             ))
         })?;
     }

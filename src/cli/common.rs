@@ -332,9 +332,10 @@ impl CommonArgs {
                 }
                 let flag = format!("--{}", setting.replace('_', "-"));
                 match &self.config {
-                    Some(path) if !self.flag_given(setting) => {
-                        CliError::input_msg(format!("{setting} (in {}): {message}", path.display()))
-                    }
+                    Some(path) if !self.flag_given(setting) => CliError::input_msg(format!(
+                        "{setting} (in {}): {message}",
+                        crate::record::shown_path(path)
+                    )),
                     _ => CliError::input_msg(format!("{flag}: {message}")),
                 }
             }
@@ -399,7 +400,7 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
         .and_then(|()| std::fs::rename(&tmp, path))
         .map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            format!("failed to write {}: {e}", path.display())
+            format!("failed to write {}: {e}", crate::record::shown_path(path))
         })
 }
 
@@ -436,7 +437,7 @@ pub(crate) fn require_results_file(dir: &Path, file: &str, give: &str) -> Result
     } else if !dir.join(file).exists() {
         return Err(CliError::input_msg(format!(
             "{} holds no {file}{}: {give}",
-            dir.display(),
+            crate::record::shown_path(dir),
             runs_inside(dir, file)
         )));
     } else {
@@ -444,7 +445,7 @@ pub(crate) fn require_results_file(dir: &Path, file: &str, give: &str) -> Result
     };
     Err(CliError::input_msg(format!(
         "{} {problem}: {give}",
-        dir.display()
+        crate::record::shown_path(dir)
     )))
 }
 

@@ -100,7 +100,7 @@ pub fn run(args: Args) -> CliResult {
         if args.out.is_dir() {
             return Err(CliError::input_msg(format!(
                 "--out {} is a folder: give a file name",
-                args.out.display()
+                crate::record::shown_path(&args.out)
             )));
         }
         write_atomically(p, &openings_text(rules, &spec, &[])).map_err(CliError::input_msg)?;
@@ -116,7 +116,7 @@ pub fn run(args: Args) -> CliResult {
             spec.budget.map_or("no limit".to_string(), format_duration),
             partial.as_ref().map_or(String::new(), |p| format!(
                 "; those found are kept in {} as they come",
-                p.display()
+                crate::record::shown_path(p)
             ))
         );
     }
@@ -150,7 +150,10 @@ pub fn run(args: Args) -> CliResult {
     }
     let found = found.map_err(|e| {
         CliError::input_msg(match &partial {
-            Some(p) if shown > 0 => format!("{e}; the {shown} found are kept in {}", p.display()),
+            Some(p) if shown > 0 => format!(
+                "{e}; the {shown} found are kept in {}",
+                crate::record::shown_path(p)
+            ),
             _ => e,
         })
     })?;
@@ -159,7 +162,10 @@ pub fn run(args: Args) -> CliResult {
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
         Some(partial) => {
             write_atomically(&args.out, &text).map_err(|e| {
-                CliError::input_msg(format!("{e}; the openings are in {}", partial.display()))
+                CliError::input_msg(format!(
+                    "{e}; the openings are in {}",
+                    crate::record::shown_path(partial)
+                ))
             })?;
             let _ = std::fs::remove_file(partial);
             println!(
@@ -167,7 +173,7 @@ pub fn run(args: Args) -> CliResult {
                 crate::record::counted(found.len() as u64, "opening"),
                 crate::record::counted(u64::from(args.plies), "sowing"),
                 spec.max_value,
-                args.out.display()
+                crate::record::shown_path(&args.out)
             );
         }
     }

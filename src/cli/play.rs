@@ -165,7 +165,7 @@ pub fn run(args: Args) -> CliResult {
         "{} game{} recorded in {}",
         summary.played,
         if summary.played == 1 { "" } else { "s" },
-        out.display()
+        crate::record::shown_path(&out)
     );
     Ok(0)
 }

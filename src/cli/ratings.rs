@@ -64,7 +64,7 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
             [dir] if dir.is_dir() => Ok(dir.clone()),
             [file] => Err(CliError::input_msg(format!(
                 "{} is not a folder: give --out DIR for the reports",
-                file.display()
+                crate::record::shown_path(file)
             ))),
             inputs => Err(CliError::input_msg(format!(
                 "{} inputs: give --out DIR for the reports (only a single folder is written \
@@ -76,7 +76,7 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
     if out.exists() && !out.is_dir() {
         return Err(CliError::input_msg(format!(
             "--out {} is a file, not a folder: give a folder for the reports",
-            out.display()
+            crate::record::shown_path(out)
         )));
     }
     let runs: Vec<PathBuf> = args.inputs.iter().map(|i| run_folder(i)).collect();
@@ -99,7 +99,7 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
             Some(e) => Err(CliError::input_msg(format!(
                 "--out {} holds other files than reports (such as {}): give a new or empty \
                  folder, or one that holds only reports",
-                out.display(),
+                crate::record::shown_path(out),
                 crate::record::shown_path(Path::new(&e.file_name()))
             ))),
         };
@@ -112,8 +112,8 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
     Err(CliError::input_msg(format!(
         "--out {} is the results folder of {whose}: pooled reports there would no longer \
          match its games. Give a folder of its own, e.g. --out {}",
-        out.display(),
-        beside(out).display()
+        crate::record::shown_path(out),
+        crate::record::shown_path(&beside(out))
     )))
 }
 
@@ -194,7 +194,7 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
                     return Err(CliError::input_msg(format!(
                         "{} is the record of the games, not their results: give the folder \
                          or the games.csv beside it",
-                        input.display()
+                        crate::record::shown_path(input)
                     )));
                 }
                 return Ok(csv);
@@ -203,14 +203,14 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
             if !input.exists() {
                 return Err(CliError::input_msg(format!(
                     "{} does not exist: {give}",
-                    input.display()
+                    crate::record::shown_path(input)
                 )));
             }
             if input.join(GAMES_JSONL).is_file() {
                 return Err(CliError::input_msg(format!(
                     "{} holds games.jsonl but no games.csv: `kalaha tournament --resume {}` \
                      writes it again from the games",
-                    input.display(),
+                    crate::record::shown_path(input),
                     super::execute::shell_word(&input.display().to_string())
                 )));
             }
@@ -224,7 +224,7 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
             };
             Err(CliError::input_msg(format!(
                 "no results file at {}{runs}: {give}",
-                csv.display()
+                crate::record::shown_path(&csv)
             )))
         })
         .collect()
@@ -250,8 +250,12 @@ pub fn run(args: Args) -> CliResult {
         } else {
             bar.set_message("reading");
         }
-        let file = std::fs::File::open(csv)
-            .map_err(|e| CliError::input_msg(format!("failed to open {}: {e}", csv.display())))?;
+        let file = std::fs::File::open(csv).map_err(|e| {
+            CliError::input_msg(format!(
+                "failed to open {}: {e}",
+                crate::record::shown_path(csv)
+            ))
+        })?;
         let reader = Counted {
             inner: file,
             bar: bar.clone(),
@@ -372,7 +376,7 @@ fn no_games(csv: &Path, read: &ReadSummary) -> String {
             read.rows - read.malformed
         )
     };
-    format!("{}: {why}", csv.display())
+    format!("{}: {why}", crate::record::shown_path(csv))
 }
 
 /// The standings table and what was read, on stdout.

@@ -84,7 +84,7 @@ pub fn run(args: Args) -> CliResult {
         };
         return Err(CliError::input_msg(format!(
             "{which} {}{holds}{}",
-            path.display(),
+            crate::record::shown_path(&path),
             if unreadable > 0 {
                 format!(
                     " ({unreadable} of its lines are not game records: the file was edited \
@@ -100,7 +100,7 @@ pub fn run(args: Args) -> CliResult {
             "game {} of {} does not replay under its rules: {e}; the file was edited or \
              damaged",
             clean_text(&g.game),
-            args.dir.join(GAMES_JSONL).display()
+            crate::record::shown_path(&args.dir.join(GAMES_JSONL))
         ))
     })?;
     let mut out = std::io::stdout().lock();
@@ -167,7 +167,7 @@ fn serve(args: &Args) -> CliResult {
     follow_results(live.clone(), args.dir.clone()).map_err(|e| {
         CliError::input_msg(format!(
             "failed to read {}: {e}",
-            args.dir.join(GAMES_JSONL).display()
+            crate::record::shown_path(&args.dir.join(GAMES_JSONL))
         ))
     })?;
     super::play::live_page(live, args.port.unwrap_or(0), args.open, "the results page")?;

@@ -112,7 +112,7 @@ fn new_test(args: &Args) -> Result<NewTest, CliError> {
     if out.join("games.csv").exists() {
         return Err(CliError::input_msg(format!(
             "{} already holds results: continue with --resume {0}, or choose another --out",
-            out.display()
+            crate::record::shown_path(&out)
         )));
     }
     std::fs::write(
@@ -167,7 +167,7 @@ pub fn run(args: Args) -> CliResult {
                 return Err(CliError::input_msg(format!(
                     "{} holds a tournament or match, not an SPRT: continue it with `kalaha \
                      tournament --resume {}`",
-                    dir.display(),
+                    crate::record::shown_path(dir),
                     super::execute::shell_word(&dir.display().to_string())
                 )));
             }
@@ -179,7 +179,7 @@ pub fn run(args: Args) -> CliResult {
             let text = std::fs::read_to_string(dir.join("sprt.toml")).map_err(|e| {
                 CliError::input_msg(format!(
                     "failed to read {}: {e}",
-                    dir.join("sprt.toml").display()
+                    crate::record::shown_path(&dir.join("sprt.toml"))
                 ))
             })?;
             let settings: SprtSettings = toml::from_str(&text).map_err(CliError::input)?;
@@ -254,7 +254,7 @@ fn conclude(
     if let Err(e) = crate::report::refresh_tournament_reports(out) {
         tracing::warn!(
             "the leaderboards of {} do not show the verdict: {e}",
-            out.display()
+            crate::record::shown_path(out)
         );
     }
     writeln!(std::io::stdout().lock(), "{text}")?;

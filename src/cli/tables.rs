@@ -104,7 +104,8 @@ impl BuildDisplay {
     fn event(&self, e: TableEvent) {
         match e {
             TableEvent::Loading { path } => {
-                self.bar.set_message(format!("checking {}", path.display()));
+                self.bar
+                    .set_message(format!("checking {}", crate::record::shown_path(path)));
                 self.bar.tick();
             }
             TableEvent::Damaged { error } => {
@@ -334,7 +335,7 @@ fn build(args: BuildArgs) -> CliResult {
         len,
         mib(len),
         t.elapsed().as_secs_f64(),
-        store.path(tr, k).display()
+        crate::record::shown_path(&store.path(tr, k))
     )?;
     Ok(0)
 }
@@ -344,7 +345,7 @@ fn info(args: InfoArgs) -> CliResult {
     let files = store.list()?;
     let mut out = std::io::stdout().lock();
     if store.dir().is_dir() {
-        writeln!(out, "folder {}", store.dir().display())?;
+        writeln!(out, "folder {}", crate::record::shown_path(store.dir()))?;
     } else {
         // The commands that make it, given the same folder.
         let flag = match &args.tables {
@@ -358,7 +359,7 @@ fn info(args: InfoArgs) -> CliResult {
             out,
             "folder {} (not made yet: `kalaha tables build{flag}` makes it, as does the first \
              `kalaha solve{flag}` that needs a table of 16 MiB or more)",
-            store.dir().display()
+            crate::record::shown_path(store.dir())
         )?;
     }
     let mut bad = 0;
@@ -427,7 +428,7 @@ fn clear(args: ClearArgs) -> CliResult {
         "deleted {} ({}) from {}",
         crate::record::counted(files as u64, "file"),
         mib(bytes),
-        store.dir().display()
+        crate::record::shown_path(store.dir())
     )?;
     Ok(0)
 }

@@ -97,7 +97,7 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         return Err(CliError::input_msg(format!(
             "{} holds an SPRT: continue it with `kalaha sprt --resume {0}` (as a tournament \
              it would play on without its stopping rule)",
-            dir.display()
+            crate::record::shown_path(dir)
         )));
     }
     super::common::require_results_file(

@@ -8,7 +8,7 @@
 //! module depends on nothing but [`crate::rules`].
 
 mod game;
-mod name;
+pub(crate) mod name;
 mod result;
 mod termination;
 mod time;

@@ -26,7 +26,7 @@ pub enum NameError {
 /// Characters that are never shown raw: control characters, bidirectional marks,
 /// embeddings, overrides and isolates, zero-width characters (which make two names look
 /// alike), and the Unicode line and paragraph separators.
-fn is_unsafe(c: char) -> bool {
+pub(crate) fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

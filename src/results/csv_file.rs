@@ -161,8 +161,10 @@ impl ReadSummary {
     fn skip(&mut self, path: &Path, line: u64, reason: impl std::fmt::Display) {
         self.malformed += 1;
         if self.problems.len() < PROBLEMS_KEPT {
-            self.problems
-                .push(format!("{}:{line}: {reason}", path.display()));
+            self.problems.push(format!(
+                "{}:{line}: {reason}",
+                crate::record::shown_path(path)
+            ));
         }
     }
 

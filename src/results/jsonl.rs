@@ -31,7 +31,12 @@ pub fn read_jsonl_from(
     offset: u64,
     mut visit: impl FnMut(GameRecord, &[u8]),
 ) -> io::Result<(JsonlSummary, u64)> {
-    let with_path = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let with_path = |e: io::Error| {
+        io::Error::new(
+            e.kind(),
+            format!("{}: {e}", crate::record::shown_path(path)),
+        )
+    };
     let mut f = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -42,7 +47,10 @@ pub fn read_jsonl_from(
     if !f.metadata().map_err(with_path)?.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("{} is not a file of game records", path.display()),
+            format!(
+                "{} is not a file of game records",
+                crate::record::shown_path(path)
+            ),
         ));
     }
     if offset > 0 {

@@ -202,7 +202,7 @@ fn read_rows(path: &Path) -> io::Result<(bool, Vec<RawRow>)> {
             format!(
                 "{} does not start with the games.csv header: move it away and resume again \
                  (it is rebuilt from games.jsonl)",
-                path.display()
+                crate::record::shown_path(path)
             ),
         ));
     }

@@ -362,8 +362,12 @@ impl ConfigFile {
                     path: path.clone(),
                     error,
                 })?;
-                let list = parse_openings(&text, rules)
-                    .map_err(|e| refuse("openings", format!("{}: {e}", path.display())))?;
+                let list = parse_openings(&text, rules).map_err(|e| {
+                    refuse(
+                        "openings",
+                        format!("{}: {e}", crate::record::shown_path(path)),
+                    )
+                })?;
                 Openings::List(Arc::new(list))
             }
             (None, Some(lines)) => {

@@ -141,7 +141,7 @@ pub fn claim_default_out_dir(prefix: &str) -> io::Result<PathBuf> {
         let dir = if n == 1 {
             base.clone()
         } else {
-            PathBuf::from(format!("{}-{n}", base.display()))
+            PathBuf::from(format!("{}-{n}", crate::record::shown_path(&base)))
         };
         match std::fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
@@ -163,9 +163,9 @@ pub fn load_saved_run(dir: &Path) -> Result<(TournamentConfig, Option<usize>), T
     let file =
         config::ConfigFile::load(&path).map_err(|e| TournamentError::Input(e.to_string()))?;
     let concurrency = file.concurrency;
-    let config = file
-        .resolve()
-        .map_err(|e| TournamentError::Input(format!("{}: {e}", path.display())))?;
+    let config = file.resolve().map_err(|e| {
+        TournamentError::Input(format!("{}: {e}", crate::record::shown_path(&path)))
+    })?;
     Ok((config, concurrency))
 }
 
@@ -196,7 +196,7 @@ pub fn check_out_folder(out: &Path, resume: bool) -> Result<(), TournamentError>
     if out.exists() && !out.is_dir() {
         return Err(input(format!(
             "{} is a file, not a folder: give another --out",
-            out.display()
+            crate::record::shown_path(out)
         )));
     }
     let holds = |name: &str| out.join(name).exists();
@@ -214,7 +214,7 @@ pub fn check_out_folder(out: &Path, resume: bool) -> Result<(), TournamentError>
     if !resume && holds_games {
         return Err(input(format!(
             "{} already holds a tournament: continue it with --resume {0}, or choose another --out",
-            out.display()
+            crate::record::shown_path(out)
         )));
     }
     let ours = holds_games || holds("tournament.toml") || holds("sprt.csv");
@@ -232,7 +232,7 @@ pub fn check_out_folder(out: &Path, resume: bool) -> Result<(), TournamentError>
             return Err(input(format!(
                 "{} already holds other files ({}{more}) and no kalaha results: give a new or \
                  empty folder as --out",
-                out.display(),
+                crate::record::shown_path(out),
                 crate::record::shown_line(first)
             )));
         }
@@ -247,7 +247,7 @@ fn claim_folder(options: &RunOptions) -> Result<FolderLock, TournamentError> {
     std::fs::create_dir_all(out.join("logs")).map_err(|e| {
         input(format!(
             "cannot create the results folder {}: {e}",
-            out.display()
+            crate::record::shown_path(out)
         ))
     })?;
     let lock = FolderLock::acquire(out).map_err(|e| input(e.to_string()))?;
@@ -257,7 +257,7 @@ fn claim_folder(options: &RunOptions) -> Result<FolderLock, TournamentError> {
     if !options.resume && holds_games {
         return Err(input(format!(
             "{} already holds a tournament: continue it with --resume {0}, or choose another --out",
-            out.display()
+            crate::record::shown_path(out)
         )));
     }
     Ok(lock)
@@ -299,15 +299,15 @@ fn existing(
         notes.extend(summary.warning());
     }
     if misfits > 0 {
-        let warning = format!(
+        // A warning, shown even with --quiet (notes are not).
+        tracing::warn!(
             "{} in {} cannot be of this tournament (an engine not in it, an engine \
-             against itself, or a number outside its schedule): not counted; the file was \
-             edited or holds another run's games",
+             against itself, or a number outside its schedule; games.jsonl or games.csv was \
+             edited, or holds another run's games): not counted, and not played again \
+             unless their lines are deleted from both files",
             crate::record::counted(misfits, "recorded game"),
-            out.join(results::GAMES_CSV).display()
+            crate::record::shown_path(out)
         );
-        tracing::warn!("{warning}");
-        notes.push(warning);
     }
     Ok((repaired, tally, notes))
 }

@@ -49,11 +49,11 @@ pub fn find_program(cmd: &Path, dir: Option<&Path>) -> Result<PathBuf, String> {
     let Some(file) = near else {
         return Err("was not found in PATH".to_string());
     };
-    let local = format!("./{}", cmd.display());
+    let local = format!("./{}", crate::record::shown_path(cmd));
     let mut reason = format!(
         "was not found in PATH (a name without / is looked up there): a file {} is in {}, \
          give it as {local}",
-        cmd.display(),
+        crate::record::shown_path(cmd),
         if file.starts_with(".") {
             "the current folder".to_string()
         } else {

@@ -470,11 +470,20 @@ fn a_resume_does_not_count_games_that_are_not_of_its_tournament() {
     assert!(o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("2 recorded games in r/games.csv cannot be of this tournament"),
+        err.contains("2 recorded games in r cannot be of this tournament"),
         "{err}"
     );
     let standings = std::fs::read_to_string(tmp.path().join("r/standings.csv")).unwrap();
     assert!(!standings.contains("nobody"), "{standings}");
+    assert_eq!(
+        err.matches("cannot be of this tournament").count(),
+        1,
+        "{err}"
+    );
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("first vs random: 2 games"), "{out}");
+    // Also with --quiet.
+    let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "r", "-q"]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot be of this tournament"), "{err}");
 }

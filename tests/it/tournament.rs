@@ -519,7 +519,7 @@ fn show_prints_a_recorded_game() {
 fn a_folder_that_is_not_a_results_folder_is_named_for_what_it_is() {
     let dir = tempfile::tempdir().unwrap();
     // A name with an escape sequence: shown escaped, never sent to the terminal raw.
-    let missing = dir.path().join("gone\x1b]0;owned\x07");
+    let missing = dir.path().join("gone\x1b]0;owned\x07\nforged line");
     let file = dir.path().join("a-file");
     std::fs::write(&file, "x").unwrap();
     let empty = dir.path().join("empty");
@@ -547,6 +547,8 @@ fn a_folder_that_is_not_a_results_folder_is_named_for_what_it_is() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(says), "{command:?}: {err}");
         assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+        // A newline of a path cannot forge a line of its own.
+        assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");
     }
     let o = kalaha()
         .arg("show")
