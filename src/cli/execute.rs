@@ -163,7 +163,7 @@ pub fn execute(
             return Err(CliError::from(anyhow::anyhow!(
                 "{e}: `kalaha {} --resume {}`",
                 kind.command(),
-                crate::record::clean_text(&shell_word(&out.display().to_string()))
+                shell_word(&out.display().to_string())
             )));
         }
         Err(e) => return Err(e.into()),
@@ -178,7 +178,7 @@ pub fn execute(
             crate::record::counted(s.played, "game"),
             s.interrupted,
             kind.command(),
-            crate::record::clean_text(&shell_word(&out.display().to_string()))
+            shell_word(&out.display().to_string())
         );
         return Ok(Executed { outcome, code: 130 });
     }

@@ -111,9 +111,9 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
     };
     Err(CliError::input_msg(format!(
         "--out {} is the results folder of {whose}: pooled reports there would no longer \
-         match its games. Give a folder of its own, e.g. --out {}",
+         match its games. Give a folder of its own, e.g. `--out {}`",
         crate::record::shown_path(out),
-        crate::record::shown_path(&beside(out))
+        super::execute::shell_word(&beside(out).display().to_string())
     )))
 }
 
@@ -218,9 +218,14 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
             let give = if runs.is_empty() {
                 give.to_string()
             } else {
-                // Quoted, then the pattern, so that the shell still expands it.
+                // Quoted, then the pattern, so that the shell still expands it to the
+                // runs' results files only; several inputs need a folder for the reports.
                 let dir = super::execute::shell_word(&input.display().to_string());
-                format!("give one, or all of them to rate them together: `kalaha ratings {dir}/*`")
+                let out = super::execute::shell_word(&beside(input).display().to_string());
+                format!(
+                    "give one, or all of them to rate them together: \
+                     `kalaha ratings {dir}/*/games.csv --out {out}`"
+                )
             };
             Err(CliError::input_msg(format!(
                 "no results file at {}{runs}: {give}",

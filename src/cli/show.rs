@@ -73,13 +73,13 @@ pub fn run(args: Args) -> CliResult {
                     ": it holds {}, {which} (ids {id1} to {id2}); give an id or a number, \
                      e.g. `kalaha show {} {n1}`, or browse them with --serve",
                     crate::record::counted(count, "game"),
-                    clean_text(&super::execute::shell_word(&args.dir.display().to_string()))
+                    super::execute::shell_word(&args.dir.display().to_string())
                 )
             }
             _ => ": it holds no game yet".to_string(),
         };
         let which = match game {
-            Some(game) => format!("no game {:?} in", clean_text(game)),
+            Some(game) => format!("no game \"{}\" in", clean_text(game)),
             None => "no game given for".to_string(),
         };
         return Err(CliError::input_msg(format!(

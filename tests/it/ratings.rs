@@ -752,7 +752,19 @@ fn inputs_that_are_not_results_say_what_to_give() {
         err.contains(&format!("but 2 folders in it do, e.g. {newest}")),
         "{err}"
     );
-    assert!(err.contains(&format!("`kalaha ratings {r}/*`")), "{err}");
+    let suggested = format!("kalaha ratings {r}/*/games.csv --out ");
+    assert!(err.contains(&suggested), "{err}");
+    // The suggestion works as printed (the shell expands the pattern to the runs only).
+    std::fs::create_dir(runs.join("notes")).unwrap();
+    let command = err.split('`').nth(1).unwrap().to_string();
+    let o = std::process::Command::new("bash")
+        .args([
+            "-c",
+            &command.replacen("kalaha", env!("CARGO_BIN_EXE_kalaha"), 1),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{command}: {}", describe(&o));
     let err = error(&["show", &r, "1"]);
     assert!(err.contains("but 2 folders in it do"), "{err}");
     let a = runs.join("2026-a");
