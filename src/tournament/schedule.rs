@@ -202,19 +202,22 @@ impl Schedule {
 
     /// Game pairs in the whole tournament (every shard).
     pub fn total_pairs(&self) -> u64 {
-        self.pairings().len() as u64 * self.pairs_per_pairing
+        self.pairing_count() * self.pairs_per_pairing
+    }
+
+    /// The number of pairings, without listing them (asked once a recorded game).
+    fn pairing_count(&self) -> u64 {
+        let n = self.engines as u64;
+        match self.kind {
+            ScheduleKind::RoundRobin => n * n.saturating_sub(1) / 2,
+            ScheduleKind::Gauntlet => n.saturating_sub(1),
+        }
     }
 
     /// Games in the whole tournament, `None` when there would be more than
     /// [`MAX_GAMES`].
     pub fn checked_total_games(&self) -> Option<u64> {
-        let pairings = match self.kind {
-            ScheduleKind::RoundRobin => {
-                (self.engines as u64).checked_mul(self.engines.saturating_sub(1) as u64)? / 2
-            }
-            ScheduleKind::Gauntlet => self.engines.saturating_sub(1) as u64,
-        };
-        pairings
+        self.pairing_count()
             .checked_mul(self.pairs_per_pairing)?
             .checked_mul(2)
             .filter(|&g| g <= MAX_GAMES)
