@@ -1,7 +1,7 @@
 //! kalaha: a referee and tournament harness for Kalah engines.
 //!
 //! The layers, from the bottom up:
-//! - [`rules`]: the reference rules (pure, synchronous);
+//! - [`rules`]: the reference rules (pure, synchronous; from `kalaha-core`, as is [`solver`]);
 //! - [`record`]: the vocabulary every layer shares (results, terminations, faults, time,
 //!   the record of a game);
 //! - [`solver`]: exact game values by search;
@@ -29,10 +29,10 @@ pub mod record;
 pub mod referee;
 pub mod report;
 pub mod results;
-pub mod rules;
-pub mod solver;
 pub mod stats;
 pub mod supervisor;
 pub mod tournament;
 pub mod views;
 pub mod web;
+
+pub use kalaha_core::{rules, solver};

@@ -257,8 +257,8 @@ pub struct ClearArgs {
 /// Write an opening book: each side in turn plays --moves of its moves from the book
 /// against every move of the other side, each proved by the solver to keep the value.
 ///
-/// The book shipped for the standard board (`src/solver/books/standard.book`) is
-/// `kalaha tables book --moves 5 --out src/solver/books/standard.book`.
+/// The book shipped for the standard board (`core/src/solver/books/standard.book`) is
+/// `kalaha tables book --moves 5 --out core/src/solver/books/standard.book`.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example:\n  kalaha tables book --moves 5 --out standard.book\n  kalaha tables book --pits 5 --seeds 4 --moves 3"

@@ -8,14 +8,13 @@
 mod in_process;
 mod options;
 mod player;
-mod search;
 mod searching;
 mod serve;
 mod simple;
 
 pub use in_process::{InProcess, Misbehaviour};
+pub use kalaha_core::search::{Evaluation, Iteration, Searcher};
 pub use player::Player;
-pub use search::{Evaluation, Iteration, Searcher};
 pub use searching::{DEFAULT_MOVE_TIME, HardPlayer, MediumPlayer, PerfectPlayer};
 pub use serve::serve;
 pub use simple::{EasyPlayer, FirstPlayer, GreedyPlayer, RandomPlayer, turn_gain};

@@ -5,7 +5,6 @@
 
 use super::Player;
 use super::options::{int_option, parse_int, unknown_option};
-use super::search::{Evaluation, Iteration, SCALE, Searcher};
 use crate::protocol::EngineOption;
 use crate::record::{SearchInfo, TimeLimit};
 use crate::rules::{Move, Position, Rules, Side};
@@ -13,6 +12,7 @@ use crate::solver::{
     Book, Budget, EndgameTable, Solver, TableRules, TableStore, Test, max_seeds_within,
     planned_seeds, seeds_in_pits,
 };
+use kalaha_core::search::{Evaluation, Iteration, SCALE, Searcher};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

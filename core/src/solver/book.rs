@@ -126,7 +126,7 @@ impl Book {
         self.grow(&child, player, left - 1, sure, solver, seen, progress);
     }
 
-    /// The book shipped with kalaha for the standard rules (`src/solver/books/standard.book`,
+    /// The book shipped with kalaha for the standard rules (`core/src/solver/books/standard.book`,
     /// written by `kalaha tables book`), when `rules` are those.
     pub fn builtin(rules: &Rules) -> Option<Arc<Book>> {
         static STANDARD: OnceLock<Arc<Book>> = OnceLock::new();

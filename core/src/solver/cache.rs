@@ -43,7 +43,7 @@ const MAGIC: &str = "kalaha endgame table";
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
     // `error`, not `source`: the message holds it, so an error chain must not repeat it.
-    #[error("failed to {action} {}: {error}", crate::record::shown_path(path))]
+    #[error("failed to {action} {}: {error}", crate::text::shown_path(path))]
     Io {
         action: &'static str,
         path: PathBuf,
@@ -51,7 +51,7 @@ pub enum TableError {
     },
     #[error(
         "endgame table {} is damaged ({reason}); delete it or run `kalaha tables build` to rebuild it",
-        crate::record::shown_path(path)
+        crate::text::shown_path(path)
     )]
     Damaged { path: PathBuf, reason: String },
     #[error(

@@ -28,7 +28,7 @@ pub use cache::{
 };
 pub use endgame::{EndgameTable, MAX_TABLE_SEEDS, TableRules, max_seeds_within, table_len};
 pub use index::{Indexer, binomial};
-pub(crate) use moves::{ordered_moves, pack_bits, pits_key, seeds_in_pits};
+pub use moves::{ordered_moves, pack_bits, pits_key, seeds_in_pits};
 pub use search::{Budget, Solution, Solver, Step, Test};
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use crate::rules::{MAX_PITS, Position, Rules, Side};
 /// (or fewer; never fewer than the rules' start total) pack exactly into 64 bits, else 0
 /// (keys are then hashed). Seeds in pits never increase in play, so what suffices for a
 /// position suffices for all that follow it.
-pub(crate) fn pack_bits(rules: &Rules, seeds: u32) -> u32 {
+pub fn pack_bits(rules: &Rules, seeds: u32) -> u32 {
     let bits = 32 - rules.total_seeds().max(seeds).leading_zeros();
     if 2 * rules.pits() as u32 * bits <= 64 {
         bits
@@ -20,7 +20,7 @@ pub(crate) fn pack_bits(rules: &Rules, seeds: u32) -> u32 {
 /// Exact when `pack_bits > 0` (see [`pack_bits`]), otherwise a 64-bit hash. Never 0 for a
 /// position still being played.
 #[inline]
-pub(crate) fn pits_key(pos: &Position, pack_bits: u32) -> u64 {
+pub fn pits_key(pos: &Position, pack_bits: u32) -> u64 {
     let cells = pos.cells();
     let p = pos.rules().pits();
     let (mine, theirs) = match pos.to_move() {
@@ -48,26 +48,26 @@ pub(crate) fn pits_key(pos: &Position, pack_bits: u32) -> u64 {
 
 /// Seeds still in both rows: the most the side to move can gain or lose from here.
 #[inline]
-pub(crate) fn seeds_in_pits(pos: &Position) -> i32 {
+pub fn seeds_in_pits(pos: &Position) -> i32 {
     (pos.row_sum(Side::South) + pos.row_sum(Side::North)) as i32
 }
 
 /// The legal moves of the side to move, best first by a cheap guess: the table's move,
 /// then extra turns (nearest the store first, so the others stay in place), then captures
 /// (largest first), then the rest (nearest the store first).
-pub(crate) struct MoveList {
+pub struct MoveList {
     moves: [u8; MAX_PITS as usize],
     len: usize,
 }
 
 impl MoveList {
-    pub(crate) fn as_slice(&self) -> &[u8] {
+    pub fn as_slice(&self) -> &[u8] {
         &self.moves[..self.len]
     }
 }
 
 #[inline]
-pub(crate) fn ordered_moves(pos: &Position, first: u8) -> MoveList {
+pub fn ordered_moves(pos: &Position, first: u8) -> MoveList {
     let p = pos.rules().pits();
     let me = pos.to_move();
     let row = pos.pits(me);
