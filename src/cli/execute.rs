@@ -77,48 +77,8 @@ pub fn execute(
     };
     // Refused now, before the header says the run starts.
     crate::tournament::check_out_folder(&out, resume).map_err(CliError::input)?;
-    // No more games run at once than the run has.
-    let at_once = options
-        .concurrency
-        .min(usize::try_from(config.schedule.games_in_shard()).unwrap_or(usize::MAX));
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if at_once > cpus {
-        eprintln!(
-            "warning: {at_once} games at once on {}: engines will wait for a CPU while \
-             their clocks run, so they play worse and may lose on time (-j {cpus} plays \
-             one game a CPU)",
-            crate::record::counted(cpus as u64, "CPU")
-        );
-    }
     let mode = DisplayMode::detect(flags.quiet);
-    if mode != DisplayMode::Quiet {
-        let what = match (kind, config.schedule.kind) {
-            (RunKind::Match, _) => "match",
-            (RunKind::Sprt, _) => "SPRT games",
-            // Two engines are a match, whichever command started them (a resume is run
-            // as a tournament).
-            (RunKind::Tournament, ScheduleKind::RoundRobin) if config.engines.len() == 2 => "match",
-            (RunKind::Tournament, ScheduleKind::RoundRobin) => "round robin",
-            (RunKind::Tournament, ScheduleKind::Gauntlet) => "gauntlet",
-        };
-        let games = 2 * config.schedule.pairs_per_pairing;
-        // An SPRT stops as soon as it decides: its game count is a limit.
-        let games = match kind {
-            RunKind::Sprt => format!("at most {games} games"),
-            _ => format!("{games} games per pairing"),
-        };
-        writeln!(
-            std::io::stdout().lock(),
-            "{} {what}: {} engines, {games}, {}, time {} (+{} margin), {} at once; results in {}",
-            if resume { "resuming" } else { "starting" },
-            config.engines.len(),
-            config.rules(),
-            time_controls(&config),
-            format_duration(config.margin),
-            at_once,
-            crate::record::shown_path(&out)
-        )?;
-    }
+    print_header(&config, &out, resume, kind, options.concurrency, mode)?;
     if config.adjudication == crate::referee::Adjudication::Exact {
         // Loaded now (a large table takes seconds), not in the middle of the first game.
         crate::referee::shared_table(&config.rules());
@@ -183,22 +143,86 @@ pub fn execute(
         return Ok(Executed { outcome, code: 130 });
     }
     if mode != DisplayMode::Quiet {
-        let mut o = std::io::stdout().lock();
-        let own = cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu_at_start.0);
-        let engines = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu_at_start.1);
-        if s.moves > 0 {
-            writeln!(
-                o,
-                "referee CPU {:.0} ms for {} moves ({:.1} us per move); engine processes CPU {:.0} ms",
-                own.as_secs_f64() * 1e3,
-                s.moves,
-                own.as_secs_f64() * 1e6 / s.moves as f64,
-                engines.as_secs_f64() * 1e3
-            )?;
-        }
-        writeln!(o, "results in {}", crate::record::shown_path(&out))?;
+        print_summary(s.moves, cpu_at_start, &out)?;
     }
     Ok(Executed { outcome, code: 0 })
+}
+
+/// Warns of more games at once than CPUs, and (unless quiet) prints the run's header: what
+/// is played, by how many engines, under which rules and clocks, and where the results go.
+fn print_header(
+    config: &TournamentConfig,
+    out: &std::path::Path,
+    resume: bool,
+    kind: RunKind,
+    concurrency: usize,
+    mode: DisplayMode,
+) -> Result<(), CliError> {
+    // No more games run at once than the run has.
+    let at_once =
+        concurrency.min(usize::try_from(config.schedule.games_in_shard()).unwrap_or(usize::MAX));
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if at_once > cpus {
+        eprintln!(
+            "warning: {at_once} games at once on {}: engines will wait for a CPU while \
+             their clocks run, so they play worse and may lose on time (-j {cpus} plays \
+             one game a CPU)",
+            crate::record::counted(cpus as u64, "CPU")
+        );
+    }
+    if mode != DisplayMode::Quiet {
+        let what = match (kind, config.schedule.kind) {
+            (RunKind::Match, _) => "match",
+            (RunKind::Sprt, _) => "SPRT games",
+            // Two engines are a match, whichever command started them (a resume is run
+            // as a tournament).
+            (RunKind::Tournament, ScheduleKind::RoundRobin) if config.engines.len() == 2 => "match",
+            (RunKind::Tournament, ScheduleKind::RoundRobin) => "round robin",
+            (RunKind::Tournament, ScheduleKind::Gauntlet) => "gauntlet",
+        };
+        let games = 2 * config.schedule.pairs_per_pairing;
+        // An SPRT stops as soon as it decides: its game count is a limit.
+        let games = match kind {
+            RunKind::Sprt => format!("at most {games} games"),
+            _ => format!("{games} games per pairing"),
+        };
+        writeln!(
+            std::io::stdout().lock(),
+            "{} {what}: {} engines, {games}, {}, time {} (+{} margin), {} at once; results in {}",
+            if resume { "resuming" } else { "starting" },
+            config.engines.len(),
+            config.rules(),
+            time_controls(config),
+            format_duration(config.margin),
+            at_once,
+            crate::record::shown_path(out)
+        )?;
+    }
+    Ok(())
+}
+
+/// The last lines of a run: the CPU the referee and the engine processes used since
+/// `cpu_at_start` (the referee's own, and its children's), and where the results are.
+fn print_summary(
+    moves: u64,
+    cpu_at_start: (Duration, Duration),
+    out: &std::path::Path,
+) -> Result<(), CliError> {
+    let mut o = std::io::stdout().lock();
+    let own = cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu_at_start.0);
+    let engines = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu_at_start.1);
+    if moves > 0 {
+        writeln!(
+            o,
+            "referee CPU {:.0} ms for {} moves ({:.1} us per move); engine processes CPU {:.0} ms",
+            own.as_secs_f64() * 1e3,
+            moves,
+            own.as_secs_f64() * 1e6 / moves as f64,
+            engines.as_secs_f64() * 1e3
+        )?;
+    }
+    writeln!(o, "results in {}", crate::record::shown_path(out))?;
+    Ok(())
 }
 
 /// The `--analyze` view: one thread, the endgame table of the run's rules (built once if
