@@ -170,8 +170,29 @@ fn parse_tagged_once<T: serde::de::DeserializeOwned>(
     }
     serde_json::from_str(line).map_err(|e| ParseError::Malformed {
         kind: kind.into_owned(),
-        error: e.to_string(),
+        error: in_json_words(&e.to_string()),
     })
+}
+
+/// A deserialisation error as an engine's author reads it: the JSON names of what was
+/// expected, not Rust's (`expected i64` is "expected an integer").
+fn in_json_words(error: &str) -> String {
+    const WORDS: [(&str, &str); 9] = [
+        ("expected i64", "expected an integer"),
+        ("expected i32", "expected an integer"),
+        ("expected u64", "expected an integer of at least 0"),
+        ("expected u32", "expected an integer of at least 0"),
+        ("expected u16", "expected an integer of at least 0"),
+        ("expected u8", "expected an integer of at least 0"),
+        ("expected f64", "expected a number"),
+        ("expected a sequence", "expected an array"),
+        ("invalid type: map", "invalid type: object"),
+    ];
+    let mut out = error.to_string();
+    for (rust, json) in WORDS {
+        out = out.replace(rust, json);
+    }
+    out
 }
 
 impl FromEngine {
@@ -250,6 +271,27 @@ mod tests {
     fn round_trip_from(msg: FromEngine) {
         let line = msg.to_line();
         assert_eq!(FromEngine::parse(&line).unwrap(), msg, "{line}");
+    }
+
+    #[test]
+    fn malformed_fields_are_named_in_json_words() {
+        let error = |line: &str| FromEngine::parse(line).unwrap_err().to_string();
+        let e = error(r#"{"type":"move","pit":"3"}"#);
+        assert!(e.contains(r#"string "3", expected an integer"#), "{e}");
+        let e = error(r#"{"type":"pong","id":-1}"#);
+        assert!(e.contains("expected an integer of at least 0"), "{e}");
+        let e = error(r#"{"type":"hello","protocol":1,"name":"x","options":{}}"#);
+        assert!(e.contains("invalid type: object, expected an array"), "{e}");
+        for line in [
+            r#"{"type":"move","pit":3.5}"#,
+            r#"{"type":"hello","protocol":"1","name":"x"}"#,
+            r#"{"type":"info","depth":true}"#,
+        ] {
+            let e = error(line);
+            for rust in ["i64", "u32", "u64", "sequence", "map"] {
+                assert!(!e.contains(rust), "{line}: {e}");
+            }
+        }
     }
 
     #[test]
