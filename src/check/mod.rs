@@ -532,8 +532,10 @@ pub async fn check_engine(
     }
     checker.option_steps().await;
     checker.spec_options_step("spec-options-again").await;
-    checker.robustness_steps().await;
+    // Moves first: an engine that cannot move fails there, not in a later step that
+    // needs a move for something else (unknown fields, a whole game).
     checker.game_steps().await;
+    checker.robustness_steps().await;
     checker.quit_step().await;
     Ok(checker.steps.finish().await)
 }

@@ -97,18 +97,19 @@ fn each_fake_fails_with_a_clear_report() {
         ),
         (
             "crash-mid-game",
-            "FAIL game-over",
+            // The moves are checked first: its second game is where it dies.
+            "FAIL new-game pits=6 seeds=4 empty_capture=false sweep=owner side=north",
             "killed by signal 9 (SIGKILL)",
         ),
         (
             "hang",
-            "FAIL unknown-fields-ignored",
+            "FAIL new-game pits=6 seeds=4 empty_capture=false sweep=owner side=south",
             "no move within the deadline",
         ),
         ("non-json", "FAIL go-start", "(received: move 3)"),
         (
             "long-line",
-            "FAIL unknown-fields-ignored",
+            "FAIL new-game pits=6 seeds=4 empty_capture=false sweep=owner side=south",
             "longer than the limit of 1048576 bytes (received: xxxx",
         ),
         ("illegal-move", "FAIL go-start", "out of range"),
