@@ -399,7 +399,7 @@ fn print_summary(
     )?;
     writeln!(
         out,
-        "{} counted, {} ignored, {} ignored, {} skipped, {} without its pair partner",
+        "{} counted, {} ignored, {} ignored, {} skipped, {} without a pair partner",
         crate::record::counted(counted, "game"),
         crate::record::counted(duplicates, "duplicate id"),
         crate::record::counted(ignored, "interrupted or self-play game"),

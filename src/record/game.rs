@@ -18,7 +18,7 @@ pub struct SearchInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_ms: Option<u64>,
     /// The expected line of play, as pit numbers of the successive movers (the first
-    /// [`MAX_PV`] are kept).
+    /// `MAX_PV`, 64, are kept).
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",

@@ -62,7 +62,7 @@ pub fn shown_line(line: &str) -> String {
 }
 
 /// Values from an engine (an option's choices) as a message lists them: the first
-/// [`MAX_SHOWN_VALUES`], each made safe, then how many more there are.
+/// `MAX_SHOWN_VALUES` (20), each made safe, then how many more there are.
 pub fn shown_values(values: &[String]) -> String {
     let mut s = values
         .iter()

@@ -19,7 +19,7 @@
 //! its namespace.
 //!
 //! In the engine's mount namespace the results folder is covered with an empty read-only
-//! tmpfs ([`folder_to_hide`]), so the engine can neither read nor change the games, the
+//! tmpfs (`folder_to_hide`), so the engine can neither read nor change the games, the
 //! other engines' logs or the lock. Every descriptor from 3 up is marked close-on-exec
 //! before the engine's program starts, so none of the referee's files and pipes reaches it.
 //!
