@@ -205,7 +205,8 @@ pub enum SpecError {
     },
     #[error("engine spec: unknown built-in engine {0:?} (built-ins: {list})", list = crate::engines::BUILTIN_NAMES.join(", "))]
     UnknownBuiltin(String),
-    #[error("engine name {name:?}: {reason}")]
+    /// `name` is already made safe to show (escaped once, not again here).
+    #[error("engine name \"{name}\": {reason}")]
     BadName { name: String, reason: String },
     #[error("engine spec: give either cmd=PROGRAM or builtin=NAME")]
     NoCommand,

@@ -172,3 +172,17 @@ fn specs_round_trip_through_toml() {
     assert_eq!(typed.options["depth"], OptionValue::Int(6));
     assert_eq!(typed.options["ponder"].text(), "false");
 }
+
+#[test]
+fn a_name_with_a_control_character_is_shown_escaped_once() {
+    let e = EngineSpec::parse(&["builtin=hard", "name=a\u{1b}[31mb"])
+        .unwrap()
+        .resolve()
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with(r#"engine name "a\u{1b}[31mb": "#),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}') && !text.contains(r"\\u"), "{text}");
+}
