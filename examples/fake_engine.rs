@@ -5,6 +5,7 @@
 //! - `crash-at-start`: exits with status 3 before reading anything;
 //! - `crash-mid-game`: plays one move, then kills itself (SIGKILL) at the second `go`;
 //! - `hang`: answers `hello` and `ping`, never answers `go`;
+//! - `exit-after-hello`: answers `hello`, then exits with status 0;
 //! - `non-json`: answers `go` with a line that is not JSON;
 //! - `long-line`: answers `go` with 64 MiB and no newline, then waits;
 //! - `illegal-move`: answers `go` with an empty or out-of-range pit;
@@ -97,7 +98,12 @@ fn main() {
             let _ = out.flush();
         }
         match msg {
-            ToEngine::Hello { .. } => hello(&mut out, &mode),
+            ToEngine::Hello { .. } => {
+                hello(&mut out, &mode);
+                if mode == "exit-after-hello" {
+                    return;
+                }
+            }
             ToEngine::Ping { id } => {
                 send(&mut out, &FromEngine::Pong { id });
                 match mode.as_str() {
@@ -165,7 +171,7 @@ fn before_start(mode: &str) -> bool {
             return false;
         }
         "peek-results" => peek_results(),
-        "list-fds" | "version-file" | "flood-log" => {}
+        "list-fds" | "version-file" | "flood-log" | "exit-after-hello" => {}
         "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
         | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name"
         | "long-name" | "double-move" | "early-move" | "stray-pong" | "stop-parent"

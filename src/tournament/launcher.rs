@@ -363,10 +363,13 @@ impl ProcessLauncher {
                     .map_err(|e| problem(e.to_string()))?;
             }
             // The readiness barrier: an engine that dies on its options fails here.
-            engine
-                .ping()
-                .await
-                .map_err(|e| problem(format!("failed after its options were set: {e}")))?;
+            engine.ping().await.map_err(|e| {
+                problem(if typed.is_empty() {
+                    format!("failed at the ping after its hello: {e}")
+                } else {
+                    format!("failed after its options were set: {e}")
+                })
+            })?;
             self.engines[i].options = typed;
         }
         Ok(self)

@@ -8,6 +8,28 @@ use std::time::{Duration, Instant};
 
 use crate::common::{csv_rows, engine, kalaha, run, text};
 
+/// An engine that exits after its hello fails the start-up ping; with no option sent, the
+/// error does not speak of options.
+#[test]
+fn an_engine_that_exits_after_its_hello_fails_at_the_ping() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = crate::common::marker("exit-after-hello");
+    let mut args: Vec<String> = vec!["match".into()];
+    args.extend(engine("exit-after-hello", "quitter", &mark));
+    args.extend(["--engine".into(), "builtin=random".into()]);
+    args.extend(["--games".into(), "2".into(), "--out".into()]);
+    args.push(out.display().to_string());
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("engine quitter: failed at the ping after its hello"),
+        "{err}"
+    );
+    assert!(!err.contains("options"), "{err}");
+}
+
 #[test]
 fn faults_end_as_the_right_termination_for_the_right_engine() {
     let dir = tempfile::tempdir().unwrap();
