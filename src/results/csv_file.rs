@@ -73,8 +73,9 @@ fn shorten(s: &str, max: usize) -> Cow<'_, str> {
 /// The `games.csv` row of a game, with its newline.
 pub fn csv_row(g: &GameRecord) -> Vec<u8> {
     let mut detail = clean_text(&g.detail).into_owned();
+    // The detail of a line's fault usually quotes the line already, made safe to show.
     if let Some(line) = &g.line
-        && !g.detail.contains(line.as_str())
+        && !detail.contains(clean_text(line).as_ref())
     {
         detail.push_str(" | line: ");
         detail.push_str(&clean_text(&shorten(line, DETAIL_LINE_BYTES)));
@@ -450,5 +451,25 @@ mod tests {
         })
         .unwrap();
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn a_line_the_detail_quotes_is_not_written_twice() {
+        let mut g = crate::results::sample_record("t", 3, "a", "b");
+        g.termination = Termination::Fault(FaultKind::ProtocolError);
+        g.loser = Some(Side::South);
+        let line = "{\"type\":\"move\",\"pit\":6}\u{0}";
+        g.detail = format!("a line that is not a JSON object: {}", clean_text(line));
+        g.line = Some(line.into());
+        let row = String::from_utf8(csv_row(&g)).unwrap();
+        assert!(!row.contains("| line:"), "{row}");
+        assert_eq!(row.matches(r"\u{0}").count(), 1, "{row}");
+        // A detail that does not quote the line gets it appended.
+        g.detail = "illegal move".into();
+        let row = String::from_utf8(csv_row(&g)).unwrap();
+        assert!(
+            row.contains(r#"illegal move | line: {""type"":""move"",""pit"":6}\u{0}"#),
+            "{row}"
+        );
     }
 }
