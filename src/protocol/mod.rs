@@ -108,9 +108,19 @@ pub enum ParseError {
     /// A `type` this protocol version does not know: log it and ignore it.
     #[error("unknown message type {0:?}")]
     UnknownType(String),
-    /// A known `type` whose fields are wrong (missing, or of the wrong JSON type).
-    #[error("bad {kind:?} message: {error}")]
+    /// A known `type` whose fields are wrong (missing, or of the wrong JSON type); `kind`
+    /// is empty when the type itself is given twice.
+    #[error("bad {} {error}", message_kind(kind))]
     Malformed { kind: String, error: String },
+}
+
+/// A message named by its type for an error, `"move" message:`; `message:` without one.
+pub fn message_kind(kind: &str) -> String {
+    if kind.is_empty() {
+        "message:".to_string()
+    } else {
+        format!("{kind:?} message:")
+    }
 }
 
 impl ParseError {
@@ -158,6 +168,12 @@ fn parse_tagged_once<T: serde::de::DeserializeOwned>(
     let probe: TypeProbe = serde_json::from_str(line).map_err(|e| match e.classify() {
         serde_json::error::Category::Data if !line.trim_start().starts_with('{') => {
             ParseError::NotJson("the line is JSON but not an object".to_string())
+        }
+        serde_json::error::Category::Data if e.to_string().starts_with("duplicate field") => {
+            ParseError::Malformed {
+                kind: String::new(),
+                error: "more than one \"type\" field".to_string(),
+            }
         }
         serde_json::error::Category::Data => ParseError::MissingType,
         _ => ParseError::NotJson(e.to_string()),
@@ -271,6 +287,17 @@ mod tests {
     fn round_trip_from(msg: FromEngine) {
         let line = msg.to_line();
         assert_eq!(FromEngine::parse(&line).unwrap(), msg, "{line}");
+    }
+
+    #[test]
+    fn a_type_given_twice_is_named_as_such() {
+        let e = FromEngine::parse(r#"{"type":"log","type":"move","pit":3}"#).unwrap_err();
+        assert_eq!(e.to_string(), r#"bad message: more than one "type" field"#);
+        let e = FromEngine::parse(r#"{"type":"move","pit":3,"pit":4}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"bad "move" message: duplicate field `pit`"#
+        );
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub enum EngineError {
     LineTooLong { limit: usize, prefix: String },
     #[error("a line that is not a JSON object ({error}): {}", shown_line(line))]
     NotJson { line: String, error: String },
-    #[error("a bad {kind:?} message ({error}): {}", shown_line(line))]
+    #[error("a bad {} ({error}): {}", crate::protocol::message_kind(kind).trim_end_matches(':'), shown_line(line))]
     Malformed {
         kind: String,
         line: String,
