@@ -17,7 +17,20 @@ pub(super) fn hello_fields(line: &str) -> Result<Vec<String>, Failure> {
                 line,
             ));
         }
-        Some(Value::String(_)) => {}
+        // Kept as it is, but a tournament shows it cleaned and cut: say so.
+        Some(Value::String(s)) => match crate::record::shown_name(s) {
+            None => warnings.push(
+                "\"name\" holds only characters that cannot be shown: tournaments name the \
+                 engine after its program"
+                    .to_string(),
+            ),
+            Some(shown) if shown != s.trim() => warnings.push(format!(
+                "\"name\" is shown as {shown:?} (characters that cannot be shown are dropped, \
+                 and a name is cut to {} characters)",
+                crate::record::MAX_NAME_CHARS
+            )),
+            Some(_) => {}
+        },
         _ => {
             return Err(Failure::with_line(
                 "\"name\" is missing or not a string",
@@ -99,6 +112,18 @@ mod tests {
                 .unwrap_err()
                 .reason
                 .contains("\"name\" is empty")
+        );
+        let escapes = r#"{"type":"hello","protocol":1,"name":"\u001b\u202e","version":"1","author":"a","options":[]}"#;
+        let w = hello_fields(escapes).unwrap();
+        assert!(
+            w.len() == 1 && w[0].contains("only characters that cannot be shown"),
+            "{w:?}"
+        );
+        let colored = r#"{"type":"hello","protocol":1,"name":"\u001b[31mred","version":"1","author":"a","options":[]}"#;
+        let w = hello_fields(colored).unwrap();
+        assert!(
+            w.len() == 1 && w[0].contains(r#"shown as "[31mred""#),
+            "{w:?}"
         );
         let bad_author = r#"{"type":"hello","protocol":1,"name":"n","author":7}"#;
         assert!(hello_fields(bad_author).is_err());
