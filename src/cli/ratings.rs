@@ -246,7 +246,6 @@ pub fn run(args: Args) -> CliResult {
     let bar = progress_bar(&csvs);
     // Files of which no game counts, and why.
     let mut empty: Vec<String> = Vec::new();
-    // The rules of the runs read, each with the first file under them.
     // The rules of the runs read, with the games.csv of each run played under them.
     let mut boards: Vec<(crate::rules::Rules, Vec<PathBuf>)> = Vec::new();
     for (k, csv) in csvs.iter().enumerate() {
@@ -305,7 +304,7 @@ pub fn run(args: Args) -> CliResult {
                 let mut files: Vec<String> = csvs
                     .iter()
                     .take(5)
-                    .map(|c| c.display().to_string())
+                    .map(|c| crate::record::shown_path(c))
                     .collect();
                 if csvs.len() > 5 {
                     files.push(format!("and {} more", csvs.len() - 5));
