@@ -92,7 +92,7 @@ impl From<EngineError> for Failure {
                 format!("a line that is not a JSON object: {error}")
             }
             EngineError::Malformed { kind, error, .. } => {
-                format!("a bad {kind:?} message: {error}")
+                format!("a bad {} {error}", crate::protocol::message_kind(kind))
             }
             EngineError::WrongMessage { expected, .. } => format!("expected {expected}"),
             EngineError::LineTooLong { limit, .. } => {
@@ -543,6 +543,16 @@ pub async fn check_engine(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_without_a_kind_is_not_named_by_an_empty_one() {
+        let f = Failure::from(EngineError::Malformed {
+            kind: String::new(),
+            line: r#"{"type":"log","type":"move"}"#.into(),
+            error: "more than one \"type\" field".into(),
+        });
+        assert_eq!(f.reason, r#"a bad message: more than one "type" field"#);
+    }
 
     #[test]
     fn test_positions_exist() {

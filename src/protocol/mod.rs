@@ -193,7 +193,7 @@ fn parse_tagged_once<T: serde::de::DeserializeOwned>(
 /// A deserialisation error as an engine's author reads it: the JSON names of what was
 /// expected, not Rust's (`expected i64` is "expected an integer").
 fn in_json_words(error: &str) -> String {
-    const WORDS: [(&str, &str); 9] = [
+    const WORDS: [(&str, &str); 10] = [
         ("expected i64", "expected an integer"),
         ("expected i32", "expected an integer"),
         ("expected u64", "expected an integer of at least 0"),
@@ -203,6 +203,7 @@ fn in_json_words(error: &str) -> String {
         ("expected f64", "expected a number"),
         ("expected a sequence", "expected an array"),
         ("invalid type: map", "invalid type: object"),
+        ("invalid type: sequence", "invalid type: array"),
     ];
     let mut out = error.to_string();
     for (rust, json) in WORDS {
@@ -313,6 +314,7 @@ mod tests {
             r#"{"type":"move","pit":3.5}"#,
             r#"{"type":"hello","protocol":"1","name":"x"}"#,
             r#"{"type":"info","depth":true}"#,
+            r#"{"type":"move","pit":[1]}"#,
         ] {
             let e = error(line);
             for rust in ["i64", "u32", "u64", "sequence", "map"] {
