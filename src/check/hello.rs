@@ -24,11 +24,22 @@ pub(super) fn hello_fields(line: &str) -> Result<Vec<String>, Failure> {
                  engine after its program"
                     .to_string(),
             ),
-            Some(shown) if shown != s.trim() => warnings.push(format!(
-                "\"name\" is shown as {shown:?} (characters that cannot be shown are dropped, \
-                 and a name is cut to {} characters)",
-                crate::record::MAX_NAME_CHARS
-            )),
+            Some(shown) if shown != s.trim() => {
+                let cut = format!(
+                    "a name is cut to {} characters",
+                    crate::record::MAX_NAME_CHARS
+                );
+                let dropped = "characters that cannot be shown are dropped";
+                let why = match (
+                    s.chars().any(crate::record::name::is_unsafe),
+                    s.trim().chars().count() > crate::record::MAX_NAME_CHARS,
+                ) {
+                    (true, true) => format!("{dropped}, and {cut}"),
+                    (true, false) => dropped.to_string(),
+                    (false, _) => cut,
+                };
+                warnings.push(format!("\"name\" is shown as {shown:?} ({why})"));
+            }
             Some(_) => {}
         },
         _ => {
@@ -123,6 +134,15 @@ mod tests {
         let w = hello_fields(colored).unwrap();
         assert!(
             w.len() == 1 && w[0].contains(r#"shown as "[31mred""#),
+            "{w:?}"
+        );
+        let long = format!(
+            r#"{{"type":"hello","protocol":1,"name":"{}","version":"1","author":"a","options":[]}}"#,
+            "x".repeat(200)
+        );
+        let w = hello_fields(&long).unwrap();
+        assert!(
+            w.len() == 1 && w[0].ends_with("(a name is cut to 64 characters)"),
             "{w:?}"
         );
         let bad_author = r#"{"type":"hello","protocol":1,"name":"n","author":7}"#;
