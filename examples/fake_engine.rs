@@ -22,6 +22,8 @@
 //! - `empty-name`: plays `good` with an empty `name` in its `hello`;
 //! - `long-name`: plays `good` with a 70 000-byte `hello` name that starts with an escape
 //!   sequence;
+//! - `unshowable-name`: plays `good` with a `hello` name of only an escape sequence and a
+//!   bidirectional override;
 //! - `double-move`: answers every `go` with two `move` lines;
 //! - `early-move`: sends a `move` right after each `pong`, before any `go`;
 //! - `stray-pong`: sends a second, unasked `pong` after each one;
@@ -174,9 +176,9 @@ fn before_start(mode: &str) -> bool {
         "list-fds" | "version-file" | "flood-log" | "exit-after-hello" => {}
         "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
         | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name"
-        | "long-name" | "double-move" | "early-move" | "stray-pong" | "stop-parent"
-        | "kill-others" | "nested-unknown" | "spin" | "hog" | "chatty" | "escape-level"
-        | "with-options" => {}
+        | "long-name" | "unshowable-name" | "double-move" | "early-move" | "stray-pong"
+        | "stop-parent" | "kill-others" | "nested-unknown" | "spin" | "hog" | "chatty"
+        | "escape-level" | "with-options" => {}
         other => {
             eprintln!("fake_engine: unknown mode {other:?}");
             std::process::exit(2);
@@ -209,6 +211,7 @@ fn hello(out: &mut impl Write, mode: &str) {
                 name: match mode {
                     "empty-name" => String::new(),
                     "long-name" => format!("\u{1b}]0;pwned\u{7}{}", "n".repeat(70_000)),
+                    "unshowable-name" => "\u{1b}[31m\u{202e}".into(),
                     "list-fds" => open_fds(),
                     _ => format!("fake-{mode}"),
                 },

@@ -40,13 +40,60 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
     Ok(())
 }
 
-/// A name an engine sent about itself, made usable: unsafe characters dropped, surrounding
-/// blanks trimmed, cut to [`MAX_NAME_CHARS`]. `None` when nothing is left.
+/// A name an engine sent about itself, made usable: terminal escape sequences and other
+/// unsafe characters dropped, surrounding blanks trimmed, cut to [`MAX_NAME_CHARS`]. `None`
+/// when nothing is left.
 pub fn shown_name(name: &str) -> Option<String> {
-    let kept: String = name.chars().filter(|&c| !is_unsafe(c)).collect();
+    let kept: String = without_escape_sequences(name)
+        .filter(|&c| !is_unsafe(c))
+        .collect();
     let kept: String = kept.trim().chars().take(MAX_NAME_CHARS).collect();
     let kept = kept.trim_end().to_string();
     (!kept.is_empty()).then_some(kept)
+}
+
+/// The characters of `text` outside terminal escape sequences (ECMA-48): a control
+/// sequence (`ESC [` or CSI, parameters, then one final character), a string command
+/// (`ESC ]`, `ESC P`, `ESC X`, `ESC ^`, `ESC _`, up to BEL or `ESC \`), or `ESC` and one
+/// more character. Dropping only the escape byte would leave `[31m` in a name.
+fn without_escape_sequences(text: &str) -> impl Iterator<Item = char> + '_ {
+    enum State {
+        Text,
+        Escape,
+        Control,
+        Command,
+        CommandEscape,
+    }
+    let mut state = State::Text;
+    text.chars().filter(move |&c| {
+        let (next, keep) = match state {
+            State::Text => match c {
+                '\u{1b}' => (State::Escape, false),
+                '\u{9b}' => (State::Control, false),
+                '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => (State::Command, false),
+                _ => (State::Text, true),
+            },
+            State::Escape => match c {
+                '[' => (State::Control, false),
+                ']' | 'P' | 'X' | '^' | '_' => (State::Command, false),
+                _ => (State::Text, false),
+            },
+            // Parameter and intermediate characters go on; a final character (or anything
+            // a sequence cannot hold) ends it.
+            State::Control => match c {
+                '\u{20}'..='\u{3f}' => (State::Control, false),
+                _ => (State::Text, false),
+            },
+            State::Command => match c {
+                '\u{7}' | '\u{9c}' => (State::Text, false),
+                '\u{1b}' => (State::CommandEscape, false),
+                _ => (State::Command, false),
+            },
+            State::CommandEscape => (State::Text, false),
+        };
+        state = next;
+        keep
+    })
 }
 
 /// The longest piece of a line from an engine shown in a message or note, in bytes.
@@ -138,10 +185,13 @@ mod tests {
 
     #[test]
     fn engine_text_is_made_safe() {
-        assert_eq!(
-            shown_name("  x\u{1b}]0;title\u{7}y  ").unwrap(),
-            "x]0;titley"
-        );
+        assert_eq!(shown_name("  x\u{1b}]0;title\u{7}y  ").unwrap(), "xy");
+        assert_eq!(shown_name("\u{1b}[31mevil\u{1b}[0m").unwrap(), "evil");
+        assert_eq!(shown_name("\u{1b}[1;31;4mred\u{9b}2Jx").unwrap(), "redx");
+        assert_eq!(shown_name("a\u{1b}]8;;u\u{1b}\\b\u{1b}cd").unwrap(), "abd");
+        // A sequence cut short at the end of the name takes nothing after it.
+        assert_eq!(shown_name("ok\u{1b}[3"), Some("ok".to_string()));
+        assert_eq!(shown_name("\u{1b}]0;only a title"), None);
         assert_eq!(
             shown_name(&"n".repeat(70_000)).unwrap().chars().count(),
             MAX_NAME_CHARS

@@ -397,6 +397,15 @@ fn settle_names(
                 }
                 (name, NameSource::Hello)
             }
+            (true, None) => {
+                tracing::warn!(
+                    "engine {}: its hello name \"{}\" holds nothing that can be shown; it \
+                     is named after its program",
+                    entry.resolved.name,
+                    crate::record::shown_line(first[i].own_name())
+                );
+                (entry.resolved.name.clone(), NameSource::Given)
+            }
             _ if entry.explicit_name => (entry.resolved.name.clone(), NameSource::User),
             _ => (entry.resolved.name.clone(), NameSource::Given),
         };

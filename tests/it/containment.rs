@@ -58,8 +58,13 @@ fn a_70_kb_name_with_escape_codes_is_cut_and_cleaned_everywhere() {
         .map(|r| r["south"].clone())
         .find(|n| n != "first")
         .unwrap();
-    assert_eq!(name.chars().count(), 64, "{name}");
-    assert!(name.starts_with("]0;pwned"), "{name}");
+    // The title-setting sequence goes whole, not just its escape byte.
+    assert_eq!(name, "n".repeat(64));
+    assert!(
+        text(&o).contains(&format!("its hello name was cut or cleaned to \"{name}\"")),
+        "{}",
+        text(&o)
+    );
     let written = everything_written(&out);
     assert!(!written.contains('\u{1b}') && !written.contains('\u{7}'));
     // Resume and ratings read the names back whole.
@@ -74,6 +79,34 @@ fn a_70_kb_name_with_escape_codes_is_cut_and_cleaned_everywhere() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(!String::from_utf8_lossy(&o.stdout).contains('\u{1b}'));
     assert_no_survivors(None, Some(&mark));
+}
+
+#[test]
+fn an_engine_whose_hello_name_cannot_be_shown_is_named_after_its_program_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let args = strings(&[
+        "--engine",
+        &format!("cmd={}", fake_engine().display()),
+        "arg=unshowable-name",
+        "--engine",
+        "builtin=first",
+        "--games",
+        "2",
+    ]);
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let names: Vec<String> = csv_rows(&out).iter().map(|r| r["south"].clone()).collect();
+    assert!(names.contains(&"fake_engine".to_string()), "{names:?}");
+    assert!(
+        text(&o).contains(
+            "engine fake_engine: its hello name \"\\u{1b}[31m\\u{202e}\" holds nothing \
+             that can be shown; it is named after its program"
+        ),
+        "{}",
+        text(&o)
+    );
+    assert!(!everything_written(&out).contains('\u{1b}'));
 }
 
 #[test]
