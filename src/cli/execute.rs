@@ -148,8 +148,8 @@ pub fn execute(
     Ok(Executed { outcome, code: 0 })
 }
 
-/// Warns of more games at once than CPUs, and (unless quiet) prints the run's header: what
-/// is played, by how many engines, under which rules and clocks, and where the results go.
+/// Prints the run's header (unless quiet): what is played, by how many engines, under which
+/// rules and clocks, and where the results go.
 fn print_header(
     config: &TournamentConfig,
     out: &std::path::Path,
@@ -161,15 +161,6 @@ fn print_header(
     // No more games run at once than the run has.
     let at_once =
         concurrency.min(usize::try_from(config.schedule.games_in_shard()).unwrap_or(usize::MAX));
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if at_once > cpus {
-        eprintln!(
-            "warning: {at_once} games at once on {}: engines will wait for a CPU while \
-             their clocks run, so they play worse and may lose on time (-j {cpus} plays \
-             one game a CPU)",
-            crate::record::counted(cpus as u64, "CPU")
-        );
-    }
     if mode != DisplayMode::Quiet {
         let what = match (kind, config.schedule.kind) {
             (RunKind::Match, _) => "match",

@@ -312,6 +312,21 @@ fn existing(
     Ok((repaired, tally, notes))
 }
 
+/// A warning when more games would run at once than the machine has CPUs: `concurrency`
+/// at most, and no more than the `left` games still to play (none on a resume of a run
+/// that is over).
+fn oversubscribed(concurrency: usize, left: u64) -> Option<String> {
+    let at_once = concurrency.min(usize::try_from(left).unwrap_or(usize::MAX));
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (at_once > cpus).then(|| {
+        format!(
+            "{at_once} games at once on {}: engines will wait for a CPU while their clocks \
+             run, so they play worse and may lose on time (-j {cpus} plays one game a CPU)",
+            crate::record::counted(cpus as u64, "CPU")
+        )
+    })
+}
+
 /// A warning for each engine whose `hello` version differs from the one `tournament.toml`
 /// recorded (`recorded`, in configuration order): the results would mix its versions.
 fn version_changes(recorded: &[Option<String>], config: &TournamentConfig) -> Vec<String> {
@@ -391,6 +406,10 @@ pub fn run_tournament(
         .filter_map(|id| id.strip_prefix(&prefix)?.parse::<u64>().ok())
         .filter(|&n| schedule.has_game(n) && done.contains(&config.game_id(n)))
         .count() as u64;
+    let left = schedule.games_in_shard().saturating_sub(done_in_shard);
+    if let Some(warning) = oversubscribed(options.concurrency, left) {
+        tracing::warn!("{warning}");
+    }
     let recorder = Recorder {
         writer: Some(writer),
         tally,

@@ -409,6 +409,17 @@ fn more_games_at_once_than_cpus_is_warned_of() {
         "{}",
         text(&o)
     );
+    // A resume of the first run, which is over, plays nothing at once: no warning.
+    let o = run_in(
+        tmp.path(),
+        &strings(&["tournament", "--resume", "out", "--quiet"]),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("at once"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// A results folder named with escape bytes is printed escaped on every line that names
