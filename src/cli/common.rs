@@ -421,7 +421,7 @@ pub(crate) fn runs_inside(dir: &Path, file: &str) -> String {
             ", but {} in it {}, e.g. {}",
             crate::record::counted(runs.len() as u64, "folder"),
             if runs.len() == 1 { "does" } else { "do" },
-            super::execute::shell_word(&newest.display().to_string())
+            super::shell::shell_path(newest)
         ),
         None => String::new(),
     }

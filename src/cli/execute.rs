@@ -3,6 +3,7 @@
 
 use super::CliError;
 use super::common::RunFlags;
+use super::shell::shell_path;
 use crate::record::format_duration;
 use crate::tournament::config::TournamentConfig;
 use crate::tournament::events::{StopRule, View};
@@ -123,7 +124,7 @@ pub fn execute(
             return Err(CliError::from(anyhow::anyhow!(
                 "{e}: `kalaha {} --resume {}`",
                 kind.command(),
-                shell_word(&out.display().to_string())
+                shell_path(&out)
             )));
         }
         Err(e) => return Err(e.into()),
@@ -138,7 +139,7 @@ pub fn execute(
             crate::record::counted(s.played, "game"),
             s.interrupted,
             kind.command(),
-            shell_word(&out.display().to_string())
+            shell_path(&out)
         );
         return Ok(Executed { outcome, code: 130 });
     }
@@ -248,69 +249,4 @@ fn cpu_time(who: i32) -> Duration {
     }
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     tv(u.ru_utime) + tv(u.ru_stime)
-}
-
-/// Quotes a word for a POSIX shell when needed. A word holding characters that are not
-/// shown raw (control bytes, bidirectional marks) is written `$'...'` with those
-/// characters as escapes: safe on a terminal, and bash, zsh and ksh read it back as the
-/// same word.
-pub(crate) fn shell_word(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+:=".contains(c))
-    {
-        s.to_string()
-    } else if !s.chars().any(crate::record::name::is_unsafe) {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    } else {
-        let mut out = String::from("$'");
-        for c in s.chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '\'' => out.push_str("\\'"),
-                c if crate::record::name::is_unsafe(c) => {
-                    let code = c as u32;
-                    out.push_str(&match code {
-                        0..0x80 => format!("\\x{code:02x}"),
-                        0x80..0x10000 => format!("\\u{code:04x}"),
-                        _ => format!("\\U{code:08x}"),
-                    });
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('\'');
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::shell_word;
-
-    /// A suggested command is safe on a terminal and names the same folder when pasted
-    /// into a shell.
-    #[test]
-    fn shell_words_are_safe_and_read_back_by_the_shell() {
-        assert_eq!(shell_word("results/run-1"), "results/run-1");
-        assert_eq!(shell_word("my run"), "'my run'");
-        for word in [
-            "it's mine",
-            "a\u{1b}]0;x\u{7}b",
-            "r\u{202e}\nX\\'y",
-            "\u{85}z",
-        ] {
-            let quoted = shell_word(word);
-            assert!(
-                !quoted.chars().any(crate::record::name::is_unsafe),
-                "{quoted:?}"
-            );
-            let Ok(o) = std::process::Command::new("bash")
-                .args(["-c", &format!("printf %s {quoted}")])
-                .output()
-            else {
-                continue; // no bash here
-            };
-            assert_eq!(String::from_utf8_lossy(&o.stdout), word, "{quoted}");
-        }
-    }
 }

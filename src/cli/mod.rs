@@ -14,6 +14,7 @@ mod perft;
 mod play;
 mod ratings;
 mod rules_args;
+mod shell;
 mod show;
 mod solve;
 mod sprt;

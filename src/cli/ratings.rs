@@ -113,7 +113,7 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
         "--out {} is the results folder of {whose}: pooled reports there would no longer \
          match its games. Give a folder of its own, e.g. `--out {}`",
         crate::record::shown_path(out),
-        super::execute::shell_word(&beside(out).display().to_string())
+        super::shell::shell_path(&beside(out))
     )))
 }
 
@@ -211,7 +211,7 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
                     "{} holds games.jsonl but no games.csv: `kalaha tournament --resume {}` \
                      writes it again from the games",
                     crate::record::shown_path(input),
-                    super::execute::shell_word(&input.display().to_string())
+                    super::shell::shell_path(input)
                 )));
             }
             let runs = super::common::runs_inside(input, GAMES_CSV);
@@ -220,8 +220,8 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
             } else {
                 // Quoted, then the pattern, so that the shell still expands it to the
                 // runs' results files only; several inputs need a folder for the reports.
-                let dir = super::execute::shell_word(&input.display().to_string());
-                let out = super::execute::shell_word(&beside(input).display().to_string());
+                let dir = super::shell::shell_path(input);
+                let out = super::shell::shell_path(&beside(input));
                 format!(
                     "give one, or all of them to rate them together: \
                      `kalaha ratings {dir}/*/games.csv --out {out}`"

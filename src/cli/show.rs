@@ -73,7 +73,7 @@ pub fn run(args: Args) -> CliResult {
                     ": it holds {}, {which} (ids {id1} to {id2}); give an id or a number, \
                      e.g. `kalaha show {} {n1}`, or browse them with --serve",
                     crate::record::counted(count, "game"),
-                    super::execute::shell_word(&args.dir.display().to_string())
+                    super::shell::shell_path(&args.dir)
                 )
             }
             _ => ": it holds no game yet".to_string(),

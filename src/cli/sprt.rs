@@ -168,7 +168,7 @@ pub fn run(args: Args) -> CliResult {
                     "{} holds a tournament or match, not an SPRT: continue it with `kalaha \
                      tournament --resume {}`",
                     crate::record::shown_path(dir),
-                    super::execute::shell_word(&dir.display().to_string())
+                    super::shell::shell_path(dir)
                 )));
             }
             super::common::require_results_file(

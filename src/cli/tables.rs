@@ -349,10 +349,7 @@ fn info(args: InfoArgs) -> CliResult {
     } else {
         // The commands that make it, given the same folder.
         let flag = match &args.tables {
-            Some(dir) => format!(
-                " --tables {}",
-                super::execute::shell_word(&dir.display().to_string())
-            ),
+            Some(dir) => format!(" --tables {}", super::shell::shell_path(dir)),
             None => String::new(),
         };
         writeln!(
