@@ -47,14 +47,14 @@ impl std::fmt::Display for StepResult {
         let text = match &self.failure {
             None if self.warnings.is_empty() => format!("PASS {}", self.name),
             None => format!("PASS {} (warning: {})", self.name, self.warnings.join("; ")),
+            // A reason that already quotes the line does not get it twice.
             Some(Failure {
                 reason,
                 received: Some(line),
-            }) => format!("FAIL {}: {reason} (received: {line})", self.name),
-            Some(Failure {
-                reason,
-                received: None,
-            }) => format!("FAIL {}: {reason}", self.name),
+            }) if !reason.contains(&*crate::record::clean_text(line)) => {
+                format!("FAIL {}: {reason} (received: {line})", self.name)
+            }
+            Some(Failure { reason, .. }) => format!("FAIL {}: {reason}", self.name),
         };
         f.write_str(&crate::record::clean_text(&text))
     }
@@ -579,6 +579,20 @@ mod tests {
             steps: 1,
         };
         assert_eq!(r.to_string(), "FAIL go-start: bad (received: move 3)");
+        let stray = r#"{"type":"move","pit":1}"#;
+        let r = StepResult {
+            name: "go-clock".into(),
+            failure: Some(Failure::from(EngineError::Unrequested {
+                kind: "move",
+                line: stray.into(),
+            })),
+            warnings: Vec::new(),
+            steps: 1,
+        };
+        assert_eq!(
+            r.to_string(),
+            format!("FAIL go-clock: sent move when no answer was asked for: {stray}")
+        );
         let r = StepResult {
             name: "hello-fields".into(),
             failure: None,
