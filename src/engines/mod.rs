@@ -13,7 +13,7 @@ mod serve;
 mod simple;
 
 pub use in_process::{InProcess, Misbehaviour};
-pub use kalaha_core::search::{Evaluation, Iteration, Searcher};
+pub use kalaha_core::search::{Evaluation, Iteration, Searcher, first_guess};
 pub use player::Player;
 pub use searching::{DEFAULT_MOVE_TIME, HardPlayer, MediumPlayer, PerfectPlayer};
 pub use serve::serve;

@@ -96,6 +96,41 @@ fn solve_takes_a_position_and_answers_for_the_side_to_move() {
 }
 
 #[test]
+fn without_a_guess_solve_starts_from_a_heuristic_one_and_says_so() {
+    let start = Position::start(Rules::new(4, 3, false, Sweep::Owner).unwrap());
+    let o = kalaha(&["solve", "--pits", "4", "--seeds", "3", "--table-mb", "0"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("first guess "))
+        .unwrap_or_else(|| panic!("no first guess:\n{out}"));
+    let (guess, how) = line["first guess ".len()..].split_once(' ').unwrap();
+    let guess: i32 = guess.parse().unwrap();
+    assert!(how.starts_with("(heuristic search to depth "), "{line}");
+    // 24 seeds: the guess is even, like every final margin.
+    assert_eq!(guess % 2, 0, "{line}");
+    check_output(&out, &start);
+    assert_eq!(last_value(&out), Solver::new(4).solve(&start).value);
+    // A guess given is used as it is.
+    let o = kalaha(&[
+        "solve",
+        "--pits",
+        "4",
+        "--seeds",
+        "3",
+        "--table-mb",
+        "0",
+        "--guess",
+        "-20",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    assert!(!out.contains("first guess"), "{out}");
+    assert_eq!(last_value(&out), Solver::new(4).solve(&start).value);
+}
+
+#[test]
 fn a_finished_position_has_an_empty_line_and_its_store_margin() {
     let o = kalaha(&["solve", "--seeds", "2", "--position", "0,0,0:7/1,2,0:2/s"]);
     assert!(o.status.success(), "{o:?}");
