@@ -32,7 +32,8 @@ pub(super) fn hello_fields(line: &str) -> Result<Vec<String>, Failure> {
                 let dropped = "characters that cannot be shown are dropped";
                 let why = match (
                     s.chars().any(crate::record::name::is_unsafe),
-                    s.trim().chars().count() > crate::record::MAX_NAME_CHARS,
+                    crate::record::name::shown_uncut(s).chars().count()
+                        > crate::record::MAX_NAME_CHARS,
                 ) {
                     (true, true) => format!("{dropped}, and {cut}"),
                     (true, false) => dropped.to_string(),
@@ -129,6 +130,16 @@ mod tests {
         assert!(
             w.len() == 1 && w[0].contains("only characters that cannot be shown"),
             "{w:?}"
+        );
+        // Long only because of its escape sequence: nothing is cut.
+        let long_escape = format!(
+            r#"{{"type":"hello","protocol":1,"name":"a\u001b[{}mb","version":"1","author":"a","options":[]}}"#,
+            "1;".repeat(40)
+        );
+        let w = hello_fields(&long_escape).unwrap();
+        assert_eq!(
+            w,
+            [r#""name" is shown as "ab" (characters that cannot be shown are dropped)"#]
         );
         let colored = r#"{"type":"hello","protocol":1,"name":"\u001b[31mred","version":"1","author":"a","options":[]}"#;
         let w = hello_fields(colored).unwrap();

@@ -44,12 +44,17 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
 /// unsafe characters dropped, surrounding blanks trimmed, cut to [`MAX_NAME_CHARS`]. `None`
 /// when nothing is left.
 pub fn shown_name(name: &str) -> Option<String> {
+    let kept: String = shown_uncut(name).chars().take(MAX_NAME_CHARS).collect();
+    let kept = kept.trim_end().to_string();
+    (!kept.is_empty()).then_some(kept)
+}
+
+/// `name` as [`shown_name`] shows it before the cut to [`MAX_NAME_CHARS`].
+pub fn shown_uncut(name: &str) -> String {
     let kept: String = without_escape_sequences(name)
         .filter(|&c| !is_unsafe(c))
         .collect();
-    let kept: String = kept.trim().chars().take(MAX_NAME_CHARS).collect();
-    let kept = kept.trim_end().to_string();
-    (!kept.is_empty()).then_some(kept)
+    kept.trim().to_string()
 }
 
 /// The characters of `text` outside terminal escape sequences (ECMA-48): a control
@@ -64,32 +69,52 @@ fn without_escape_sequences(text: &str) -> impl Iterator<Item = char> + '_ {
         Command,
         CommandEscape,
     }
+    // The state a character that starts a sequence leads to, wherever it comes: an
+    // unfinished sequence ends where the next one starts.
+    fn starts(c: char) -> Option<State> {
+        match c {
+            '\u{1b}' => Some(State::Escape),
+            '\u{9b}' => Some(State::Control),
+            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => Some(State::Command),
+            _ => None,
+        }
+    }
+    fn after_escape(c: char) -> State {
+        match c {
+            '[' => State::Control,
+            ']' | 'P' | 'X' | '^' | '_' => State::Command,
+            c => starts(c).unwrap_or(State::Text),
+        }
+    }
     let mut state = State::Text;
     text.chars().filter(move |&c| {
         let (next, keep) = match state {
-            State::Text => match c {
-                '\u{1b}' => (State::Escape, false),
-                '\u{9b}' => (State::Control, false),
-                '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => (State::Command, false),
-                _ => (State::Text, true),
+            State::Text => match starts(c) {
+                Some(next) => (next, false),
+                None => (State::Text, true),
             },
-            State::Escape => match c {
-                '[' => (State::Control, false),
-                ']' | 'P' | 'X' | '^' | '_' => (State::Command, false),
-                _ => (State::Text, false),
-            },
-            // Parameter and intermediate characters go on; a final character (or anything
-            // a sequence cannot hold) ends it.
+            State::Escape => (after_escape(c), false),
+            // Parameter and intermediate characters go on and a final character ends it;
+            // anything else ends it and is text again.
             State::Control => match c {
                 '\u{20}'..='\u{3f}' => (State::Control, false),
-                _ => (State::Text, false),
+                '\u{40}'..='\u{7e}' => (State::Text, false),
+                c => match starts(c) {
+                    Some(next) => (next, false),
+                    None => (State::Text, true),
+                },
             },
             State::Command => match c {
                 '\u{7}' | '\u{9c}' => (State::Text, false),
                 '\u{1b}' => (State::CommandEscape, false),
+                '\u{9b}' => (State::Control, false),
                 _ => (State::Command, false),
             },
-            State::CommandEscape => (State::Text, false),
+            // `ESC \` ends the string; any other escape starts a sequence of its own.
+            State::CommandEscape => match c {
+                '\\' => (State::Text, false),
+                c => (after_escape(c), false),
+            },
         };
         state = next;
         keep
@@ -192,6 +217,17 @@ mod tests {
         // A sequence cut short at the end of the name takes nothing after it.
         assert_eq!(shown_name("ok\u{1b}[3"), Some("ok".to_string()));
         assert_eq!(shown_name("\u{1b}]0;only a title"), None);
+        // An unfinished sequence ends where the next one starts.
+        assert_eq!(shown_name("a\u{1b}[\u{1b}[31mb").unwrap(), "ab");
+        assert_eq!(shown_name("x\u{1b}]0;t\u{1b}[31my").unwrap(), "xy");
+        assert_eq!(shown_name("a\u{1b}[\u{9b}1mb").unwrap(), "ab");
+        assert_eq!(shown_name("a\u{1b}\u{1b}[1mb").unwrap(), "ab");
+        // A character no sequence can hold ends it and is kept.
+        assert_eq!(shown_name("a\u{1b}[1\u{e9}mb").unwrap(), "a\u{e9}mb");
+        assert_eq!(
+            shown_name(&format!("{}ok", "\u{1b}[".repeat(300_000))).unwrap(),
+            "k"
+        );
         assert_eq!(
             shown_name(&"n".repeat(70_000)).unwrap().chars().count(),
             MAX_NAME_CHARS
