@@ -566,6 +566,7 @@ enum Probe {
 mod tests {
     use super::*;
     use crate::rules::Sweep;
+    use crate::solver::Solver;
 
     #[test]
     fn a_first_guess_has_the_parity_of_the_seeds_and_is_near_the_value() {
@@ -587,13 +588,12 @@ mod tests {
         assert_eq!(guess.rem_euclid(2), 1);
         // Small boards are searched to the end: the guess is the value.
         let small = Position::start(Rules::new(3, 2, false, Sweep::Owner).unwrap());
-        let value = crate::solver::Solver::new(1).solve(&small).value;
+        let value = Solver::new(1).solve(&small).value;
         assert_eq!(first_guess(&small, 60, far).0, value);
         // A deadline already passed: the store margin.
         let (guess, depth) = first_guess(&pos, 12, Instant::now());
         assert_eq!((guess, depth), (0, 0));
     }
-    use crate::solver::Solver;
 
     #[test]
     fn a_cleared_searcher_searches_like_a_fresh_one() {

@@ -13,7 +13,7 @@ pub(super) fn hello_fields(line: &str) -> Result<Vec<String>, Failure> {
     match value.get("name") {
         Some(Value::String(s)) if s.trim().is_empty() => {
             return Err(Failure::with_line(
-                "\"name\" is empty (the protocol asks for a name that is not empty)",
+                "\"name\" is empty or only blanks (the protocol asks for a name that is not empty)",
                 line,
             ));
         }
@@ -39,7 +39,7 @@ pub(super) fn hello_fields(line: &str) -> Result<Vec<String>, Failure> {
                     (true, false) => dropped.to_string(),
                     (false, _) => cut,
                 };
-                warnings.push(format!("\"name\" is shown as {shown:?} ({why})"));
+                warnings.push(format!("\"name\" is shown as \"{shown}\" ({why})"));
             }
             Some(_) => {}
         },
@@ -140,6 +140,13 @@ mod tests {
         assert_eq!(
             w,
             [r#""name" is shown as "ab" (characters that cannot be shown are dropped)"#]
+        );
+        // Shown as a terminal would show it, not with Rust's escapes of accents.
+        let accented = r#"{"type":"hello","protocol":1,"name":"e\u0301\u001b[0m","version":"1","author":"a","options":[]}"#;
+        let w = hello_fields(accented).unwrap();
+        assert!(
+            w.len() == 1 && w[0].contains("shown as \"e\u{301}\""),
+            "{w:?}"
         );
         let colored = r#"{"type":"hello","protocol":1,"name":"\u001b[31mred","version":"1","author":"a","options":[]}"#;
         let w = hello_fields(colored).unwrap();

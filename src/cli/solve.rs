@@ -46,7 +46,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub threads: usize,
     /// A guess of the value to start from (the closer, the fewer searches; by default a
-    /// heuristic search of half a second guesses it).
+    /// heuristic search of at most half a second and 14 plies guesses it, and its line
+    /// `first guess N` says so).
     #[arg(long, value_name = "V", allow_negative_numbers = true)]
     pub guess: Option<i32>,
     #[command(flatten)]

@@ -391,7 +391,7 @@ fn settle_names(
             (true, Some(name)) => {
                 if name != first[i].own_name().trim() {
                     tracing::warn!(
-                        "engine {}: its hello name was cut or cleaned to {name:?}",
+                        "engine {}: its hello name was cut or cleaned to \"{name}\"",
                         entry.resolved.name
                     );
                 }
