@@ -48,10 +48,17 @@ const BUCKET: usize = 4;
 
 /// A bounded transposition table. A slot whose data word is 0 is empty.
 pub(super) struct Table {
-    /// Two words per entry: key XOR data, then data.
+    /// Two words per entry: key XOR data, then data. The buckets start at word `start`,
+    /// the first on a 64-byte boundary, so that a bucket is one cache line: the memory
+    /// of a large allocation starts 16 bytes after a page boundary, which would spread
+    /// every bucket over two lines and make each probe wait for memory twice.
     words: Box<[AtomicU64]>,
+    start: usize,
     mask: usize,
 }
+
+/// Words in a bucket, a 64-byte cache line.
+const BUCKET_WORDS: usize = BUCKET * 2;
 
 /// `len` words of zero, as the system gives fresh memory: a large table costs nothing until
 /// its pages are used, so a small board's search does not wait for the whole table to be
@@ -91,7 +98,7 @@ impl Table {
         // than the machine): a smaller table only makes the search slower.
         let (mut buckets, asked) = (buckets, buckets);
         loop {
-            if let Some(words) = zeroed_words(buckets * BUCKET * 2) {
+            if let Some(words) = zeroed_words(buckets * BUCKET_WORDS + BUCKET_WORDS - 1) {
                 if buckets < asked {
                     tracing::warn!(
                         "the system gave {} MiB of the {} MiB asked for the transposition \
@@ -100,8 +107,10 @@ impl Table {
                         (asked * per_bucket) >> 20
                     );
                 }
+                let misalign = (words.as_ptr() as usize / 8) % BUCKET_WORDS;
                 return Table {
                     words,
+                    start: (BUCKET_WORDS - misalign) % BUCKET_WORDS,
                     mask: buckets - 1,
                 };
             }
@@ -119,7 +128,7 @@ impl Table {
 
     /// The bytes the table uses.
     pub fn bytes(&self) -> usize {
-        self.words.len() * 8
+        (self.mask + 1) * BUCKET_WORDS * 8
     }
 
     pub fn clear(&self) {
@@ -137,7 +146,7 @@ impl Table {
         h ^= h >> 33;
         h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
         h ^= h >> 33;
-        (h as usize & self.mask) * BUCKET * 2
+        self.start + (h as usize & self.mask) * BUCKET_WORDS
     }
 
     #[inline]
@@ -228,9 +237,11 @@ impl Table {
 
     /// How many slots are in use, per mille (for reports).
     pub fn fill_permille(&self) -> u32 {
-        let slots = self.words.len() / 2;
+        let slots = (self.mask + 1) * BUCKET;
         let sample = slots.min(4000);
-        let used = (0..sample).filter(|&s| self.read(2 * s).is_some()).count();
+        let used = (0..sample)
+            .filter(|&s| self.read(self.start + 2 * s).is_some())
+            .count();
         (used * 1000 / sample.max(1)) as u32
     }
 }
@@ -242,7 +253,9 @@ mod tests {
     #[test]
     fn size_is_bounded_and_bounds_narrow() {
         let t = Table::new(1);
-        assert!(t.words.len() * 8 <= 1024 * 1024);
+        assert!(t.bytes() <= 1024 * 1024);
+        // Every bucket is one cache line.
+        assert_eq!(t.words[t.bucket(42)..].as_ptr() as usize % 64, 0);
         assert_eq!(t.probe(42), None);
         t.store(42, -5, 9, 3, 1);
         t.store(42, 0, 12, 0, 1);

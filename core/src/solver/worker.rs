@@ -16,9 +16,13 @@ use std::time::Instant;
 pub(crate) const CHECK_EVERY: u64 = 256;
 
 /// Enhanced transposition cutoffs are tried in positions with more than this many seeds
-/// in the pits beyond what the endgame table holds (every position not in the table: the
-/// children's entries are fetched anyway, so looking at them first costs little).
-const ETC_MARGIN: i32 = 0;
+/// in the pits beyond what the endgame table holds, where a search below costs enough to
+/// pay for fetching every child's entry from memory at once. Nearer the table the search
+/// waits on memory more than it computes: on the standard Kalah(6,5) (k=28, 2 GiB, two
+/// threads), after the moves 2 3 1 3 1, trying them everywhere with every child fetched
+/// took 96.5 s against 64.0 s with this margin, though it searched 123 M positions
+/// against 138 M.
+const ETC_MARGIN: i32 = 6;
 
 /// How the transposition table names a position.
 #[derive(Clone, Debug)]
@@ -214,8 +218,7 @@ impl Worker<'_> {
         })
     }
 
-    /// The moves of `pos` (not over) in the order to search them, with their children,
-    /// whose table entries are fetched from memory meanwhile.
+    /// The moves of `pos` (not over) in the order to search them, with their children.
     #[inline]
     fn children(&self, pos: &Position, tt_move: u8, out: &mut [Child; MAX_PITS as usize]) -> usize {
         let me = pos.to_move();
@@ -232,9 +235,7 @@ impl Worker<'_> {
                     key: 0,
                 }
             } else {
-                let n = self.node(child);
-                self.prefetch(&n);
-                n
+                self.node(child)
             };
             *slot = Child {
                 pit,
@@ -366,6 +367,10 @@ impl Worker<'_> {
         beta: i32,
         ply: u32,
     ) -> Option<i32> {
+        // Ask for every child's entry at once, so that the waits for memory overlap.
+        for c in children.iter().filter(|c| !c.over) {
+            self.prefetch(&c.node);
+        }
         for c in children {
             if let Some((lo, _)) = self.known(c)
                 && lo >= beta
