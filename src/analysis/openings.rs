@@ -3,6 +3,7 @@
 //! even (or nearly) under perfect play.
 
 use super::game::value_within;
+use crate::record::counted;
 use crate::rules::{Position, Rules, Side};
 use crate::solver::{EndgameTable, Solver};
 use crate::tournament::schedule::random_opening;
@@ -109,13 +110,24 @@ pub fn balanced_openings(
     };
     let mut found = Vec::new();
     let mut tried = 0u64;
+    let mut unsolved = 0u64;
     while found.len() < spec.count {
         let batch = cands.take(threads * 2, limit);
         if batch.is_empty() {
+            // A longer budget helps only if some line was left unsolved; more sowings give
+            // more distinct lines to choose from.
+            let budget = if unsolved > 0 {
+                format!(
+                    ", or a longer --budget ({} not solved within it)",
+                    counted(unsolved, "line")
+                )
+            } else {
+                String::new()
+            };
             return Err(format!(
                 "found only {} of {} distinct openings of {} sowings under {rules} with an exact \
                  value for south within ±{} after {} random lines: allow a larger --max-value, \
-                 fewer sowings or a longer --budget",
+                 ask for fewer (--count) or use more sowings (--plies){budget}",
                 found.len(),
                 spec.count,
                 spec.plies,
@@ -148,7 +160,8 @@ pub fn balanced_openings(
                 Some(v) if v.abs() <= spec.max_value && found.len() < spec.count => {
                     found.push(BalancedOpening { pits, value: v })
                 }
-                _ => {}
+                Some(_) => {}
+                None => unsolved += 1,
             }
         }
         progress(tried, &found);
@@ -195,6 +208,29 @@ mod tests {
     use crate::analysis::tests::minimax;
     use crate::rules::Sweep;
     use crate::tournament::schedule::parse_openings;
+
+    /// `openings --help`'s example finds its five openings; with fewer sowings there are
+    /// too few lines, and the error does not suggest a longer budget when every line was
+    /// solved.
+    #[test]
+    fn the_help_example_works_and_a_shortfall_names_only_what_can_help() {
+        let rules = Rules::new(4, 3, false, Sweep::Owner).unwrap();
+        let spec = OpeningsSpec {
+            plies: 3,
+            count: 5,
+            max_value: 0,
+            seed: 0,
+            budget: None,
+            threads: 1,
+            hash_mb: 4,
+        };
+        let found = balanced_openings(rules, spec, None, &mut |_, _| {}).unwrap();
+        assert_eq!(found.len(), 5);
+        let short = OpeningsSpec { plies: 2, ..spec };
+        let err = balanced_openings(rules, short, None, &mut |_, _| {}).unwrap_err();
+        assert!(err.contains("--count") && err.contains("--plies"), "{err}");
+        assert!(!err.contains("--budget"), "{err}");
+    }
 
     #[test]
     fn openings_are_distinct_of_k_sowings_and_within_the_value() {

@@ -28,7 +28,7 @@ them); FILE is written once all are.
 
 Example:
   kalaha openings --plies 4 --count 50 --max-value 2 --out openings.txt
-  kalaha openings --pits 4 --seeds 3 --plies 2 --count 5 --max-value 0 --out even.txt")]
+  kalaha openings --pits 4 --seeds 3 --plies 3 --count 5 --max-value 0 --out even.txt")]
 pub struct Args {
     /// Sowings in each opening.
     #[arg(long, default_value_t = 4, value_name = "K")]
