@@ -14,7 +14,7 @@ mod perft;
 mod play;
 mod ratings;
 mod rules_args;
-mod shell;
+pub(crate) mod shell;
 mod show;
 mod solve;
 mod sprt;

@@ -506,7 +506,7 @@ fn find_endgame(
         format!(
             "no endgame table for {tr} in {store} (option tables): playing with a small one \
              built in memory; build the full one once with `kalaha tables build --pits {} \
-             --seeds {}{}{sweep}`",
+             --seeds {}{}{sweep}{}`",
             rules.pits(),
             rules.seeds(),
             if rules.empty_capture() {
@@ -514,6 +514,11 @@ fn find_endgame(
             } else {
                 ""
             },
+            // The folder the engine was told to use, where the build must put the table.
+            tables.map_or(String::new(), |dir| format!(
+                " --tables {}",
+                crate::cli::shell::shell_path(dir)
+            )),
         ),
     ));
     quick.and_then(build)

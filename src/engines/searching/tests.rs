@@ -258,3 +258,25 @@ fn perfect_loads_a_large_endgame_table_in_the_background() {
     perfect.new_game("h", rules, Side::North);
     assert!(perfect.loading.is_none());
 }
+
+/// Without a table in the folder it was given, `perfect` says how to build one there: the
+/// command names that folder, or the table would go to the cache folder it does not read.
+#[test]
+fn perfect_without_a_table_names_its_folder_in_the_build_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("my tables");
+    let mut log = Vec::new();
+    let rules = Rules::default();
+    let table = find_endgame(&rules, 2 << 20, Some(&folder), &mut log);
+    assert!(table.is_some_and(
+        |t| t.max_seeds() < max_seeds_within(TableRules::of(&rules), 2 << 20).unwrap()
+    ));
+    let expected = format!(
+        "`kalaha tables build --pits 6 --seeds 4 --tables {}`",
+        crate::cli::shell::shell_path(&folder)
+    );
+    assert!(log.iter().any(|(_, m)| m.contains(&expected)), "{log:?}");
+    let mut log = Vec::new();
+    find_endgame(&rules, 2 << 20, None, &mut log);
+    assert!(log.iter().all(|(_, m)| !m.contains("--tables")), "{log:?}");
+}
