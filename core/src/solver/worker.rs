@@ -20,8 +20,8 @@ pub(crate) const CHECK_EVERY: u64 = 256;
 /// pay for fetching every child's entry from memory at once. Nearer the table the search
 /// waits on memory more than it computes: on the standard Kalah(6,5) (k=28, 2 GiB, two
 /// threads), after the moves 2 3 1 3 1, trying them everywhere with every child fetched
-/// took 96.5 s against 64.0 s with this margin, though it searched 123 M positions
-/// against 138 M.
+/// took 96.5 s against 64.0 to 78.1 s with this margin, though it searched 123 M
+/// positions against 138 M to 140 M.
 const ETC_MARGIN: i32 = 6;
 
 /// How the transposition table names a position.
