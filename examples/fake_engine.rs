@@ -24,6 +24,8 @@
 //!   sequence;
 //! - `unshowable-name`: plays `good` with a `hello` name of only an escape sequence and a
 //!   bidirectional override;
+//! - `tty-probe`: plays `good`, named `fake-tty-open` if it can open `/dev/tty`, else
+//!   `fake-tty-none`;
 //! - `double-move`: answers every `go` with two `move` lines;
 //! - `early-move`: sends a `move` right after each `pong`, before any `go`;
 //! - `stray-pong`: sends a second, unasked `pong` after each one;
@@ -178,7 +180,7 @@ fn before_start(mode: &str) -> bool {
         | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name"
         | "long-name" | "unshowable-name" | "double-move" | "early-move" | "stray-pong"
         | "stop-parent" | "kill-others" | "nested-unknown" | "spin" | "hog" | "chatty"
-        | "escape-level" | "with-options" => {}
+        | "escape-level" | "with-options" | "tty-probe" => {}
         other => {
             eprintln!("fake_engine: unknown mode {other:?}");
             std::process::exit(2);
@@ -212,6 +214,10 @@ fn hello(out: &mut impl Write, mode: &str) {
                     "empty-name" => String::new(),
                     "long-name" => format!("\u{1b}]0;pwned\u{7}{}", "n".repeat(70_000)),
                     "unshowable-name" => "\u{1b}[31m\u{202e}".into(),
+                    "tty-probe" => match std::fs::OpenOptions::new().write(true).open("/dev/tty") {
+                        Ok(_) => "fake-tty-open".into(),
+                        Err(_) => "fake-tty-none".into(),
+                    },
                     "list-fds" => open_fds(),
                     _ => format!("fake-{mode}"),
                 },

@@ -190,6 +190,10 @@ impl Plan {
     /// Only for a `pre_exec` hook: it calls async-signal-safe functions only.
     pub(crate) unsafe fn apply(&self) -> io::Result<()> {
         unsafe {
+            // A session of its own: a process group to signal as one, and no controlling
+            // terminal, so that the engine cannot open /dev/tty to write past the
+            // referee's cleaning of its text or push keystrokes into the user's shell.
+            check(libc::setsid())?;
             close_on_exec_from_3();
             die_with_parent()?;
             if self.mode != Isolation::ProcessGroup {

@@ -88,8 +88,7 @@ impl Process {
         command
             .args(&cmd.args)
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .process_group(0);
+            .stdin(Stdio::piped());
         // With `Stdout::Log`, stdout and stderr share one pipe, drained into the log.
         let shared_output = match stdout {
             Stdout::Protocol => {
@@ -378,7 +377,8 @@ impl Process {
     pub fn signal_group(&self, signal: i32) {
         if self.pid > 1 {
             // SAFETY: killpg has no memory-safety preconditions; the group is the engine's
-            // own (spawned with process_group(0)), so no other process is hit.
+            // own (its first process starts a session and group of its own), so no other
+            // process is hit.
             unsafe {
                 libc::killpg(self.pid, signal);
             }

@@ -109,6 +109,42 @@ fn an_engine_whose_hello_name_cannot_be_shown_is_named_after_its_program_with_a_
     assert!(!everything_written(&out).contains('\u{1b}'));
 }
 
+/// Run from a terminal, an engine has none: it cannot open `/dev/tty` to write past the
+/// cleaning of its text or push keystrokes into the user's shell. `script` gives the run a
+/// pseudo-terminal; a shell under it opens `/dev/tty`, so the test has one to take away.
+#[test]
+fn an_engine_has_no_controlling_terminal() {
+    let under_terminal = |command: &str| {
+        let o = std::process::Command::new("script")
+            .args(["-qec", command, "/dev/null"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("`script` (util-linux) runs commands under a pseudo-terminal");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let shell = under_terminal("sh -c 'exec 3>/dev/tty && echo TTY-OK'");
+    assert!(shell.contains("TTY-OK"), "{shell}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let run = under_terminal(&format!(
+        "{} match --engine 'cmd={} arg=tty-probe' --engine builtin=first --games 2 \
+         --move-time 50ms --out {}",
+        env!("CARGO_BIN_EXE_kalaha"),
+        fake_engine().display(),
+        out.display()
+    ));
+    let names: Vec<String> = csv_rows(&out).iter().map(|r| r["south"].clone()).collect();
+    assert!(
+        names.contains(&"fake-tty-none".to_string()),
+        "{names:?} {run}"
+    );
+}
+
 #[test]
 fn absurd_times_and_counts_are_refused_before_any_game() {
     let dir = tempfile::tempdir().unwrap();
