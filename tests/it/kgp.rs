@@ -458,9 +458,22 @@ async fn another_program_cannot_take_an_agents_connection() {
     };
     let end = tokio::time::Instant::now() + s.startup_timeout;
     let launch = Launch::spawn(&cmd, &s).await.unwrap();
-    // One intruder plainly, one that first joins the agent's process group (any process
-    // of the same session can).
-    let intruders: Vec<std::process::Child> = [None, Some(launch.pid())]
+    // An intruder cannot even join the agent's process group: the agent runs in a session
+    // of its own, and only a process of the same session may join one of its groups.
+    let joined = std::process::Command::new(agent_exe())
+        .arg("hijack")
+        .env("KGP_HIJACK_PORT", launch.address().port().to_string())
+        .env("KGP_HIJACK_PGID", launch.pid().to_string())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(
+        joined.code(),
+        Some(5),
+        "joining the agent's group is refused"
+    );
+    // One intruder plainly.
+    let intruders: Vec<std::process::Child> = [None::<u32>]
         .into_iter()
         .map(|group| {
             let mut c = std::process::Command::new(agent_exe());
