@@ -138,6 +138,7 @@ fn measure(games: u64, rounds: u64, dir: &std::path::Path, label: &str) -> (f64,
 }
 
 fn main() {
+    kalaha::sandbox::set_helper(env!("CARGO_BIN_EXE_kalaha"));
     let var = |name: &str, default: u64| {
         std::env::var(name)
             .ok()

@@ -50,7 +50,13 @@
 //! - `version-file`: plays `good`, with the `hello` version read from the file given as
 //!   its third argument;
 //! - `flood-log`: plays `good`, with 1 500 `log` lines of 10 kB before each of its first
-//!   three moves.
+//!   three moves;
+//! - `escape`: plays `good`, after trying at start what a hostile engine would to get out
+//!   of its sandbox: write its marker (the second argument) to every terminal it can
+//!   open and read from them, create a file named after the marker in each folder of its
+//!   third argument (`:`-separated), in `/tmp`, `$TMPDIR` and its working folder, and find
+//!   `SECRET_TOKEN` in any process's command line or environment; says on stderr, one
+//!   `escape: ...` line each, what worked.
 
 use kalaha::protocol::{FromEngine, HelloReply, ToEngine};
 use kalaha::rules::BoardView;
@@ -175,6 +181,7 @@ fn before_start(mode: &str) -> bool {
             return false;
         }
         "peek-results" => peek_results(),
+        "escape" => try_to_escape(),
         "list-fds" | "version-file" | "flood-log" | "exit-after-hello" => {}
         "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
         | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name"
@@ -382,6 +389,97 @@ fn peek_results() {
         "peek: unmounted: {unmounted}; listed {} entries {listed:?}; read games.csv: {read}; \
          appended: {appended}; created: {created}",
         listed.len()
+    );
+}
+
+/// The `escape` mode's attempts, each reported as `escape: WHAT: RESULT` on stderr.
+fn try_to_escape() {
+    let mark = std::env::args().nth(2).unwrap_or_default();
+    let mut terminals = vec!["/dev/tty".to_string(), "/dev/console".to_string()];
+    for dir in ["/dev/pts", "/dev"] {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if (dir == "/dev/pts" && name.chars().all(|c| c.is_ascii_digit()))
+                || name.starts_with("tty")
+            {
+                terminals.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    // Terminals the referee or its parents hold, reached through /proc.
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        for fd in 0..3 {
+            let p = format!("{}/fd/{fd}", e.path().display());
+            if std::fs::read_link(&p)
+                .is_ok_and(|t| t.starts_with("/dev/pts") || t.starts_with("/dev/tty"))
+            {
+                terminals.push(p);
+            }
+        }
+    }
+    let (mut wrote, mut read) = (Vec::new(), Vec::new());
+    for t in &terminals {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = libc::O_NOCTTY | libc::O_NONBLOCK;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(flags)
+            .open(t)
+            && f.write_all(
+                format!("\u{1b}]0;{mark}\u{7}{mark} typed into your terminal\n").as_bytes(),
+            )
+            .is_ok()
+        {
+            wrote.push(t.clone());
+        }
+        if std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(flags)
+            .open(t)
+            .is_ok()
+        {
+            read.push(t.clone());
+        }
+    }
+    eprintln!("escape: terminals written: {wrote:?}");
+    eprintln!("escape: terminals opened to read: {read:?}");
+    let mut folders: Vec<std::path::PathBuf> = third_arg()
+        .split(':')
+        .filter(|s| !s.is_empty())
+        .map(Into::into)
+        .collect();
+    folders.push("/tmp".into());
+    folders.push(".".into());
+    if let Some(t) = std::env::var_os("TMPDIR") {
+        folders.push(t.into());
+    }
+    for dir in folders {
+        let file = dir.join(format!("{mark}.planted"));
+        let written = std::fs::write(&file, &mark).is_ok();
+        let back = std::fs::read_to_string(&file).is_ok_and(|t| t == mark);
+        let err = std::fs::write(&file, &mark)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "escape: wrote {}: {written}; read back: {back}; {err}",
+            dir.display()
+        );
+    }
+    let mut seen = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        for what in ["cmdline", "environ"] {
+            let text = std::fs::read(e.path().join(what)).unwrap_or_default();
+            if String::from_utf8_lossy(&text).contains("SECRET_TOKEN") {
+                seen.push(format!("{}/{what}", e.path().display()));
+            }
+        }
+    }
+    eprintln!("escape: secret seen in: {seen:?}");
+    let init = std::fs::read("/proc/1/cmdline").unwrap_or_default();
+    eprintln!(
+        "escape: /proc/1/cmdline: {:?}",
+        String::from_utf8_lossy(&init).replace('\0', " ")
     );
 }
 

@@ -7,7 +7,8 @@
 //! - [`solver`]: exact game values by search;
 //! - [`analysis`]: what each sowing of played games lost against perfect play;
 //! - [`protocol`]: the wire messages of `protocol.md`;
-//! - [`supervisor`]: engine processes, isolated, with deadlines and clean shutdown;
+//! - [`sandbox`]: what an engine may write, see and signal, built before it runs;
+//! - [`supervisor`]: engine processes in their sandbox, with deadlines and clean shutdown;
 //! - [`referee`]: one game between two engines;
 //! - [`engines`]: the built-in engines, run as separate processes by `kalaha engine`;
 //! - [`check`]: the protocol compliance checker;
@@ -29,6 +30,7 @@ pub mod record;
 pub mod referee;
 pub mod report;
 pub mod results;
+pub mod sandbox;
 pub mod stats;
 pub mod supervisor;
 pub mod tournament;

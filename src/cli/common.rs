@@ -137,6 +137,10 @@ pub struct CommonArgs {
     /// No live display.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Refuse to run (exit 2) unless every layer of the engines' sandbox holds here
+    /// (`sandbox = "required"` in a configuration file).
+    #[arg(long)]
+    pub strict: bool,
     /// Keep every engine's protocol transcript in DIR/logs/.
     #[arg(long)]
     pub debug: bool,
@@ -222,6 +226,8 @@ pub struct RunFlags {
     pub report_every: Option<u64>,
     pub quiet: bool,
     pub debug: bool,
+    /// `--strict`: refuse to run without the full sandbox.
+    pub strict: bool,
     /// `--live`: the port of the page (0: a free one), and whether to open a browser.
     pub live: Option<(u16, bool)>,
     /// `--analyze`: analyse every game exactly as it finishes.
@@ -285,6 +291,7 @@ impl CommonArgs {
             concurrency: self.concurrency,
             report_every: self.report_every,
             out: self.out.clone(),
+            sandbox: self.strict.then_some(crate::sandbox::Policy::Required),
             time_margin: self.time_margin.clone(),
             opening_plies: self.opening_plies,
             openings: self.openings.clone(),
@@ -384,6 +391,8 @@ impl CommonArgs {
             report_every: file.and_then(|f| f.report_every).or(self.report_every),
             quiet: self.quiet,
             debug: self.debug,
+            strict: self.strict
+                || file.and_then(|f| f.sandbox) == Some(crate::sandbox::Policy::Required),
             live: self.live.then(|| (self.port.unwrap_or(0), self.open)),
             analyze: self.analyze,
         }

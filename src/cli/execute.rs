@@ -78,6 +78,9 @@ pub fn execute(
     };
     // Refused now, before the header says the run starts.
     crate::tournament::check_out_folder(&out, resume).map_err(CliError::input)?;
+    crate::sandbox::Policy::from_strict(flags.strict)
+        .check()
+        .map_err(CliError::input_msg)?;
     let mode = DisplayMode::detect(flags.quiet);
     print_header(&config, &out, resume, kind, options.concurrency, mode)?;
     if config.adjudication == crate::referee::Adjudication::Exact {

@@ -3,24 +3,22 @@
 //!
 //! The layers, from the bytes up:
 //! - [`lines`]: bytes to lines, with a hard limit on a line's length (pure);
-//! - [`isolate`] and `process`: spawning an engine in its own PID namespace (everything
-//!   it starts dies with it, even after the referee is killed), reading and writing its
-//!   pipes, its log ([`log`]), signals, reaping, kill on drop;
+//! - `process`: spawning an engine in its sandbox ([`crate::sandbox`]), reading and
+//!   writing its pipes, its log ([`log`]), signals, reaping, kill on drop;
 //! - `engine`: the requests (handshake, options, ping, games, moves), each racing its
 //!   answer against its deadline and the process's exit, and the staged shutdown (`quit`,
 //!   the quit grace, SIGTERM to the engine's group, the term grace, SIGKILL).
 
 mod engine;
 mod error;
-pub mod isolate;
 pub mod lines;
 pub mod log;
 mod process;
 pub mod transcript;
 
+pub use crate::sandbox::ResourceLimits;
 pub use engine::{Engine, EngineNote, MALFORMED, rename_logs};
 pub use error::{EngineError, ExitKind, Stopped};
-pub use isolate::{Isolation, ResourceLimits};
 pub use log::LogPlace;
 pub use process::{Process, Stdout};
 pub use transcript::Transcript;
@@ -100,6 +98,8 @@ pub struct Settings {
     /// games, the other engines' logs or the lock (unless the engine's program or working
     /// folder is inside it, then it stays visible).
     pub private_dir: Option<PathBuf>,
+    /// Folders the engine may write besides its private temporary ones (`write=`).
+    pub writable: Vec<PathBuf>,
 }
 
 impl Default for Settings {
@@ -115,6 +115,7 @@ impl Default for Settings {
             info_cap: 100,
             limits: ResourceLimits::default(),
             private_dir: None,
+            writable: Vec::new(),
         }
     }
 }

@@ -11,10 +11,10 @@
 //! log with its stderr.
 
 use super::error::{EngineError, ExitKind};
-use super::isolate::{Isolation, Plan, ResourceLimits};
 use super::lines::{LineBuffer, LineEvent};
 use super::log::EngineLog;
 use super::{EngineCommand, Settings};
+use crate::sandbox::{Launch, Layers, Namespaces, Plan, ResourceLimits, Spawned, folder_to_hide};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::{ExitStatus, Stdio};
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, ChildStdin};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep_until, timeout};
 
@@ -55,6 +55,9 @@ pub struct Process {
     log: Arc<EngineLog>,
     limits: ResourceLimits,
     killed: bool,
+    /// The engine's private temporary folder, where it has no mount namespace: removed
+    /// when the process is dropped.
+    _host_tmp: Option<tempfile::TempDir>,
 }
 
 impl Process {
@@ -84,9 +87,26 @@ impl Process {
             program: cmd.program.display().to_string(),
             source,
         };
-        let mut command = Command::new(&cmd.program);
+        let layers = Layers::detect();
+        crate::sandbox::warn_once(&layers);
+        let hidden = settings
+            .private_dir
+            .as_deref()
+            .filter(|_| layers.namespaces != Namespaces::None)
+            .and_then(|p| folder_to_hide(p, &cmd.program, cmd.dir.as_deref()));
+        let plan = Plan {
+            program: cmd.program.clone(),
+            args: cmd.args.clone(),
+            layers,
+            limits,
+            hidden,
+            writable: settings.writable.clone(),
+            tmp_size: limits.memory,
+            ..Plan::default()
+        };
+        let mut launch = Launch::new(plan).map_err(spawn_error)?;
+        let command = launch.command();
         command
-            .args(&cmd.args)
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped());
         // With `Stdout::Log`, stdout and stderr share one pipe, drained into the log.
@@ -105,19 +125,13 @@ impl Process {
         if let Some(dir) = &cmd.dir {
             command.current_dir(dir);
         }
-        let plan = Plan::new(
-            Isolation::detect(),
-            limits,
-            cmd,
-            settings.private_dir.as_deref(),
-        );
-        // SAFETY: `apply` calls only async-signal-safe functions and allocates nothing.
-        unsafe {
-            command.pre_exec(move || plan.apply());
-        }
-        let mut child = command.spawn().map_err(spawn_error)?;
-        // The write ends of a shared pipe must not stay open here, or the drain never ends.
-        drop(command);
+        // The write ends of a shared pipe are dropped with the command inside `spawn`, or
+        // the drain would never end.
+        let Spawned {
+            mut child,
+            host_tmp,
+            ..
+        } = launch.spawn().map_err(spawn_error)?;
         let pid = child.id().map_or(0, |p| p as i32);
         let (stdout, stderr_task) = match shared_output {
             None => {
@@ -159,6 +173,7 @@ impl Process {
             log,
             limits,
             killed: false,
+            _host_tmp: host_tmp,
         })
     }
 
@@ -375,14 +390,9 @@ impl Process {
 
     /// Sends `signal` to the engine's process group.
     pub fn signal_group(&self, signal: i32) {
-        if self.pid > 1 {
-            // SAFETY: killpg has no memory-safety preconditions; the group is the engine's
-            // own (its first process starts a session and group of its own), so no other
-            // process is hit.
-            unsafe {
-                libc::killpg(self.pid, signal);
-            }
-        }
+        // The group is the engine's own (its first process, the sandbox's helper, starts
+        // a session and group of its own), so no other process is hit.
+        crate::sandbox::signal_group(self.pid, signal);
     }
 
     /// SIGKILLs the group, reaps the process and waits for the stderr drain.

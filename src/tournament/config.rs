@@ -102,6 +102,11 @@ pub struct ConfigFile {
     pub report_every: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub out: Option<PathBuf>,
+    /// `"required"`: refuse to run unless every layer of the engines' sandbox holds (as
+    /// `--strict`); `"best-effort"` (the default): run with what holds, and say what does
+    /// not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::Policy>,
     #[serde(default, rename = "engine", skip_serializing_if = "Vec::is_empty")]
     pub engines: Vec<EngineSpec>,
 }
@@ -179,6 +184,7 @@ impl ConfigFile {
             if let Some(dir) = &mut spec.dir {
                 on(dir);
             }
+            spec.write.iter_mut().for_each(on);
         }
         for spec in &mut self.engines {
             if spec.cmd.is_some() && spec.dir.is_none() && !each_dir {
@@ -231,6 +237,7 @@ impl ConfigFile {
             concurrency: self.concurrency.or(under.concurrency),
             report_every: self.report_every.or(under.report_every),
             out: self.out.or(under.out),
+            sandbox: self.sandbox.or(under.sandbox),
             engines: if self.engines.is_empty() {
                 under.engines
             } else {
@@ -633,6 +640,8 @@ impl TournamentConfig {
                     let dir = spec.dir.clone().unwrap_or_else(|| PathBuf::from("."));
                     spec.dir = Some(std::path::absolute(&dir).unwrap_or(dir));
                 }
+                // Resolved, so that a resume from another folder finds them.
+                spec.write = e.resolved.write.clone();
                 let mut line = vec![e.resolved.program.display().to_string()];
                 line.extend(e.resolved.args.iter().cloned());
                 spec.command = Some(line.join(" "));
@@ -671,6 +680,7 @@ impl TournamentConfig {
             concurrency: None,
             report_every: None,
             out: None,
+            sandbox: None,
             engines,
         }
     }

@@ -223,6 +223,7 @@ impl ProcessLauncher {
                         }),
                         transcript: debug,
                         limits: e.resolved.limits,
+                        writable: e.resolved.write.clone(),
                         // The results folder, whose logs/ folder `logs` is.
                         private_dir: logs.as_ref().and_then(|d| d.parent()).map(Into::into),
                         ..Settings::default()

@@ -40,6 +40,10 @@ pub struct EngineSpec {
     /// Resource limits: `memory` (`512M`, `2G`), `processes` (a number), `cpu` (`10m`).
     #[serde(default, skip_serializing_if = "LimitSpec::is_empty")]
     pub limit: LimitSpec,
+    /// Folders the engine may write, besides its private temporary folder (`write=DIR`,
+    /// repeatable): everything else it sees is read-only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<PathBuf>,
     /// The protocol the program speaks: `kalaha` (the default) or `kgp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<EngineProtocol>,
@@ -194,7 +198,7 @@ pub enum SpecError {
     )]
     NotKeyValue(String),
     #[error(
-        "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, limit.cpu, protocol)"
+        "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, write, env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, limit.cpu, protocol)"
     )]
     UnknownKey(String),
     #[error("engine spec: {key}={value:?}: {reason}")]
@@ -220,6 +224,12 @@ pub enum SpecError {
     },
     #[error("engine {name}: the working directory {dir:?} does not exist")]
     Dir { name: String, dir: PathBuf },
+    #[error("engine {name}: write={dir:?} {reason}: give a folder that exists")]
+    WriteDir {
+        name: String,
+        dir: PathBuf,
+        reason: String,
+    },
     #[error("two engines are named {0:?}: give one of them another name=")]
     DuplicateName(String),
     #[error("failed to find the kalaha executable for built-in engines: {0}")]
@@ -269,6 +279,7 @@ impl EngineSpec {
                 "name" => self.name = Some(value.to_string()),
                 "arg" => self.args.push(value.to_string()),
                 "dir" => self.dir = Some(PathBuf::from(value)),
+                "write" => self.write.push(PathBuf::from(value)),
                 "tc" => self.tc = Some(value.parse().map_err(|e| bad(format!("{e}")))?),
                 "move_time" => {
                     self.tc =
@@ -321,6 +332,7 @@ impl EngineSpec {
             cpu: self.limit.cpu.clone().or_else(|| each.limit.cpu.clone()),
         };
         out.args.extend(each.args.iter().cloned());
+        out.write.extend(each.write.iter().cloned());
         for (k, v) in &each.env {
             out.env.entry(k.clone()).or_insert_with(|| v.clone());
         }
@@ -363,6 +375,19 @@ impl EngineSpec {
                 name,
                 dir: dir.clone(),
             });
+        }
+        let mut write = Vec::with_capacity(self.write.len());
+        for dir in &self.write {
+            let refuse = |reason: &str| SpecError::WriteDir {
+                name: name.clone(),
+                dir: dir.clone(),
+                reason: reason.to_string(),
+            };
+            let real = std::fs::canonicalize(dir).map_err(|_| refuse("does not exist"))?;
+            if !real.is_dir() {
+                return Err(refuse("is not a folder"));
+            }
+            write.push(real);
         }
         let (program, mut args) = match (&self.cmd, &self.builtin) {
             (Some(c), Some(b)) => return Err(SpecError::BothCommands(c.clone(), b.clone())),
@@ -423,18 +448,20 @@ impl EngineSpec {
                 .collect(),
             tc: self.tc,
             limits: self.limit.resolve()?,
+            write,
             protocol,
         })
     }
 }
 
 /// The keys of an engine spec that take no suffix.
-const PLAIN_KEYS: [&str; 12] = [
+const PLAIN_KEYS: [&str; 13] = [
     "cmd",
     "builtin",
     "name",
     "arg",
     "dir",
+    "write",
     "tc",
     "move_time",
     "clock",
@@ -497,6 +524,8 @@ pub struct ResolvedEngine {
     pub options: Vec<(String, String)>,
     pub tc: Option<TimeControl>,
     pub limits: ResourceLimits,
+    /// The folders of `write=`, with their links resolved.
+    pub write: Vec<PathBuf>,
     pub protocol: EngineProtocol,
 }
 

@@ -279,6 +279,7 @@ pub fn person_entry(name: &str, clock: Option<TimeControl>, explicit: bool) -> E
             options: Vec::new(),
             tc: Some(clock.unwrap_or(TimeControl::MoveTime(NO_CLOCK))),
             limits: Default::default(),
+            write: Vec::new(),
             protocol: EngineProtocol::Kalaha,
         },
         explicit_name: explicit,

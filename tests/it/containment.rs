@@ -651,7 +651,8 @@ fn an_engines_log_messages_are_kept_in_its_log() {
 
 /// Whether engines run in namespaces here (else nothing can be hidden from them).
 fn namespaces() -> bool {
-    kalaha::supervisor::Isolation::detect() != kalaha::supervisor::Isolation::ProcessGroup
+    crate::common::use_kalaha_as_sandbox_helper();
+    kalaha::sandbox::Layers::detect().namespaces != kalaha::sandbox::Namespaces::None
 }
 
 /// The text of every file in `out/logs` whose name starts with `stem.`.

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 /// The test-only misbehaving engine (`examples/fake_engine.rs`), built by `cargo test`.
 pub fn fake_engine() -> PathBuf {
+    use_kalaha_as_sandbox_helper();
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
     let path = dir.join("examples").join("fake_engine");
@@ -31,6 +32,12 @@ pub fn fake_engine() -> PathBuf {
 }
 
 /// A marker unique to this test process and call, to find a test's processes by command line.
+/// Engines started through the library run in a sandbox built by the `kalaha`
+/// executable: this test binary is not one.
+pub fn use_kalaha_as_sandbox_helper() {
+    kalaha::sandbox::set_helper(env!("CARGO_BIN_EXE_kalaha"));
+}
+
 pub fn marker(name: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     format!(
@@ -121,6 +128,7 @@ pub const GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// Supervisor settings with short waits, for tests that start engines or agents directly.
 pub fn short_settings() -> kalaha::supervisor::Settings {
+    use_kalaha_as_sandbox_helper();
     kalaha::supervisor::Settings {
         startup_timeout: std::time::Duration::from_secs(5),
         ping_timeout: std::time::Duration::from_secs(2),

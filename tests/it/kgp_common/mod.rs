@@ -5,6 +5,7 @@ use std::process::Command;
 
 /// The test agent (`examples/kgp_agent.rs`), built by `cargo test`.
 pub fn agent_exe() -> PathBuf {
+    crate::common::use_kalaha_as_sandbox_helper();
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
     let path = dir.join("examples").join("kgp_agent");
