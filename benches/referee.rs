@@ -8,6 +8,12 @@
 //! It does both in turn several times, spread over all CPUs and then pinned to one, and
 //! prints the medians of each. Set `KALAHA_BENCH_GAMES` for
 //! more games a round (default 400) and `KALAHA_BENCH_ROUNDS` for more rounds (default 5).
+//!
+//! Then the cost of the sandbox: the time from starting an engine to its `hello`, started
+//! bare (no sandbox at all), in the sandbox without namespaces and in the full sandbox;
+//! and a match of 500 games of `first` against `first` with `--restart always` (a new
+//! engine process every game), with and without namespaces (`KALAHA_BENCH_RESTART_GAMES`
+//! changes the count).
 
 use kalaha::tournament::config::ConfigFile;
 use kalaha::tournament::events::{Control, Event, View};
@@ -137,8 +143,113 @@ fn measure(games: u64, rounds: u64, dir: &std::path::Path, label: &str) -> (f64,
     (median(per_move), median(floors))
 }
 
+/// Median time from spawning `kalaha engine first` to reading its `hello`: bare, or
+/// through the sandbox (as this process finds it).
+fn startup(bare: bool, n: usize) -> Duration {
+    let mut times = Vec::with_capacity(n);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    for _ in 0..n {
+        let t = Instant::now();
+        if bare {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+                .args(["engine", "first"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("spawn");
+            let mut stdin = child.stdin.take().expect("stdin");
+            writeln!(stdin, r#"{{"type":"hello","protocol":1}}"#).expect("write");
+            let mut line = String::new();
+            BufReader::new(child.stdout.take().expect("stdout"))
+                .read_line(&mut line)
+                .expect("hello");
+            times.push(t.elapsed());
+            drop(stdin);
+            let _ = child.wait();
+        } else {
+            let cmd = kalaha::supervisor::EngineCommand::new(
+                env!("CARGO_BIN_EXE_kalaha"),
+                ["engine", "first"],
+            );
+            runtime.block_on(async {
+                let e = kalaha::supervisor::Engine::start(&cmd, &Default::default())
+                    .await
+                    .expect("engine starts");
+                times.push(t.elapsed());
+                e.shutdown().await;
+            });
+        }
+    }
+    times.sort();
+    times[n / 2]
+}
+
+/// The sandbox's part: start-up times, and a match with a new engine every game.
+fn sandbox_cost() {
+    if std::env::var_os("KALAHA_BENCH_STARTUP_ONLY").is_some() {
+        let layers = kalaha::sandbox::Layers::detect();
+        println!("{:.2}", startup(false, 100).as_secs_f64() * 1e3);
+        eprintln!("{layers:?}");
+        return;
+    }
+    let in_child = |no_ns: bool| -> String {
+        let mut c = Command::new(std::env::current_exe().expect("own path"));
+        c.env("KALAHA_BENCH_STARTUP_ONLY", "1");
+        if no_ns {
+            c.env("KALAHA_NO_NAMESPACES", "1");
+        }
+        let o = c.output().expect("bench runs");
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let bare = startup(true, 100).as_secs_f64() * 1e3;
+    println!(
+        "engine start-up to hello (median of 100): bare {bare:.2} ms, sandbox without namespaces {} ms, full sandbox {} ms",
+        in_child(true),
+        in_child(false)
+    );
+    let games = std::env::var("KALAHA_BENCH_RESTART_GAMES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(500u64);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut times = Vec::new();
+    for (i, no_ns) in [true, false].into_iter().enumerate() {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kalaha"));
+        c.args([
+            "match",
+            "--quiet",
+            "--restart",
+            "always",
+            "--move-time",
+            "1s",
+        ])
+        .args(["--engine", "builtin=first", "--engine", "builtin=first"])
+        .args(["--games", &games.to_string(), "--out"])
+        .arg(dir.path().join(format!("r{i}")));
+        if no_ns {
+            c.env("KALAHA_NO_NAMESPACES", "1");
+        }
+        let t = Instant::now();
+        let o = c.output().expect("match runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        times.push(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "{games} games with --restart always: {:.2} s without namespaces, {:.2} s in the full sandbox ({:.2}x)",
+        times[0],
+        times[1],
+        times[1] / times[0]
+    );
+}
+
 fn main() {
     kalaha::sandbox::set_helper(env!("CARGO_BIN_EXE_kalaha"));
+    if std::env::var_os("KALAHA_BENCH_STARTUP_ONLY").is_some() {
+        return sandbox_cost();
+    }
     let var = |name: &str, default: u64| {
         std::env::var(name)
             .ok()
@@ -163,4 +274,5 @@ fn main() {
             cost / floor
         );
     }
+    sandbox_cost();
 }

@@ -13,6 +13,7 @@ mod kgp_cli;
 mod protocol_doc;
 mod ratings;
 mod rules;
+mod sandbox;
 mod solve_cli;
 mod solver_pv;
 mod supervisor;

@@ -1,0 +1,382 @@
+//! What README and protocol.md promise of the engines' sandbox, each tried by a hostile
+//! engine (`fake_engine escape`): as the user running the tests and, when that is root,
+//! again as an unprivileged user. Where this system cannot give the full sandbox, the
+//! tests check that the warning says so instead.
+
+use crate::common::{assert_no_survivors, csv_rows, fake_engine, marker, text};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// An unprivileged user for the tests run as root (no account is needed for a uid).
+const UNPRIVILEGED: u32 = 4242;
+
+/// The users to run the referee as: the tests' own, and an unprivileged one when that is
+/// root.
+fn users() -> Vec<Option<u32>> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        vec![None, Some(UNPRIVILEGED)]
+    } else {
+        vec![None]
+    }
+}
+
+/// A scratch folder the referee's user owns.
+struct Scratch {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    user: Option<u32>,
+}
+
+impl Scratch {
+    fn new(user: Option<u32>) -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let s = Scratch {
+            _dir: dir,
+            root,
+            user,
+        };
+        s.own(&s.root);
+        s
+    }
+
+    /// A folder in the scratch folder, owned by the referee's user.
+    fn folder(&self, name: &str) -> PathBuf {
+        let p = self.root.join(name);
+        std::fs::create_dir_all(&p).unwrap();
+        let mut at = p.clone();
+        while at != self.root {
+            self.own(&at);
+            at.pop();
+        }
+        p
+    }
+
+    fn own(&self, p: &Path) {
+        if let Some(u) = self.user {
+            std::os::unix::fs::chown(p, Some(u), Some(u)).unwrap();
+        }
+    }
+
+    /// `kalaha ARGS` as the referee's user, in `cwd`, with `HOME` in the scratch folder.
+    fn kalaha(&self, args: &[String], cwd: &Path, env: &[(&str, &str)]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kalaha"));
+        c.args(args)
+            .current_dir(cwd)
+            .env("HOME", self.folder("home"))
+            .env_remove("KALAHA_NO_NAMESPACES")
+            .envs(env.iter().copied());
+        if let Some(u) = self.user {
+            c.uid(u).gid(u);
+        }
+        c
+    }
+}
+
+fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+/// A match of the escape engine against `first`, who is given a secret in its
+/// environment; `targets` are the folders the escape engine tries to write.
+fn escape_match(out: &Path, mark: &str, targets: &[&Path], extra: &[String]) -> Vec<String> {
+    let targets: Vec<String> = targets.iter().map(|p| p.display().to_string()).collect();
+    let mut args = strings(&["match", "--quiet", "--games", "2", "--move-time", "100ms"]);
+    args.extend([
+        "--engine".into(),
+        format!("cmd={}", fake_engine().display()),
+        "arg=escape".into(),
+        format!("arg={mark}"),
+        format!("arg={}", targets.join(":")),
+        "name=escape".into(),
+    ]);
+    args.extend(extra.iter().cloned());
+    args.extend(strings(&[
+        "--engine",
+        "builtin=first",
+        "env.SECRET_TOKEN=hunter2",
+        "--out",
+    ]));
+    args.push(out.display().to_string());
+    args
+}
+
+/// The `escape: ...` lines of the escape engine's logs.
+fn said(out: &Path) -> String {
+    let mut all = String::new();
+    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("escape.") {
+            let log = std::fs::read_to_string(e.path()).unwrap_or_default();
+            for l in log.lines().filter(|l| l.contains("escape: ")) {
+                all.push_str(l);
+                all.push('\n');
+            }
+        }
+    }
+    assert!(!all.is_empty(), "the escape engine said nothing");
+    all
+}
+
+fn full_sandbox() -> bool {
+    crate::common::use_kalaha_as_sandbox_helper();
+    kalaha::sandbox::Layers::detect().is_full()
+}
+
+/// Runs `command` under a pseudo-terminal (util-linux `script`); what reached the
+/// terminal.
+fn under_terminal(command: &Command) -> (Output, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let typescript = dir.path().join("typescript");
+    let mut line = vec![command.get_program().to_string_lossy().into_owned()];
+    line.extend(
+        command
+            .get_args()
+            .map(|a| format!("'{}'", a.to_string_lossy())),
+    );
+    let mut script = Command::new("script");
+    script
+        .args(["-qfec", &line.join(" ")])
+        .arg(&typescript)
+        .stdin(std::process::Stdio::null());
+    if let Some(d) = command.get_current_dir() {
+        script.current_dir(d);
+    }
+    for (k, v) in command.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    let o = script
+        .output()
+        .expect("`script` (util-linux) runs commands under a pseudo-terminal");
+    let seen = std::fs::read(&typescript).unwrap_or_default();
+    (o, String::from_utf8_lossy(&seen).into_owned())
+}
+
+#[test]
+fn an_engine_can_neither_write_to_nor_read_the_users_terminal() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let out = s.root.join("r");
+        let mark = marker("tty");
+        let args = escape_match(&out, &mark, &[], &[]);
+        // `script` runs as the tests' user; the referee under it, as `user`.
+        let command = match user {
+            None => s.kalaha(&args, &s.root, &[]),
+            Some(u) => {
+                let mut c = Command::new("setpriv");
+                c.args([
+                    format!("--reuid={u}"),
+                    format!("--regid={u}"),
+                    "--clear-groups".into(),
+                    env!("CARGO_BIN_EXE_kalaha").into(),
+                ])
+                .args(&args)
+                .current_dir(&s.root)
+                .env("HOME", s.folder("home"));
+                c
+            }
+        };
+        let (o, terminal) = under_terminal(&command);
+        assert_eq!(o.status.code(), Some(0), "{user:?}: {}", text(&o));
+        assert_eq!(csv_rows(&out).len(), 2, "{user:?}");
+        let said = said(&out);
+        assert!(
+            !terminal.contains("typed into your terminal")
+                && !terminal.contains(&format!("]0;{mark}")),
+            "{user:?}: the engine wrote to the terminal: {terminal}"
+        );
+        if full_sandbox() {
+            assert!(said.contains("terminals written: []"), "{user:?}: {said}");
+            assert!(
+                said.contains("terminals opened to read: []"),
+                "{user:?}: {said}"
+            );
+        }
+        assert_no_survivors(None, Some(&mark));
+    }
+}
+
+#[test]
+fn an_engine_writes_only_its_temporary_folder_and_its_write_folders() {
+    for user in users() {
+        let s = Scratch::new(user);
+        // The one-machine layout of docs/cluster/gnu-parallel.sh: shards side by side.
+        let nightly = s.folder("nightly");
+        let sibling = s.folder("nightly/shard-1");
+        std::fs::write(sibling.join("games.csv"), "id,result\n").unwrap();
+        s.own(&sibling.join("games.csv"));
+        let out = nightly.join("shard-2");
+        let cache = s.folder("engine-cache");
+        let work = s.folder("work");
+        let home = s.folder("home");
+        let mark = marker("write");
+        let args = escape_match(
+            &out,
+            &mark,
+            &[&sibling, &nightly, &home, &work, &cache],
+            &[format!("write={}", cache.display())],
+        );
+        let o = s.kalaha(&args, &work, &[]).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{user:?}: {}", text(&o));
+        let said = said(&out);
+        // Its private temporary folder and its write= folder work, and read back.
+        assert!(
+            said.contains(&format!("wrote {}: true; read back: true", cache.display())),
+            "{user:?}: {said}"
+        );
+        assert!(
+            said.contains("wrote /tmp: true; read back: true"),
+            "{user:?}: {said}"
+        );
+        let tmpdir = said
+            .lines()
+            .filter(|l| l.contains("escape: wrote /") && !l.contains(&*s.root.to_string_lossy()))
+            .count();
+        assert!(tmpdir >= 2, "{user:?}: /tmp and $TMPDIR: {said}");
+        assert_eq!(
+            std::fs::read_to_string(cache.join(format!("{mark}.planted"))).unwrap(),
+            mark
+        );
+        if !full_sandbox() {
+            continue;
+        }
+        for dir in [&sibling, &nightly, &home, &work] {
+            assert!(
+                said.contains(&format!("wrote {}: false", dir.display())),
+                "{user:?} {}: {said}",
+                dir.display()
+            );
+        }
+        // Nothing planted outside the allowlist, and the private /tmp is gone with it.
+        let planted: Vec<PathBuf> = walk(&s.root)
+            .into_iter()
+            .filter(|p| p.to_string_lossy().ends_with(".planted") && !p.starts_with(&cache))
+            .collect();
+        assert!(planted.is_empty(), "{user:?}: {planted:?}");
+        assert!(!Path::new("/tmp").join(format!("{mark}.planted")).exists());
+        assert_eq!(
+            std::fs::read_to_string(sibling.join("games.csv")).unwrap(),
+            "id,result\n"
+        );
+    }
+}
+
+/// Every path under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            all.extend(walk(&p));
+        }
+        all.push(p);
+    }
+    all
+}
+
+#[test]
+fn nothing_of_the_referee_or_the_other_engine_is_in_view() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let out = s.root.join("secret-results");
+        let mark = marker("view");
+        let o = s
+            .kalaha(&escape_match(&out, &mark, &[], &[]), &s.root, &[])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{user:?}: {}", text(&o));
+        let said = said(&out);
+        if !full_sandbox() {
+            continue;
+        }
+        assert!(said.contains("secret seen in: []"), "{user:?}: {said}");
+        let init = said
+            .lines()
+            .find(|l| l.contains("/proc/1/cmdline"))
+            .unwrap()
+            .to_string();
+        for referees in ["match", "secret-results", "hunter2", "--engine"] {
+            assert!(!init.contains(referees), "{user:?}: {init}");
+        }
+    }
+}
+
+#[test]
+fn without_namespaces_the_run_says_what_does_not_hold_and_strict_refuses() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let mark = marker("no-ns");
+        let mut args = strings(&["tournament", "--quiet", "--games", "2", "--engine"]);
+        args.extend([
+            format!("cmd={}", fake_engine().display()),
+            "arg=daemon".into(),
+            format!("arg={mark}"),
+        ]);
+        args.extend(strings(&["--engine", "builtin=first", "--out"]));
+        args.push(s.root.join("r").display().to_string());
+        let no_ns = [("KALAHA_NO_NAMESPACES", "1")];
+        let o = s.kalaha(&args, &s.root, &no_ns).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{user:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err.matches("engines are not fully isolated (KALAHA_NO_NAMESPACES is set)")
+                .count(),
+            1,
+            "{user:?}: {err}"
+        );
+        // The daemon the engine started ends with it all the same (not after kill -9 of
+        // the referee: only namespaces make that hold).
+        assert_no_survivors(None, Some(&mark));
+        args.push("--strict".into());
+        let at = args.iter().position(|a| a == "--out").unwrap();
+        args[at + 1] = s.root.join("r-strict").display().to_string();
+        let o = s.kalaha(&args, &s.root, &no_ns).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{user:?}: {}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr)
+                .contains("the engines' sandbox is not complete here (no namespaces"),
+            "{}",
+            text(&o)
+        );
+        // With the full sandbox, --strict runs and nothing is said.
+        if full_sandbox() {
+            let mut args = args.clone();
+            let at = args.iter().position(|a| a == "--out").unwrap();
+            args[at + 1] = s.root.join("r2").display().to_string();
+            let o = s.kalaha(&args, &s.root, &[]).output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{user:?}: {}", text(&o));
+            assert!(
+                !String::from_utf8_lossy(&o.stderr).contains("not fully isolated"),
+                "{}",
+                text(&o)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_write_folder_must_exist() {
+    let s = Scratch::new(None);
+    let mark = marker("no-write");
+    let args = escape_match(
+        &s.root.join("r"),
+        &mark,
+        &[],
+        &["write=does-not-exist".into()],
+    );
+    let o = s.kalaha(&args, &s.root, &[]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "engine escape: write=\"does-not-exist\" does not exist: give a folder that exists"
+        ),
+        "{}",
+        text(&o)
+    );
+}
