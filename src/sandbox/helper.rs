@@ -240,7 +240,7 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
         .filter_map(|d| {
             let f = std::fs::OpenOptions::new()
                 .read(true)
-                .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+                .custom_flags(libc::O_PATH)
                 .open(&d)
                 .ok()?;
             Some((d, f))
@@ -270,8 +270,14 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
     for (dir, file) in kept.iter().chain(&writable) {
         use std::os::fd::AsFd;
         if dir.starts_with("/tmp") {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("failed to make {} for the engine: {e}", dir.display()))?;
+            let made = if file.metadata().is_ok_and(|m| m.is_dir()) {
+                std::fs::create_dir_all(dir)
+            } else {
+                dir.parent()
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| std::fs::write(dir, b""))
+            };
+            made.map_err(|e| format!("failed to make {} for the engine: {e}", dir.display()))?;
         }
         let source = sys::fd_path(file.as_fd());
         mount(source.to_str(), dir, None, sys::MS_BIND | sys::MS_REC, None)?;
@@ -328,9 +334,10 @@ fn set_limits(plan: &Plan) -> Result<(), String> {
     Ok(())
 }
 
-/// The folders under the machine's `/tmp` that the engine needs to see: those of its
-/// program, its working folder and each argument that names an existing file or folder,
-/// and its `write=` folders; each with its links resolved, none inside another.
+/// What of the machine's `/tmp` the engine needs to see: the folders of its program, its
+/// working folder and each argument that names an existing file or folder (the file
+/// itself when it lies in `/tmp` directly), and its `write=` folders; each with its links
+/// resolved, none inside another.
 fn kept_in_tmp(plan: &Plan) -> Vec<PathBuf> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let mut wanted = vec![cwd.clone()];
@@ -344,12 +351,11 @@ fn kept_in_tmp(plan: &Plan) -> Vec<PathBuf> {
         .into_iter()
         .filter_map(|p| {
             let p = std::fs::canonicalize(p).ok()?;
-            let dir = if p.is_dir() {
-                p
-            } else {
-                p.parent()?.to_path_buf()
+            let keep = match p.parent() {
+                Some(parent) if !p.is_dir() && parent != Path::new("/tmp") => parent.to_path_buf(),
+                _ => p,
             };
-            (dir.starts_with("/tmp") && dir != Path::new("/tmp")).then_some(dir)
+            (keep.starts_with("/tmp") && keep != Path::new("/tmp")).then_some(keep)
         })
         .collect();
     dirs.sort();

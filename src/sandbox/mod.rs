@@ -374,7 +374,6 @@ fn probe(namespaces: Namespaces) -> io::Result<Layers> {
             landlock_scopes: true,
         },
         probe: true,
-        writable: vec![std::env::temp_dir()],
         ..Plan::default()
     };
     // A thread and runtime of their own: detection may be asked for inside a runtime.

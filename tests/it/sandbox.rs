@@ -380,3 +380,27 @@ fn a_write_folder_must_exist() {
         text(&o)
     );
 }
+
+#[test]
+fn an_engine_kept_in_tmp_itself_still_runs_from_there() {
+    // Its private /tmp replaces the machine's, but keeps what the engine needs.
+    let mark = marker("in-tmp");
+    let program = PathBuf::from("/tmp").join(format!("{mark}-engine"));
+    std::fs::copy(fake_engine(), &program).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut args = strings(&["match", "--quiet", "--games", "2", "--engine"]);
+    args.push(format!(
+        "cmd=./{}",
+        program.file_name().unwrap().to_string_lossy()
+    ));
+    args.extend(strings(&["arg=good", "--engine", "builtin=first", "--out"]));
+    args.push(out.path().join("r").display().to_string());
+    let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(&args)
+        .current_dir("/tmp")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&program);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(csv_rows(&out.path().join("r")).len(), 2);
+}
