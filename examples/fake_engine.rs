@@ -51,6 +51,10 @@
 //!   its third argument;
 //! - `flood-log`: plays `good`, with 1 500 `log` lines of 10 kB before each of its first
 //!   three moves;
+//! - `exit-after-game-over`: plays `good` and exits with status 0 at each `game_over` (a
+//!   one-game-per-process engine);
+//! - `move-after-game-over`: plays `good`, with a stray `move` after each `game_over`;
+//! - `hang-after-game-over`: plays `good`, but sleeps 6 s after its first `game_over`;
 //! - `escape`: plays `good`, after trying at start what a hostile engine would to get out
 //!   of its sandbox: write its marker (the second argument) to every terminal it can
 //!   open and read from them, create a file named after the marker in each folder of its
@@ -91,6 +95,7 @@ fn main() {
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     let mut gos = 0;
+    let mut game_overs = 0;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let Ok(msg) = ToEngine::parse(&line) else {
@@ -131,6 +136,17 @@ fn main() {
                 }
                 let lowest = legal.first().copied().unwrap_or(1) as i64;
                 answer_go(&mut out, &mode, gos, &position, lowest);
+            }
+            ToEngine::GameOver { .. } => {
+                game_overs += 1;
+                match mode.as_str() {
+                    "exit-after-game-over" => return,
+                    "move-after-game-over" => send(&mut out, &FromEngine::Move { pit: 1 }),
+                    "hang-after-game-over" if game_overs == 1 => {
+                        std::thread::sleep(Duration::from_secs(6))
+                    }
+                    _ => {}
+                }
             }
             ToEngine::Quit if mode != "ignore-quit" => return,
             _ => {}
@@ -183,11 +199,34 @@ fn before_start(mode: &str) -> bool {
         "peek-results" => peek_results(),
         "escape" => try_to_escape(),
         "list-fds" | "version-file" | "flood-log" | "exit-after-hello" => {}
-        "good" | "crash-mid-game" | "hang" | "non-json" | "long-line" | "illegal-move"
-        | "pit-as-string" | "flood-info" | "bad-log-info" | "minimal-hello" | "empty-name"
-        | "long-name" | "unshowable-name" | "double-move" | "early-move" | "stray-pong"
-        | "stop-parent" | "kill-others" | "nested-unknown" | "spin" | "hog" | "chatty"
-        | "escape-level" | "with-options" | "tty-probe" => {}
+        "good"
+        | "crash-mid-game"
+        | "hang"
+        | "non-json"
+        | "long-line"
+        | "illegal-move"
+        | "pit-as-string"
+        | "flood-info"
+        | "bad-log-info"
+        | "minimal-hello"
+        | "empty-name"
+        | "long-name"
+        | "unshowable-name"
+        | "double-move"
+        | "early-move"
+        | "stray-pong"
+        | "stop-parent"
+        | "kill-others"
+        | "nested-unknown"
+        | "spin"
+        | "hog"
+        | "chatty"
+        | "escape-level"
+        | "with-options"
+        | "tty-probe"
+        | "exit-after-game-over"
+        | "move-after-game-over"
+        | "hang-after-game-over" => {}
         other => {
             eprintln!("fake_engine: unknown mode {other:?}");
             std::process::exit(2);

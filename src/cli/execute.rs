@@ -146,6 +146,18 @@ pub fn execute(
         );
         return Ok(Executed { outcome, code: 130 });
     }
+    if s.restarted_between_games > 0 {
+        eprintln!(
+            "note: {} failed between two games (exited, sent something unasked or did not \
+             answer) and {} started again; no game was charged for it (see the engines' logs)",
+            crate::record::counted(s.restarted_between_games, "engine instance"),
+            if s.restarted_between_games == 1 {
+                "was"
+            } else {
+                "were"
+            }
+        );
+    }
     if mode != DisplayMode::Quiet {
         print_summary(s.moves, cpu_at_start, &out)?;
     }

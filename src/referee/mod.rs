@@ -67,6 +67,13 @@ pub trait Contestant: Send {
         north: u16,
         termination: Termination,
     ) -> impl Future<Output = Result<(), Fault>> + Send;
+
+    /// Before an instance that played a game plays the next one: whether it is still fit
+    /// (alive, silent since, answering). What went wrong between two games is no game's
+    /// fault: the caller replaces the instance.
+    fn between_games(&mut self) -> impl Future<Output = Result<(), String>> + Send {
+        async { Ok(()) }
+    }
 }
 
 /// When the referee ends a game before the rules do.

@@ -293,6 +293,25 @@ impl Engine {
         }
     }
 
+    /// Between two games: the engine has not exited, sent nothing unasked since its last
+    /// answer, and answers a ping. Notes (`log`, `info`) are kept as always.
+    pub async fn between_games(&mut self) -> Result<(), EngineError> {
+        if self.process.has_exited() {
+            let st = self
+                .process
+                .wait_exit(Duration::ZERO)
+                .await
+                .expect("it has exited");
+            return Err(self.process.exited(st).await);
+        }
+        self.ping().await.map(|_| ())
+    }
+
+    /// Writes `text` in the engine's log.
+    pub fn log_note(&self, text: &str) {
+        self.process.log().note(text);
+    }
+
     /// Tells the engine the game is over (no answer expected).
     pub async fn game_over(
         &mut self,
@@ -539,6 +558,20 @@ impl crate::referee::Contestant for Engine {
         Engine::game_over(self, game, result, south, north, termination)
             .await
             .map_err(|e| e.fault())
+    }
+
+    async fn between_games(&mut self) -> Result<(), String> {
+        match Engine::between_games(self).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let why = e.fault().detail;
+                self.log_note(&format!(
+                    "[kalaha] between two games: {why}; this instance is stopped and another \
+                     plays the next game (no game is charged)"
+                ));
+                Err(why)
+            }
+        }
     }
 }
 

@@ -97,6 +97,9 @@ pub struct RunSummary {
     /// Results could not be written; the run stopped.
     pub failed: Option<String>,
     pub elapsed: Duration,
+    /// Engine instances replaced because they failed between two games (exited, sent
+    /// something unasked or did not answer a ping): no game was charged for it.
+    pub restarted_between_games: u64,
 }
 
 impl RunSummary {

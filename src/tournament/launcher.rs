@@ -143,6 +143,13 @@ impl Contestant for RunningEngine {
             }
         }
     }
+
+    async fn between_games(&mut self) -> Result<(), String> {
+        match self {
+            RunningEngine::Kalaha(e) => Contestant::between_games(e).await,
+            RunningEngine::Kgp(a) => Contestant::between_games(a).await,
+        }
+    }
 }
 
 /// Starts engine processes, each instance with its own log (and transcript with `debug`)

@@ -28,6 +28,8 @@ pub(crate) struct LoopEnd {
     pub stopped_by_rule: bool,
     pub aborted: bool,
     pub elapsed: Duration,
+    /// Engine instances replaced because they failed between two games.
+    pub restarted_between_games: u64,
 }
 
 /// What the recorder asks of the game loop.
@@ -134,6 +136,7 @@ impl Recorder {
         summary.stopped_by_view |= end.stopped_by_rule;
         summary.aborted = end.aborted;
         summary.elapsed = end.elapsed;
+        summary.restarted_between_games = end.restarted_between_games;
         if let Some(w) = &mut self.writer
             && let Err(e) = w.finish()
             && summary.failed.is_none()

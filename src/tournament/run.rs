@@ -39,17 +39,44 @@ struct Shared<L: Launcher> {
     config: TournamentConfig,
     pools: Vec<Mutex<Vec<L::Engine>>>,
     stopping: Mutex<Vec<JoinHandle<()>>>,
+    /// Idle instances replaced because they failed between two games.
+    between_games: std::sync::atomic::AtomicU64,
     /// The views' observer of games as they are played.
     observer: Option<GameObserver>,
 }
 
 impl<L: Launcher> Shared<L> {
-    async fn acquire(&self, index: usize) -> Result<L::Engine, Fault> {
+    /// An instance of engine `index` for the next game: an idle one that is still fit, or
+    /// a new one. An idle instance that fails between games is replaced, and counted; only
+    /// the failure of its replacement to start is the game's fault, with that said.
+    async fn acquire(self: &Arc<Self>, index: usize) -> Result<L::Engine, Fault> {
         let idle = self.pools[index].lock().expect("pool lock").pop();
-        match idle {
-            Some(e) => Ok(e),
-            None => self.launcher.start(index).await,
-        }
+        let Some(mut engine) = idle else {
+            return self.launcher.start(index).await;
+        };
+        let Err(why) = engine.between_games().await else {
+            return Ok(engine);
+        };
+        self.between_games
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.stop_in_background(engine);
+        self.launcher.start(index).await.map_err(|mut f| {
+            f.detail = format!(
+                "{} (started again after the last instance failed between games: {why})",
+                f.detail
+            );
+            f
+        })
+    }
+
+    /// Stops an instance in the background; finished stops are forgotten, so that a long
+    /// run with many restarts keeps only the stops in progress.
+    fn stop_in_background(self: &Arc<Self>, engine: L::Engine) {
+        let me = self.clone();
+        let h = tokio::spawn(async move { me.launcher.stop(engine).await });
+        let mut stopping = self.stopping.lock().expect("stop lock");
+        stopping.retain(|h| !h.is_finished());
+        stopping.push(h);
     }
 
     /// Returns an instance to its pool, or stops it (in the background) after a fault, an
@@ -58,9 +85,7 @@ impl<L: Launcher> Shared<L> {
         if healthy && self.config.restart == Restart::OnFault {
             self.pools[index].lock().expect("pool lock").push(engine);
         } else {
-            let me = self.clone();
-            let h = tokio::spawn(async move { me.launcher.stop(engine).await });
-            self.stopping.lock().expect("stop lock").push(h);
+            self.stop_in_background(engine);
         }
     }
 
@@ -134,6 +159,7 @@ where
         config: config.clone(),
         pools,
         stopping: Mutex::new(Vec::new()),
+        between_games: std::sync::atomic::AtomicU64::new(0),
         observer: GameObserver::all(views.iter_mut().filter_map(|v| v.observer()).collect()),
     });
     let (to_recorder, from_loop) = std_mpsc::channel();
@@ -237,6 +263,9 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
         }
     }
     end.stopped_by_rule = stopped_by_rule;
+    end.restarted_between_games = shared
+        .between_games
+        .load(std::sync::atomic::Ordering::Relaxed);
     // Stop the engines; a second interruption cuts this short too.
     tokio::select! {
         () = shared.stop_all() => {}

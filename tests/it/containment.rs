@@ -839,3 +839,42 @@ fn a_process_limit_that_cannot_hold_for_root_is_said_so() {
     let warned = String::from_utf8_lossy(&o.stderr).contains("limit.processes=64 is not enforced");
     assert_eq!(warned, root, "{}", text(&o));
 }
+
+/// A fault between two games (after `game_over`, before the next `new_game`) is no
+/// game's: the instance is replaced, the event is in its log and in the run's note.
+#[test]
+fn faults_between_games_are_charged_to_no_game() {
+    for (mode, games, restarts) in [
+        ("exit-after-game-over", "6", 5),
+        ("move-after-game-over", "6", 5),
+        ("hang-after-game-over", "2", 1),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r");
+        let mark = marker(mode);
+        let mut args = engine(mode, "x", &mark);
+        args.extend(strings(&["--engine", "builtin=first", "--games", games]));
+        args.extend(strings(&["--concurrency", "1"]));
+        let o = tournament(&args, &out);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {}", text(&o));
+        let rows = csv_rows(&out);
+        assert_eq!(rows.len(), games.parse::<usize>().unwrap(), "{mode}");
+        for r in &rows {
+            assert_eq!(r["termination"], "normal", "{mode}: {r:?}");
+        }
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(&format!(
+                "note: {restarts} engine instance{} failed between two games",
+                if restarts == 1 { "" } else { "s" }
+            )),
+            "{mode}: {}",
+            text(&o)
+        );
+        assert!(
+            logs_of(&out, "x").contains("between two games:"),
+            "{mode}: {}",
+            logs_of(&out, "x")
+        );
+        assert_no_survivors(None, Some(&mark));
+    }
+}
