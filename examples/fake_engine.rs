@@ -15,8 +15,8 @@
 //! - `ignore-quit`: plays `good`, but ignores `quit`, the end of its input and SIGTERM;
 //! - `grandchild`: starts a child that holds stdout open, then exits at once;
 //! - `silent`: never answers anything;
-//! - `bad-log-info`: plays `good`, but sends malformed `log` and `info` lines before each
-//!   answer (`hello`, `pong`, `move`);
+//! - `bad-log-info`: plays `good`, but sends malformed `log` and `info` lines (and a `log`
+//!   line that is not UTF-8) before each answer (`hello`, `pong`, `move`);
 //! - `minimal-hello`: plays `good` with a `hello` of only `protocol` and `name`;
 //! - `with-options`: plays `good`, declaring an int option `depth` (default 3, 1 to 9);
 //! - `empty-name`: plays `good` with an empty `name` in its `hello`;
@@ -110,6 +110,8 @@ fn main() {
             for bad in BAD_LOG_INFO {
                 let _ = writeln!(out, "{bad}");
             }
+            // A log line with a Latin-1 byte: not UTF-8, still no fault.
+            let _ = out.write_all(b"{\"type\":\"log\",\"message\":\"caf\xe9\"}\n");
             let _ = out.flush();
         }
         match msg {

@@ -457,15 +457,21 @@ impl Engine {
     /// A framed line as text, or the fault of a line that cannot be one.
     fn event_line(&mut self, event: LineEvent) -> Result<String, EngineError> {
         let limit = self.settings.line_limit;
-        event
-            .into_text(|text| self.record("<", text))
-            .map_err(|bad| match bad {
-                BadLine::TooLong { prefix } => EngineError::LineTooLong { limit, prefix },
-                BadLine::NotUtf8 { prefix } => EngineError::NotJson {
-                    line: prefix,
-                    error: "the line is not valid UTF-8".to_string(),
-                },
-            })
+        match event.into_text(|text| self.record("<", text)) {
+            Ok(line) => Ok(line),
+            Err(BadLine::TooLong { prefix }) => Err(EngineError::LineTooLong { limit, prefix }),
+            // A `log` line is never a fault (protocol.md): its invalid bytes are replaced.
+            // Every other line must be UTF-8.
+            Err(BadLine::NotUtf8 { lossy, .. })
+                if matches!(FromEngine::parse(&lossy), Ok(FromEngine::Log { .. })) =>
+            {
+                Ok(lossy)
+            }
+            Err(BadLine::NotUtf8 { prefix, .. }) => Err(EngineError::NotJson {
+                line: prefix,
+                error: "the line is not valid UTF-8".to_string(),
+            }),
+        }
     }
 
     /// Reads a line as a message; `Ok(None)` for lines that are recorded and ignored.

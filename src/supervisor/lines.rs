@@ -17,8 +17,9 @@ pub enum LineEvent {
     Line(String),
     /// A line longer than the limit: its first bytes.
     TooLong { prefix: String },
-    /// A line that is not UTF-8: its first bytes, made readable.
-    NotUtf8 { prefix: String },
+    /// A line that is not UTF-8: its first bytes, made readable, and the whole line with
+    /// each invalid byte replaced by U+FFFD.
+    NotUtf8 { prefix: String, lossy: String },
 }
 
 /// A line that cannot be read as text: what an engine sent instead of a line.
@@ -26,8 +27,9 @@ pub enum LineEvent {
 pub enum BadLine {
     /// Longer than the limit: its first bytes.
     TooLong { prefix: String },
-    /// Not UTF-8: its first bytes, made readable.
-    NotUtf8 { prefix: String },
+    /// Not UTF-8: its first bytes, made readable, and the whole line with each invalid
+    /// byte replaced by U+FFFD.
+    NotUtf8 { prefix: String, lossy: String },
 }
 
 impl LineEvent {
@@ -43,9 +45,9 @@ impl LineEvent {
                 record(&format!("{prefix}... (line too long)"));
                 Err(BadLine::TooLong { prefix })
             }
-            LineEvent::NotUtf8 { prefix } => {
+            LineEvent::NotUtf8 { prefix, lossy } => {
                 record(&prefix);
-                Err(BadLine::NotUtf8 { prefix })
+                Err(BadLine::NotUtf8 { prefix, lossy })
             }
         }
     }
@@ -132,6 +134,7 @@ impl LineBuffer {
             Ok(s) => LineEvent::Line(s),
             Err(e) => LineEvent::NotUtf8 {
                 prefix: prefix_of(e.as_bytes()),
+                lossy: String::from_utf8_lossy(e.as_bytes()).into_owned(),
             },
         };
         self.events.push_back(event);
@@ -215,7 +218,9 @@ mod tests {
     #[test]
     fn invalid_utf8_is_its_own_event() {
         let got = frame(100, &[b"\xff\xfeok\n", b"fine\n"]);
-        assert!(matches!(&got[0], LineEvent::NotUtf8 { prefix } if prefix.contains("ok")));
+        assert!(
+            matches!(&got[0], LineEvent::NotUtf8 { prefix, lossy } if prefix.contains("ok") && lossy.contains('\u{fffd}'))
+        );
         assert_eq!(got[1], line("fine"));
     }
 

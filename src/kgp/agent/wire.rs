@@ -123,7 +123,7 @@ impl KgpEngine {
             .into_text(|text| self.record("<", text))
             .map_err(|bad| match bad {
                 BadLine::TooLong { prefix } => KgpError::LineTooLong { limit, prefix },
-                BadLine::NotUtf8 { prefix } => KgpError::NotUtf8 { prefix },
+                BadLine::NotUtf8 { prefix, .. } => KgpError::NotUtf8 { prefix },
             })
     }
 
