@@ -472,14 +472,49 @@ fn logged(dir: &std::path::Path, stem: &str) -> u64 {
 
 /// A name usable in a file name.
 fn file_safe(name: &str) -> String {
-    name.chars()
+    let safe: String = name
+        .chars()
         .take(64)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+        .enumerate()
+        .map(|(i, c)| {
+            // Never a leading '-': a file name that reads as an option to a shell command.
+            if c.is_ascii_alphanumeric() || c == '_' || (c == '-' && i > 0) {
                 c
             } else {
                 '_'
             }
         })
-        .collect()
+        .collect();
+    if safe == name {
+        return safe;
+    }
+    // Changed, so it could be another engine's: a short hash of the name keeps it apart
+    // (`a/b` and `a.b` both clean to `a_b`, and an engine may be called `a_b`).
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{safe}-{:06x}", hash & 0xff_ffff)
+}
+
+#[cfg(test)]
+mod file_name_tests {
+    use super::file_safe;
+
+    #[test]
+    fn log_names_are_distinct_and_never_start_with_a_dash() {
+        let names = ["a/b", "a_b", "a.b", "a b", "-rf", "hard", "h\u{430}rd"];
+        let stems: Vec<String> = names.iter().map(|n| file_safe(n)).collect();
+        let mut unique = stems.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{stems:?}");
+        assert!(stems.iter().all(|s| !s.starts_with('-')), "{stems:?}");
+        assert_eq!(file_safe("hard"), "hard");
+        assert_eq!(file_safe("a_b"), "a_b");
+        assert!(file_safe("-rf").starts_with("_rf-"), "{}", file_safe("-rf"));
+        assert!(stems.iter().all(|s| {
+            s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        }));
+    }
 }
