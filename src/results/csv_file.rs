@@ -241,6 +241,8 @@ pub fn read_games_from(
     let mut cols: [Option<usize>; 9] = STANDARD_POSITIONS.map(Some);
     let mut summary = ReadSummary::default();
     let mut first = true;
+    // The header's width: every row has as many columns.
+    let mut width = None;
     loop {
         match reader.read_byte_record(&mut record) {
             Ok(true) => {}
@@ -273,10 +275,21 @@ pub fn read_games_from(
                         });
                     }
                 }
+                width = Some(record.len());
                 continue;
             }
         }
         summary.rows += 1;
+        if let Some(w) = width
+            && record.len() != w
+        {
+            summary.skip(
+                path,
+                line,
+                format!("{} columns where the header has {w}", record.len()),
+            );
+            continue;
+        }
         match parse_row(&record, &cols) {
             Ok(row) => visit(&row),
             Err(reason) => summary.skip(path, line, reason),
@@ -334,17 +347,64 @@ fn parse_row<'r>(
         Some(name) if name == north => Some(Side::North),
         Some(other) => return Err(format!("loser {other:?} is neither side")),
     };
+    let (south_score, north_score) = (score(5)?, score(6)?);
+    check_consistent(result, south_score, north_score, termination, loser)?;
     Ok(GameRow {
         game,
         pair: field(4)?.and_then(pair_number),
         south,
         north,
         result,
-        south_score: score(5)?,
-        north_score: score(6)?,
+        south_score,
+        north_score,
         termination,
         loser,
     })
+}
+
+/// A row kalaha could not have written is refused: a game played to its end whose result
+/// is not its stores' (or that names a loser), and a fault whose result does not make
+/// its loser lose.
+fn check_consistent(
+    result: GameResult,
+    south: Option<u16>,
+    north: Option<u16>,
+    termination: Termination,
+    loser: Option<Side>,
+) -> Result<(), String> {
+    if termination == Termination::Normal {
+        if let Some(side) = loser {
+            return Err(format!("a game played to its end names a loser ({side})"));
+        }
+        if let (Some(s), Some(n)) = (south, north) {
+            let by_stores = match s.cmp(&n) {
+                std::cmp::Ordering::Greater => GameResult::SouthWins,
+                std::cmp::Ordering::Equal => GameResult::Draw,
+                std::cmp::Ordering::Less => GameResult::NorthWins,
+            };
+            if by_stores != result {
+                return Err(format!(
+                    "result {} does not match the stores {s}-{n} of a game played to its end",
+                    result.as_str()
+                ));
+            }
+        }
+    }
+    let lost = match loser {
+        Some(Side::South) => Some(GameResult::NorthWins),
+        Some(Side::North) => Some(GameResult::SouthWins),
+        None => None,
+    };
+    if let Some(expected) = lost
+        && expected != result
+    {
+        return Err(format!(
+            "result {} does not make the {} loser lose",
+            result.as_str(),
+            loser.map_or("", |l| if l == Side::South { "south" } else { "north" })
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -386,7 +446,7 @@ mod tests {
             "game,round,pair,south,north,opening,result,south_score,north_score,plies,termination,loser,detail,duration_ms,extra\n\
              x-1,1,1,a,'=b,,1-0,40,32,50,normal,,,12,z\n\
              x-2,1,1,'=b,a,,0-1,30,42,51,normal,,,12,z\n\
-             x-3,1,2,a,'=b,,1/2-1/2,36,36,40,timeout,'=b,\"slow, very\",5,z\n\
+             x-3,1,2,a,'=b,,1-0,36,36,40,timeout,'=b,\"slow, very\",5,z\n\
              x-4,1,2,a,b,,2-0,36,36,40,normal,,,5,z\n\
              x-5,1,3,a,b,,1-0,36,36,40,resigned,,,5,z\n\
              x-6,1,2,b,a,,1-",
@@ -400,7 +460,7 @@ mod tests {
         assert_eq!(
             rows[2],
             format!(
-                "x-3 Some(2) a =b 1/2-1/2 {:?} Some(North)",
+                "x-3 Some(2) a =b 1-0 {:?} Some(North)",
                 Termination::Fault(FaultKind::Timeout)
             )
         );
@@ -411,10 +471,33 @@ mod tests {
         );
 
         let without = dir.path().join("more.csv");
-        std::fs::write(&without, "x-1,1,1,a,b,,1-0,40,32,50,normal,south,,12\n").unwrap();
+        std::fs::write(&without, "x-1,1,1,a,b,,0-1,40,32,50,timeout,south,,12\n").unwrap();
         let (rows, s) = read_all(&without);
         assert_eq!((rows.len(), s.malformed), (1, 0));
         assert!(rows[0].ends_with("Some(South)"));
+    }
+
+    #[test]
+    fn rows_kalaha_could_not_have_written_are_refused_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.csv");
+        let header = header_line();
+        let n = header.trim_end().split(',').count();
+        let good = format!("t-1,1,1,a,b,,1-0,30,18{}", ",".repeat(n - 9));
+        let lines = [
+            header.trim_end().to_string(),
+            good.clone(),
+            // A draw with stores 30-10 played to its end.
+            good.replacen("1-0,30,18", "1/2-1/2,30,10", 1),
+            // Ten columns only.
+            "t-3,1,2,a,b,,1-0,30,18,40".to_string(),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let (games, summary) = read_all(&path);
+        assert_eq!(games.len(), 1, "{games:?} {:?}", summary.warning());
+        assert!(games[0].starts_with("t-1 "), "{games:?}");
+        let w = summary.warning().unwrap();
+        assert!(w.contains("2 unreadable rows"), "{w}");
     }
 
     #[test]
