@@ -59,7 +59,8 @@
 //!   of its sandbox: write its marker (the second argument) to every terminal it can
 //!   open and read from them, create a file named after the marker in each folder of its
 //!   third argument (`:`-separated), in `/tmp`, `$TMPDIR` and its working folder, and find
-//!   `SECRET_TOKEN` in any process's command line or environment; says on stderr, one
+//!   `SECRET_TOKEN` in any process's command line or environment, find a SysV segment and
+//!   a session key made from the marker, and list `/run`; says on stderr, one
 //!   `escape: ...` line each, what worked.
 
 use kalaha::protocol::{FromEngine, HelloReply, ToEngine};
@@ -517,11 +518,47 @@ fn try_to_escape() {
         }
     }
     eprintln!("escape: secret seen in: {seen:?}");
+    // The machine's IPC and keys, planted by the test under names made from the marker.
+    let key = ipc_key(&mark);
+    // SAFETY: shmget and syscall with integer arguments and a valid C string.
+    let (segment, keyring) = unsafe {
+        let segment = libc::shmget(key, 0, 0) != -1;
+        let desc = std::ffi::CString::new(format!("kalaha-{mark}")).unwrap_or_default();
+        const KEYCTL_SEARCH: libc::c_long = 10;
+        const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;
+        let found = libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_SEARCH,
+            KEY_SPEC_SESSION_KEYRING,
+            c"user".as_ptr(),
+            desc.as_ptr(),
+            0 as libc::c_long,
+        ) != -1;
+        (segment, found)
+    };
+    eprintln!("escape: machine's shared memory segment found: {segment}");
+    eprintln!("escape: session key found: {keyring}");
+    let run: Vec<String> = std::fs::read_dir("/run")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    eprintln!("escape: /run holds {} entries", run.len());
     let init = std::fs::read("/proc/1/cmdline").unwrap_or_default();
     eprintln!(
         "escape: /proc/1/cmdline: {:?}",
         String::from_utf8_lossy(&init).replace('\0', " ")
     );
+}
+
+/// The SysV IPC key the tests and the `escape` mode derive from a marker.
+pub fn ipc_key(mark: &str) -> libc::key_t {
+    let h = mark.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    (h & 0x3fff_ffff) as libc::key_t
 }
 
 /// What the `stop-parent` and `kill-others` modes do at their first `go`.

@@ -95,10 +95,12 @@ impl FolderLock {
                 },
             });
         }
+        // The program and its command only: the rest of the command line may hold an
+        // engine's env.* values, and engines of other runs can read this file.
         let me = format!(
             "pid {}: {}",
             std::process::id(),
-            std::env::args().collect::<Vec<_>>().join(" ")
+            std::env::args().take(2).collect::<Vec<_>>().join(" ")
         );
         if !still_there(&file, &path) {
             return Ok(None);

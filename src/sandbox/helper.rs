@@ -80,6 +80,14 @@ fn build(plan: &Plan, report: &mut std::fs::File) -> Result<std::convert::Infall
         sys::die_with_parent().map_err(step("tie the engine to init"))?;
     }
     set_limits(plan)?;
+    // Keyrings belong to a session, not a mount or PID namespace: a new, empty one.
+    if let Err(e) = sys::new_session_keyring()
+        && e.raw_os_error() != Some(libc::ENOSYS)
+    {
+        return Err(format!(
+            "failed to give the engine a keyring of its own: {e}"
+        ));
+    }
     sys::drop_capabilities().map_err(step("drop every capability"))?;
     let tmp: Vec<PathBuf> = match (&plan.host_tmp, layers.namespaces) {
         (Some(t), _) => vec![t.clone()],
@@ -125,7 +133,8 @@ fn build(plan: &Plan, report: &mut std::fs::File) -> Result<std::convert::Infall
 
 fn enter_namespaces(namespaces: Namespaces) -> Result<(), String> {
     let (uid, gid) = (sys::uid(), sys::gid());
-    let mut flags = sys::CLONE_NEWPID | sys::CLONE_NEWNS;
+    // IPC too: the machine's SysV segments and POSIX message queues stay out of reach.
+    let mut flags = sys::CLONE_NEWPID | sys::CLONE_NEWNS | sys::CLONE_NEWIPC;
     if namespaces == Namespaces::User {
         flags |= sys::CLONE_NEWUSER;
     }
@@ -282,6 +291,19 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
         let source = sys::fd_path(file.as_fd());
         mount(source.to_str(), dir, None, sys::MS_BIND | sys::MS_REC, None)?;
     }
+    // /run holds the machine's and the user's sockets (ssh-agent, D-Bus, a container
+    // engine's): a socket with a path is reached by its path, so none is in view, unless
+    // the engine needs something there.
+    let needs_run = kept_in(plan, Path::new("/run"));
+    if !needs_run && Path::new("/run").is_dir() {
+        mount(
+            Some("kalaha-no-run"),
+            Path::new("/run"),
+            Some("tmpfs"),
+            safe | sys::MS_RDONLY,
+            Some("size=4k,mode=0755"),
+        )?;
+    }
     // Under /tmp the folder is out of sight unless a kept folder holds it.
     if let Some(hidden) = plan.hidden.as_ref().filter(|h| h.exists()) {
         mount(
@@ -334,23 +356,35 @@ fn set_limits(plan: &Plan) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether the engine needs something under `root` (see [`needed_paths`]).
+fn kept_in(plan: &Plan, root: &Path) -> bool {
+    needed_paths(plan).iter().any(|p| p.starts_with(root))
+}
+
+/// The paths an engine needs, links resolved: its working folder, its program, what its
+/// arguments name and its `write=` folders.
+fn needed_paths(plan: &Plan) -> Vec<PathBuf> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let mut wanted = vec![cwd.clone()];
+    if plan.program.components().count() > 1 {
+        wanted.push(cwd.join(&plan.program));
+    }
+    wanted.extend(plan.args.iter().map(|a| cwd.join(a)));
+    wanted.extend(plan.writable.iter().cloned());
+    wanted
+        .into_iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect()
+}
+
 /// What of the machine's `/tmp` the engine needs to see: the folders of its program, its
 /// working folder and each argument that names an existing file or folder (the file
 /// itself when it lies in `/tmp` directly), and its `write=` folders; each with its links
 /// resolved, none inside another.
 fn kept_in_tmp(plan: &Plan) -> Vec<PathBuf> {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let mut wanted = vec![cwd.clone()];
-    let program = &plan.program;
-    if program.components().count() > 1 {
-        wanted.push(cwd.join(program));
-    }
-    wanted.extend(plan.args.iter().map(|a| cwd.join(a)));
-    wanted.extend(plan.writable.iter().cloned());
-    let mut dirs: Vec<PathBuf> = wanted
+    let mut dirs: Vec<PathBuf> = needed_paths(plan)
         .into_iter()
         .filter_map(|p| {
-            let p = std::fs::canonicalize(p).ok()?;
             let keep = match p.parent() {
                 Some(parent) if !p.is_dir() && parent != Path::new("/tmp") => parent.to_path_buf(),
                 _ => p,

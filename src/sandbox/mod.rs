@@ -108,8 +108,11 @@ impl Layers {
         let mut lost = Vec::new();
         if self.namespaces == Namespaces::None {
             lost.push(
-                "they can read your terminal, see every process and its command line, and \
-                 processes they start in a new session may outlive the run",
+                "they can read your terminal and the run's results folder, see every \
+                 process and its command line, reach the machine's shared memory, message \
+                 queues and sockets, change the mode, owner and times of files your user \
+                 owns, and processes they start outlive the run if it is killed; only their \
+                 TMPDIR is theirs to write (not /tmp nor /dev/shm)",
             );
         } else if !self.own_proc {
             lost.push("they get an empty /proc");
@@ -272,8 +275,10 @@ impl Launch {
         let mut command = tokio::process::Command::new(helper_program()?);
         command.arg(HELPER_ARG);
         let host_tmp = if plan.layers.namespaces == Namespaces::None && !plan.probe {
+            use std::os::unix::fs::PermissionsExt;
             let dir = tempfile::Builder::new()
                 .prefix("kalaha-engine-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
                 .tempdir()?;
             plan.host_tmp = Some(dir.path().to_path_buf());
             command.env("TMPDIR", dir.path());

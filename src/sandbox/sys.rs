@@ -158,6 +158,26 @@ fn close_all_but(keep: [RawFd; 2]) {
 pub(crate) const CLONE_NEWUSER: i32 = libc::CLONE_NEWUSER;
 pub(crate) const CLONE_NEWPID: i32 = libc::CLONE_NEWPID;
 pub(crate) const CLONE_NEWNS: i32 = libc::CLONE_NEWNS;
+pub(crate) const CLONE_NEWIPC: i32 = libc::CLONE_NEWIPC;
+
+/// A new, empty session keyring for this process and what it execs: the keys of the
+/// user's session stay out of reach.
+pub(crate) fn new_session_keyring() -> io::Result<()> {
+    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
+    // SAFETY: keyctl with a null name creates an anonymous keyring; no memory is passed.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        )
+    };
+    if r == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
 
 pub(crate) fn unshare(flags: i32) -> io::Result<()> {
     // SAFETY: unshare has no memory effects.
@@ -471,7 +491,7 @@ fn pass_up(status: libc::c_int) -> ! {
     }
 }
 
-/// Whether the signal `signal` may be sent to process group `group`.
+/// Sends `signal` to the process group `group`.
 pub(crate) fn signal_group(group: i32, signal: i32) {
     if group > 1 {
         // SAFETY: killpg has no memory-safety preconditions.

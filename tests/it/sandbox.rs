@@ -280,12 +280,68 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     all
 }
 
+/// The key `fake_engine escape` derives from `mark` (as its `ipc_key`).
+fn ipc_key(mark: &str) -> libc::key_t {
+    let h = mark.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    (h & 0x3fff_ffff) as libc::key_t
+}
+
+/// A SysV shared memory segment and a key in the session keyring of this process (which
+/// the referee inherits), for the escape engine to look for; removed on drop.
+struct Planted {
+    segment: i32,
+    key: i64,
+}
+
+impl Planted {
+    fn new(mark: &str) -> Planted {
+        let desc = std::ffi::CString::new(format!("kalaha-{mark}")).unwrap();
+        // SAFETY: shmget and add_key with valid arguments; both are undone on drop.
+        unsafe {
+            let segment = libc::shmget(ipc_key(mark), 4096, libc::IPC_CREAT | 0o666);
+            assert!(segment != -1, "{}", std::io::Error::last_os_error());
+            const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;
+            let key = libc::syscall(
+                libc::SYS_add_key,
+                c"user".as_ptr(),
+                desc.as_ptr(),
+                c"secret".as_ptr(),
+                6 as libc::size_t,
+                KEY_SPEC_SESSION_KEYRING,
+            );
+            Planted { segment, key }
+        }
+    }
+}
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        // SAFETY: removes what `new` made.
+        unsafe {
+            libc::shmctl(self.segment, libc::IPC_RMID, std::ptr::null_mut());
+            if self.key > 0 {
+                const KEYCTL_UNLINK: libc::c_long = 9;
+                const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;
+                libc::syscall(
+                    libc::SYS_keyctl,
+                    KEYCTL_UNLINK,
+                    self.key,
+                    KEY_SPEC_SESSION_KEYRING,
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn nothing_of_the_referee_or_the_other_engine_is_in_view() {
     for user in users() {
         let s = Scratch::new(user);
         let out = s.root.join("secret-results");
         let mark = marker("view");
+        let planted = Planted::new(&mark);
         let o = s
             .kalaha(&escape_match(&out, &mark, &[], &[]), &s.root, &[])
             .output()
@@ -304,6 +360,18 @@ fn nothing_of_the_referee_or_the_other_engine_is_in_view() {
         for referees in ["match", "secret-results", "hunter2", "--engine"] {
             assert!(!init.contains(referees), "{user:?}: {init}");
         }
+        // The machine's IPC, the session's keys and the sockets of /run are out of reach.
+        assert!(
+            said.contains("machine's shared memory segment found: false"),
+            "{user:?}: {said}"
+        );
+        if planted.key > 0 {
+            assert!(
+                said.contains("session key found: false"),
+                "{user:?}: {said}"
+            );
+        }
+        assert!(said.contains("/run holds 0 entries"), "{user:?}: {said}");
     }
 }
 
