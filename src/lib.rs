@@ -24,6 +24,7 @@ pub mod analysis;
 pub mod check;
 pub mod cli;
 pub mod engines;
+pub mod input;
 pub mod kgp;
 pub mod protocol;
 pub mod record;

@@ -57,7 +57,10 @@ fn header_text() -> Vec<u8> {
 /// Reads the rows of an `analysis.csv` (a missing file reads as none). A torn last line
 /// (a write cut short) and rows that cannot be read are skipped; their count is returned.
 pub fn read_analysis(path: &Path) -> io::Result<(Vec<PlyAnalysis>, usize)> {
-    let text = match std::fs::read(path) {
+    let text = match crate::input::open_regular(path).and_then(|mut f| {
+        let mut t = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut t).map(|_| t)
+    }) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
         Err(e) => return Err(e),

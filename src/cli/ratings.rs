@@ -254,7 +254,7 @@ pub fn run(args: Args) -> CliResult {
         } else {
             bar.set_message("reading");
         }
-        let file = std::fs::File::open(csv).map_err(|e| {
+        let file = crate::input::open_regular(csv).map_err(|e| {
             CliError::input_msg(format!(
                 "failed to open {}: {e}",
                 crate::record::shown_path(csv)

@@ -176,12 +176,14 @@ pub fn run(args: Args) -> CliResult {
                 "sprt.toml",
                 "give the results folder of the SPRT to resume",
             )?;
-            let text = std::fs::read_to_string(dir.join("sprt.toml")).map_err(|e| {
-                CliError::input_msg(format!(
-                    "failed to read {}: {e}",
-                    crate::record::shown_path(&dir.join("sprt.toml"))
-                ))
-            })?;
+            let text =
+                crate::input::read_text_limited(&dir.join("sprt.toml"), crate::input::CONFIG_LIMIT)
+                    .map_err(|e| {
+                        CliError::input_msg(format!(
+                            "failed to read {}: {e}",
+                            crate::record::shown_path(&dir.join("sprt.toml"))
+                        ))
+                    })?;
             let settings: SprtSettings = toml::from_str(&text).map_err(CliError::input)?;
             settings.validate().map_err(CliError::input_msg)?;
             let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;

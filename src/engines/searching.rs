@@ -351,7 +351,7 @@ impl PerfectPlayer {
                 if self.book.as_ref().is_some_and(|b| b.rules() == &rules) {
                     return;
                 }
-                match std::fs::read_to_string(path)
+                match crate::input::read_text_limited(path, crate::input::OPENINGS_LIMIT)
                     .map_err(|e| e.to_string())
                     .and_then(|t| Book::parse(&t).map_err(|e| e.to_string()))
                 {

@@ -128,9 +128,12 @@ fn shard_order(shard: &str) -> (u64, String) {
 /// A file that cannot be parsed gives a section that says so: a leaderboard is still worth
 /// writing.
 pub fn read_settings(dir: &Path) -> Option<SettingsSection> {
-    let text = std::fs::read_to_string(dir.join("tournament.toml")).ok()?;
-    let sprt = std::fs::read_to_string(dir.join("sprt.toml")).ok();
-    let result = std::fs::read_to_string(dir.join("sprt-result.toml")).ok();
+    let read = |name: &str| {
+        crate::input::read_text_limited(&dir.join(name), crate::input::CONFIG_LIMIT).ok()
+    };
+    let text = read("tournament.toml")?;
+    let sprt = read("sprt.toml");
+    let result = read("sprt-result.toml");
     Some(settings_from_files(
         &text,
         sprt.as_deref(),

@@ -217,7 +217,7 @@ pub fn read_games_csv(
     path: &Path,
     visit: impl FnMut(&GameRow<'_>),
 ) -> Result<ReadSummary, ReadError> {
-    let file = std::fs::File::open(path).map_err(|source| ReadError::Open {
+    let file = crate::input::open_regular(path).map_err(|source| ReadError::Open {
         path: path.to_path_buf(),
         source,
     })?;

@@ -2,7 +2,6 @@
 
 use crate::record::GameRecord;
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
@@ -37,7 +36,7 @@ pub fn read_jsonl_from(
             format!("{}: {e}", crate::record::shown_path(path)),
         )
     };
-    let mut f = match File::open(path) {
+    let mut f = match crate::input::open_regular(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Ok((JsonlSummary::default(), offset));
@@ -220,7 +219,7 @@ mod tests {
         let folder = dir.path().join("a-folder");
         std::fs::create_dir(&folder).unwrap();
         let e = read_jsonl(&folder, |_, _| {}).unwrap_err().to_string();
-        assert!(e.contains("a-folder") && e.contains("not a file"), "{e}");
+        assert!(e.contains("a-folder") && e.contains("it is a folder, not a regular file"), "{e}");
     }
 
     #[test]

@@ -188,7 +188,10 @@ type RawRow = (String, Vec<u8>);
 /// the file has its header (a missing or empty file has none). A file whose first line is
 /// neither the header nor empty is refused.
 fn read_rows(path: &Path) -> io::Result<(bool, Vec<RawRow>)> {
-    let text = match std::fs::read(path) {
+    let text = match crate::input::open_regular(path).and_then(|mut f| {
+        let mut t = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut t).map(|_| t)
+    }) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((false, Vec::new())),
         Err(e) => return Err(e),
@@ -245,11 +248,12 @@ fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Cuts a torn last line (one without its newline) off a file; returns whether it did.
 fn cut_torn_tail(path: &Path) -> io::Result<bool> {
-    let mut f = match OpenOptions::new().read(true).write(true).open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
-    };
+    let mut f =
+        match crate::input::open_regular_with(path, OpenOptions::new().read(true).write(true)) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
     let len = f.metadata()?.len();
     // Look back for the last newline, a block at a time.
     let mut end = len;

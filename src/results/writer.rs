@@ -22,18 +22,18 @@ impl ResultsWriter {
     /// Opens (creating if needed) the files in `dir`; writes the header of a new
     /// `games.csv`.
     pub fn open(dir: &Path) -> io::Result<ResultsWriter> {
-        let mut csv = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join(GAMES_CSV))?;
+        let mut csv = crate::input::open_regular_with(
+            &dir.join(GAMES_CSV),
+            OpenOptions::new().create(true).append(true),
+        )?;
         if csv.metadata()?.len() == 0 {
             csv.write_all(header_line().as_bytes())?;
             csv.sync_data()?;
         }
-        let jsonl = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join(GAMES_JSONL))?;
+        let jsonl = crate::input::open_regular_with(
+            &dir.join(GAMES_JSONL),
+            OpenOptions::new().create(true).append(true),
+        )?;
         Ok(ResultsWriter {
             csv,
             jsonl,

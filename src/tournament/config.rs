@@ -147,10 +147,13 @@ impl ConfigFile {
     /// directory of an engine given by `cmd` without `dir` (so its relative arguments work
     /// from wherever kalaha runs).
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
-            path: path.to_path_buf(),
-            error,
-        })?;
+        let text =
+            crate::input::read_text_limited(path, crate::input::CONFIG_LIMIT).map_err(|error| {
+                ConfigError::Read {
+                    path: path.to_path_buf(),
+                    error,
+                }
+            })?;
         let mut file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -365,10 +368,11 @@ impl ConfigFile {
                 ));
             }
             (Some(path), None) => {
-                let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
-                    path: path.clone(),
-                    error,
-                })?;
+                let text = crate::input::read_text_limited(path, crate::input::OPENINGS_LIMIT)
+                    .map_err(|error| ConfigError::Read {
+                        path: path.clone(),
+                        error,
+                    })?;
                 let list = parse_openings(&text, rules).map_err(|e| {
                     refuse(
                         "openings",

@@ -878,3 +878,76 @@ fn faults_between_games_are_charged_to_no_game() {
         assert_no_survivors(None, Some(&mark));
     }
 }
+
+/// A FIFO or device where a file belongs is refused at once, by name: nothing waits on it.
+#[test]
+fn a_fifo_or_device_where_a_file_belongs_is_refused_not_waited_on() {
+    let within = |args: &[String]| {
+        let mut child = crate::common::kalaha()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let end = Instant::now() + Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > end {
+                let _ = child.kill();
+                panic!("kalaha {args:?} hangs");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    };
+    let mkfifo = |p: &Path| {
+        let _ = std::fs::remove_file(p);
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let dir_arg = out.display().to_string();
+    mkfifo(&out.join("games.csv"));
+    let o = within(&strings(&["tournament", "--quiet", "--resume", &dir_arg]));
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("is a FIFO, not a regular file"),
+        "{}",
+        text(&o)
+    );
+    let o = within(&strings(&["ratings", &dir_arg]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    std::fs::remove_file(out.join("games.csv")).unwrap();
+    mkfifo(&out.join("games.jsonl"));
+    let o = within(&strings(&["analyze", &dir_arg]));
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("is a FIFO, not a regular file"),
+        "{}",
+        text(&o)
+    );
+    // An endless device as the openings file.
+    let config = dir.path().join("t.toml");
+    std::fs::write(
+        &config,
+        "openings = \"/dev/zero\"\n[[engine]]\nbuiltin = \"first\"\n[[engine]]\nbuiltin = \"random\"\n",
+    )
+    .unwrap();
+    let o = within(&strings(&[
+        "tournament",
+        "--quiet",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        dir.path().join("z").to_str().unwrap(),
+    ]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("/dev/zero: it is a device"),
+        "{}",
+        text(&o)
+    );
+}

@@ -1,0 +1,117 @@
+//! Opening the files kalaha reads and appends to: as regular files only (a FIFO would
+//! block the run for ever, a device never end), and reading whole files within a size
+//! limit that the error names.
+//!
+//! The limits: a configuration file (`--config`, `tournament.toml`, `sprt.toml`) holds
+//! at most [`CONFIG_LIMIT`] bytes; an openings file or a book at most
+//! [`OPENINGS_LIMIT`]. Game files are read line by line, each line within its own limit.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// The largest configuration file kalaha reads: 16 MiB (a `tournament.toml` keeps its
+/// openings list).
+pub const CONFIG_LIMIT: u64 = 16 << 20;
+/// The largest openings file or book kalaha reads: 256 MiB.
+pub const OPENINGS_LIMIT: u64 = 256 << 20;
+
+/// `path` opened with `options` when it is a regular file; a FIFO, socket or device is
+/// refused (`InvalidInput`, saying what it is; the caller names the path) without
+/// blocking on it.
+pub fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    // Non-blocking, so that opening a FIFO with no writer does not wait for one.
+    let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file"
+        };
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {what}, not a regular file"),
+        ));
+    }
+    set_blocking(&file)?;
+    Ok(file)
+}
+
+/// `path` opened for reading when it is a regular file (see [`open_regular_with`]).
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    open_regular_with(path, OpenOptions::new().read(true))
+}
+
+/// The whole of the regular file `path`, refused when it is longer than `limit` bytes.
+pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_regular(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "it is longer than the {} MiB kalaha reads of such a file",
+                limit >> 20
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_limited`] as UTF-8 text.
+pub fn read_text_limited(path: &Path, limit: u64) -> io::Result<String> {
+    String::from_utf8(read_limited(path, limit)?)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
+fn set_blocking(file: &File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function's caller owns.
+    #[allow(unsafe_code)]
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags == -1 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == -1 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_or_device_is_refused_at_once_and_a_long_file_by_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("games.csv");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid path.
+        #[allow(unsafe_code)]
+        let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+        assert_eq!(made, 0);
+        let e = open_regular(&fifo).unwrap_err();
+        assert!(
+            e.to_string().contains("is a FIFO, not a regular file"),
+            "{e}"
+        );
+        let e = read_limited(Path::new("/dev/zero"), 10).unwrap_err();
+        assert!(e.to_string().contains("is a device"), "{e}");
+        let long = dir.path().join("long");
+        std::fs::write(&long, vec![b'x'; 2 << 20]).unwrap();
+        let e = read_limited(&long, 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("longer than the 1 MiB"), "{e}");
+        assert_eq!(read_limited(&long, 2 << 20).unwrap().len(), 2 << 20);
+    }
+}
