@@ -319,6 +319,9 @@ pub fn run(args: Args) -> CliResult {
             list.join("; ")
         ));
     }
+    warnings.extend(crate::record::look_alike_warnings(
+        tally.engines().iter().map(|e| e.name.as_str()),
+    ));
     for w in &warnings {
         bar.suspend(|| eprintln!("warning: {}", clean_message(&w.to_string())));
     }

@@ -18,7 +18,7 @@ pub(crate) use game::tests::{game_of, played as played_game};
 pub use game::{GameRecord, GameRow, MoveRecord, SearchInfo, format_pits};
 pub use name::{
     MAX_NAME_CHARS, MAX_SHOWN_LINE, NameError, check_name, clean_message, clean_text, counted,
-    fit_width, shown_line, shown_name, shown_path, shown_values,
+    escaped, fit_width, look_alike_warnings, shown_line, shown_name, shown_path, shown_values,
 };
 pub use result::{GameResult, SideResult};
 pub use termination::{Fault, FaultKind, Termination};

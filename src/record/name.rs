@@ -40,6 +40,49 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
     Ok(())
 }
 
+/// Warnings for names that differ but look alike (their confusable skeletons of Unicode
+/// Technical Standard #39 are the same): `hard` and `h\u{430}rd`, with a Cyrillic a, read
+/// the same on a leaderboard and are two engines. Each names the look-alikes with their
+/// characters beyond ASCII escaped.
+pub fn look_alike_warnings<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut by_skeleton: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    for name in names {
+        let skeleton: String = unicode_security::skeleton(name).collect();
+        let same = by_skeleton.entry(skeleton).or_default();
+        if !same.contains(&name) {
+            same.push(name);
+        }
+    }
+    by_skeleton
+        .into_values()
+        .filter(|names| names.len() > 1)
+        .map(|names| {
+            let shown: Vec<String> = names
+                .iter()
+                .map(|n| format!("\"{}\"", escaped(n)))
+                .collect();
+            format!(
+                "the engine names {} look alike but are different engines: rename one \
+                 (name=) so that people can tell them apart",
+                shown.join(" and ")
+            )
+        })
+        .collect()
+}
+
+/// `name` with every character beyond ASCII written as `\u{...}`.
+pub fn escaped(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c.to_string()
+            } else {
+                format!("\\u{{{:x}}}", c as u32)
+            }
+        })
+        .collect()
+}
+
 /// A name an engine sent about itself, made usable: terminal escape sequences and other
 /// unsafe characters dropped, surrounding blanks trimmed, cut to [`MAX_NAME_CHARS`]. `None`
 /// when nothing is left.
@@ -251,5 +294,19 @@ mod tests {
         assert!(shown_values(&many).ends_with("18, 19 and 5 more"));
         assert_eq!(fit_width("abcdef", 4), "abc…");
         assert_eq!(fit_width("abc", 4), "abc");
+    }
+}
+
+#[cfg(test)]
+mod look_alike_tests {
+    use super::*;
+
+    #[test]
+    fn names_that_look_alike_are_warned_about_with_escapes() {
+        let w = look_alike_warnings(["hard", "h\u{430}rd", "medium", "hard"]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("\"hard\" and \"h\\u{430}rd\""), "{}", w[0]);
+        assert!(look_alike_warnings(["easy", "medium", "hard"]).is_empty());
+        assert!(look_alike_warnings(["rn", "m"]).len() == 1);
     }
 }

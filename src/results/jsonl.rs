@@ -219,7 +219,10 @@ mod tests {
         let folder = dir.path().join("a-folder");
         std::fs::create_dir(&folder).unwrap();
         let e = read_jsonl(&folder, |_, _| {}).unwrap_err().to_string();
-        assert!(e.contains("a-folder") && e.contains("it is a folder, not a regular file"), "{e}");
+        assert!(
+            e.contains("a-folder") && e.contains("it is a folder, not a regular file"),
+            "{e}"
+        );
     }
 
     #[test]

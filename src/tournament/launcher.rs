@@ -424,6 +424,9 @@ fn settle_names(
         engine: String::new(),
         message: e.to_string(),
     })?;
+    for w in crate::record::look_alike_warnings(names.iter().map(String::as_str)) {
+        tracing::warn!("{w}");
+    }
     for (i, name) in names.into_iter().enumerate() {
         config.engines[i].resolved.name = name;
         config.engines[i].spec.version = shown_name(first[i].version());

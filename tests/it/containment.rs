@@ -951,3 +951,31 @@ fn a_fifo_or_device_where_a_file_belongs_is_refused_not_waited_on() {
         text(&o)
     );
 }
+
+#[test]
+fn names_that_look_alike_are_warned_about_in_the_run_and_in_ratings() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    // A Cyrillic a in the second name.
+    let args = strings(&[
+        "--engine",
+        "builtin=first",
+        "name=hard",
+        "--engine",
+        "builtin=random",
+        "name=h\u{430}rd",
+        "--games",
+        "2",
+    ]);
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let said = "look alike but are different engines";
+    assert!(
+        text(&o).contains(said) && text(&o).contains("h\\u{430}rd"),
+        "{}",
+        text(&o)
+    );
+    let o = run(&strings(&["ratings", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains(said), "{}", text(&o));
+}
