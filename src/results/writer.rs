@@ -5,7 +5,7 @@ use super::{GAMES_CSV, GAMES_JSONL};
 use crate::record::GameRecord;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Appends finished games to a results folder. [`ResultsWriter::write`] makes a batch of
 /// games durable with one `fdatasync` of `games.jsonl`; their `games.csv` rows follow and
@@ -16,6 +16,16 @@ pub struct ResultsWriter {
     jsonl: File,
     /// Reused for each batch.
     buf: Vec<u8>,
+    /// The folder, and the identity (device, inode) of it and of the two files as they
+    /// were opened: a folder deleted or replaced under a run is noticed before the next
+    /// batch, not written into deleted files until the end.
+    dir: PathBuf,
+    identities: [(u64, u64); 3],
+}
+
+fn identity(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
 }
 
 impl ResultsWriter {
@@ -34,11 +44,40 @@ impl ResultsWriter {
             &dir.join(GAMES_JSONL),
             OpenOptions::new().create(true).append(true),
         )?;
+        let identities = [
+            identity(&std::fs::metadata(dir)?),
+            identity(&csv.metadata()?),
+            identity(&jsonl.metadata()?),
+        ];
         Ok(ResultsWriter {
             csv,
             jsonl,
             buf: Vec::with_capacity(1 << 16),
+            dir: dir.to_path_buf(),
+            identities,
         })
+    }
+
+    /// Whether the folder and its two game files are still the ones this writer opened.
+    fn check_still_there(&self) -> io::Result<()> {
+        let now = [
+            std::fs::metadata(&self.dir).map(|m| identity(&m)),
+            std::fs::metadata(self.dir.join(GAMES_CSV)).map(|m| identity(&m)),
+            std::fs::metadata(self.dir.join(GAMES_JSONL)).map(|m| identity(&m)),
+        ];
+        let same = now
+            .iter()
+            .zip(&self.identities)
+            .all(|(n, was)| n.as_ref().ok() == Some(was));
+        if same {
+            return Ok(());
+        }
+        Err(io::Error::other(format!(
+            "the results folder {} (or its {GAMES_JSONL} or {GAMES_CSV}) was deleted or \
+             replaced during the run: the games recorded until then went with it, and no \
+             more are written; start the run again, in a folder that stays",
+            crate::record::shown_path(&self.dir)
+        )))
     }
 
     /// Writes a batch of games: their records, synced to disk (when this returns, the
@@ -47,6 +86,7 @@ impl ResultsWriter {
         if games.is_empty() {
             return Ok(());
         }
+        self.check_still_there()?;
         self.buf.clear();
         for g in games {
             serde_json::to_writer(&mut self.buf, g)?;
@@ -63,6 +103,7 @@ impl ResultsWriter {
 
     /// Syncs `games.csv` to disk.
     pub fn finish(&mut self) -> io::Result<()> {
-        self.csv.sync_data()
+        self.csv.sync_data()?;
+        self.check_still_there()
     }
 }

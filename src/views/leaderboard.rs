@@ -52,7 +52,12 @@ impl View for LeaderboardView {
         Ok(Control::Continue)
     }
 
-    fn finish(&mut self, _summary: &RunSummary, tally: &Tally) -> io::Result<()> {
+    fn finish(&mut self, summary: &RunSummary, tally: &Tally) -> io::Result<()> {
+        // Results that could not be written (a full disk, a deleted folder) are not
+        // reported on: nothing is written into a folder that may be gone.
+        if summary.failed.is_some() {
+            return Ok(());
+        }
         self.write(tally)
     }
 }

@@ -979,3 +979,50 @@ fn names_that_look_alike_are_warned_about_in_the_run_and_in_ratings() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains(said), "{}", text(&o));
 }
+
+#[test]
+fn a_results_folder_deleted_during_the_run_stops_it_and_is_not_made_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("del");
+    let child = crate::common::kalaha()
+        .args(strings(&[
+            "match",
+            "--quiet",
+            "--engine",
+            "builtin=first",
+            "--engine",
+            "builtin=random",
+            "--games",
+            "100000",
+            "--out",
+            out.to_str().unwrap(),
+        ]))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(30);
+    while csv_rows_count(&out) < 10 {
+        assert!(Instant::now() < end, "no game recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The run may add a file as the folder goes: try again.
+    for _ in 0..10 {
+        if std::fs::remove_dir_all(&out).is_ok() {
+            break;
+        }
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("was deleted or replaced during the run"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists(), "the folder was made again");
+}
+
+fn csv_rows_count(out: &Path) -> usize {
+    std::fs::read_to_string(out.join("games.csv"))
+        .map(|t| t.lines().count().saturating_sub(1))
+        .unwrap_or(0)
+}
