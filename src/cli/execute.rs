@@ -134,6 +134,13 @@ pub fn execute(
     };
     let s = &outcome.summary;
     if let Some(failure) = &s.failed {
+        if s.failed_resumable {
+            return Err(CliError::from(anyhow::anyhow!(
+                "{failure}: `kalaha {} --resume {}`",
+                kind.command(),
+                shell_path(&out)
+            )));
+        }
         return Err(CliError::from(anyhow::anyhow!("{failure}")));
     }
     if s.stopped_by_interrupt || s.aborted {

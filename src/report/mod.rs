@@ -143,7 +143,11 @@ pub fn write_reports(
             _ => w.write_all(html::leaderboard_html(standings, context).as_bytes()),
         }
         .and_then(|()| w.flush())
-        .map_err(io(&tmp))?;
+        .map_err(|e| {
+            // No half-written temporary file is left behind (a full disk, above all).
+            let _ = std::fs::remove_file(&tmp);
+            io(&tmp)(e)
+        })?;
         drop(w);
         std::fs::rename(&tmp, &path).map_err(io(&path))?;
     }

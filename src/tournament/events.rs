@@ -96,6 +96,8 @@ pub struct RunSummary {
     pub stopped_by_view: bool,
     /// Results could not be written; the run stopped.
     pub failed: Option<String>,
+    /// The failure leaves the folder whole: resuming the run continues it.
+    pub failed_resumable: bool,
     pub elapsed: Duration,
     /// Engine instances replaced because they failed between two games (exited, sent
     /// something unasked or did not answer a ping): no game was charged for it.

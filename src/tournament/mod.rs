@@ -74,11 +74,25 @@ pub enum TournamentError {
     Io { path: PathBuf, error: io::Error },
     /// A view could not show the run (a closed terminal, a broken pipe); the games
     /// recorded so far are kept.
-    #[error(
-        "failed to show the run ({error}; was its output closed?): it stopped; the games \
-         recorded so far are kept in {path}, and resuming the run continues it"
-    )]
+    #[error("{}", output_failure(path, error))]
     Output { path: PathBuf, error: io::Error },
+}
+
+/// What a failure to show or write the run says: a full disk in so many words.
+fn output_failure(path: &Path, error: &io::Error) -> String {
+    let path = crate::record::shown_path(path);
+    if error.kind() == io::ErrorKind::StorageFull {
+        format!(
+            "the disk holding {path} is full ({error}): the run stopped; the games recorded \
+             so far are safe in {path}/games.jsonl; free some space, and resuming the run \
+             continues it"
+        )
+    } else {
+        format!(
+            "failed to show the run ({error}; was its output closed?): it stopped; the games \
+             recorded so far are kept in {path}, and resuming the run continues it"
+        )
+    }
 }
 
 /// Where and how to run.

@@ -93,7 +93,16 @@ impl Recorder {
                 && let Some(w) = &mut self.writer
                 && let Err(e) = w.write(&batch)
             {
-                let message = format!("failed to write the results: {e}");
+                summary.failed_resumable = e.kind() == std::io::ErrorKind::StorageFull;
+                let message = if e.kind() == std::io::ErrorKind::StorageFull {
+                    format!(
+                        "the disk is full ({e}): the run stopped; every game recorded so far \
+                         is safe in games.jsonl; free some space, and resuming the run \
+                         continues it"
+                    )
+                } else {
+                    format!("failed to write the results: {e}")
+                };
                 let _ = control.send(LoopControl::Failed);
                 summary.failed = Some(message);
             }

@@ -1026,3 +1026,37 @@ fn csv_rows_count(out: &Path) -> usize {
         .map(|t| t.lines().count().saturating_sub(1))
         .unwrap_or(0)
 }
+
+/// A full disk says so, and how to go on; the games recorded stay, and no temporary file
+/// is left. The disk is a 300 KiB file system of a mount namespace of the test's own.
+#[test]
+fn a_full_disk_is_said_in_so_many_words_and_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let disk = dir.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let out = disk.join("r");
+    let script = format!(
+        "mount -t tmpfs -o size=300k none {disk} && {kalaha} match --quiet --engine \
+         builtin=first --engine builtin=random --games 5000 --out {out}; echo \"exit $?\"; \
+         ls -a {out}; wc -l < {out}/games.csv",
+        disk = disk.display(),
+        kalaha = env!("CARGO_BIN_EXE_kalaha"),
+        out = out.display()
+    );
+    let o = std::process::Command::new("unshare")
+        .args(["-Urm", "sh", "-c", &script])
+        .output()
+        .expect("unshare (util-linux) runs");
+    let said = text(&o);
+    assert!(said.contains("exit 1"), "{said}");
+    assert!(said.contains("the disk is full"), "{said}");
+    assert!(said.contains("--resume"), "{said}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(!stdout.lines().any(|l| l.ends_with(".tmp")), "{said}");
+    let rows: u64 = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(rows > 10, "{said}");
+}
