@@ -39,6 +39,8 @@ pub struct Repaired {
     /// damaged): how many, and the first with the reason.
     pub unplayable: u64,
     pub first_unplayable: Option<String>,
+    /// The rules this tournament's records were played under (each once).
+    pub rules_played: Vec<crate::rules::Rules>,
 }
 
 impl Repaired {
@@ -118,6 +120,9 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
         }
         kept_lines.extend_from_slice(line);
         if belongs_to(&rec.game, id) {
+            if !r.rules_played.contains(&rec.rules) {
+                r.rules_played.push(rec.rules);
+            }
             if let Err(e) = rec.replay() {
                 r.unplayable += 1;
                 if r.first_unplayable.is_none() {

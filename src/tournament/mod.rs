@@ -284,6 +284,20 @@ fn existing(
     config: &TournamentConfig,
 ) -> Result<(results::Repaired, Tally, Vec<String>), io::Error> {
     let repaired = results::repair(out, &config.id)?;
+    // The settings must be those the games were played with: an edited tournament.toml
+    // would rate games of one board under the name of another.
+    if let Some(played) = repaired.rules_played.iter().find(|r| **r != config.rules()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}/tournament.toml says the games are played as {}, but its games were \
+                 played as {played}: the file was changed after the run began; put its \
+                 [rules] back as they were, or start a new run",
+                crate::record::shown_path(out),
+                config.rules()
+            ),
+        ));
+    }
     let mut notes = repaired.notes();
     let mut tally = Tally::new();
     let csv = out.join(results::GAMES_CSV);

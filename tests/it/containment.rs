@@ -1060,3 +1060,27 @@ fn a_full_disk_is_said_in_so_many_words_and_leaves_no_temporary_file() {
         .unwrap_or(0);
     assert!(rows > 10, "{said}");
 }
+
+#[test]
+fn a_resume_refuses_a_tournament_toml_whose_rules_were_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let toml = out.join("tournament.toml");
+    let text_before = std::fs::read_to_string(&toml).unwrap();
+    assert!(text_before.contains("pits = 6"), "{text_before}");
+    std::fs::write(&toml, text_before.replace("pits = 6", "pits = 4")).unwrap();
+    let o = run(&strings(&[
+        "tournament",
+        "--quiet",
+        "--resume",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("but its games were played as 6x4: the file was changed"),
+        "{}",
+        text(&o)
+    );
+}
