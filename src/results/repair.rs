@@ -10,7 +10,7 @@
 use super::csv_file::{csv_row, header_line};
 use super::jsonl::read_jsonl;
 use super::{GAMES_CSV, GAMES_JSONL};
-use crate::record::clean_text;
+use crate::record::{GameRecord, clean_text};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -31,6 +31,9 @@ pub struct Repaired {
     pub unreadable_records: u64,
     /// `games.csv` rows written again from `games.jsonl`.
     pub rows_rebuilt: u64,
+    /// `games.csv` rows that disagreed with their record and were written again from it
+    /// (`games.jsonl` is the record; `games.csv` its view).
+    pub rows_corrected: u64,
     /// `games.csv` rows whose game has no line in `games.jsonl` (counted as played).
     pub rows_without_record: u64,
     /// Games of another tournament id (kept in the files, not counted).
@@ -60,6 +63,13 @@ impl Repaired {
             v.push(format!(
                 "rebuilt {} games.csv row(s) from games.jsonl",
                 self.rows_rebuilt
+            ));
+        }
+        if self.rows_corrected > 0 {
+            v.push(format!(
+                "{} games.csv row(s) disagreed with their record in games.jsonl and were \
+                 written again from it (games.jsonl is the record, games.csv its view)",
+                self.rows_corrected
             ));
         }
         if self.rows_without_record > 0 {
@@ -111,6 +121,7 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
 
     // The records, first line of each game kept.
     let mut seen = HashSet::new();
+    let mut unplayable = HashSet::new();
     let mut records = Vec::new();
     let mut kept_lines: Vec<u8> = Vec::new();
     let summary = read_jsonl(&jsonl_path, |rec, line| {
@@ -128,6 +139,8 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
                 if r.first_unplayable.is_none() {
                     r.first_unplayable = Some(format!("game {}: {e}", clean_text(&rec.game)));
                 }
+                // Not a game that could have been played: no row is made from it.
+                unplayable.insert(rec.game.clone());
             }
             records.push(rec);
         } else {
@@ -141,9 +154,11 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
 
     // The rows, as they are, first row of each game kept.
     let (header, rows) = read_rows(&csv_path)?;
+    let by_id: std::collections::HashMap<&str, &GameRecord> =
+        records.iter().map(|rec| (rec.game.as_str(), rec)).collect();
     let mut row_ids = HashSet::new();
     let mut kept_rows = Vec::new();
-    for (game, raw) in rows {
+    for (game, mut raw) in rows {
         if !row_ids.insert(game.clone()) {
             r.repeated_rows += 1;
             continue;
@@ -156,18 +171,29 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
             if !seen.contains(&game) {
                 r.rows_without_record += 1;
             }
+            // A row is its record's view: one that says otherwise is written again.
+            if let Some(rec) = by_id
+                .get(game.as_str())
+                .filter(|_| !unplayable.contains(&game))
+            {
+                let row = csv_row(rec);
+                if row != raw {
+                    r.rows_corrected += 1;
+                    raw = row;
+                }
+            }
             r.done.insert(game);
         }
         kept_rows.push(raw);
     }
     let missing: Vec<_> = records
         .iter()
-        .filter(|rec| !row_ids.contains(&rec.game))
+        .filter(|rec| !row_ids.contains(&rec.game) && !unplayable.contains(&rec.game))
         .collect();
     r.rows_rebuilt = missing.len() as u64;
     r.done.extend(records.iter().map(|rec| rec.game.clone()));
 
-    if r.repeated_rows > 0 || !header {
+    if r.repeated_rows > 0 || r.rows_corrected > 0 || !header {
         let mut text = header_line().into_bytes();
         for raw in &kept_rows {
             text.extend_from_slice(raw);

@@ -1084,3 +1084,34 @@ fn a_resume_refuses_a_tournament_toml_whose_rules_were_changed() {
         text(&o)
     );
 }
+
+#[test]
+fn a_games_csv_row_that_disagrees_with_its_record_is_written_again_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let csv = out.join("games.csv");
+    let before = std::fs::read_to_string(&csv).unwrap();
+    // The first game's stores and result turned around, as a hand edit would.
+    let mut lines: Vec<String> = before.lines().map(String::from).collect();
+    let mut cells: Vec<String> = lines[1].split(',').map(String::from).collect();
+    let (south, north) = (cells[7].clone(), cells[8].clone());
+    cells[7] = north.clone();
+    cells[8] = south.clone();
+    cells[6] = match cells[6].as_str() {
+        "1-0" => "0-1".into(),
+        "0-1" => "1-0".into(),
+        other => other.into(),
+    };
+    lines[1] = cells.join(",");
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("1 games.csv row(s) disagreed with their record in games.jsonl"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), before);
+}
