@@ -178,13 +178,14 @@ pub(crate) fn live_page(
     open: bool,
     what: &str,
 ) -> Result<LiveView, CliError> {
-    let addr = crate::web::serve(live.clone(), port).map_err(|e| {
+    let served = crate::web::serve(live.clone(), port).map_err(|e| {
         CliError::input_msg(format!(
             "failed to serve {what} on 127.0.0.1:{port}: {e}; choose another --port, or leave \
              it out for a free one"
         ))
     })?;
-    let url = format!("http://{addr}/");
+    // With its token: the page answers no other address.
+    let url = served.url();
     println!("{what} is at {url}");
     if open && let Err(why) = crate::web::open_browser(&url) {
         eprintln!("{why}");

@@ -70,13 +70,25 @@ impl Drop for Reaped {
 
 /// One HTTP/1.1 request to 127.0.0.1:`port`; the status and the body as JSON.
 fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<(u16, Value), String> {
+    http_with(port, method, path, body, "")
+}
+
+/// [`http`] with more header lines (`extra`, each ending in CRLF). A body that is not
+/// JSON is returned as a string.
+fn http_with(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+    extra: &str,
+) -> Result<(u16, Value), String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(Duration::from_secs(60)))
         .map_err(|e| e.to_string())?;
     let body = body.map(|b| b.to_string()).unwrap_or_default();
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         Content-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
         body.len()
     );
     s.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
@@ -124,9 +136,11 @@ fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<(u1
         .unwrap_or(0);
     let value = if content.is_empty() {
         Value::Null
-    } else {
+    } else if head.contains("content-type: application/json") || extra.is_empty() {
         serde_json::from_slice(&content)
             .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&content)))?
+    } else {
+        Value::String(String::from_utf8_lossy(&content).into_owned())
     };
     Ok((status, value))
 }
@@ -286,11 +300,45 @@ fn wait_for(b: &Browser, limit: Duration, what: &str, done: impl Fn(&Seen) -> bo
     }
 }
 
+/// A page served by kalaha: its port and its token.
+#[derive(Clone, Debug)]
+struct Page {
+    port: u16,
+    token: String,
+}
+
+impl Page {
+    /// The address kalaha printed.
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/?token={}", self.port, self.token)
+    }
+
+    /// A request as the page's script makes it: with its token (and, for a `POST`, its
+    /// origin and `X-Kalaha`).
+    fn call(&self, method: &str, path: &str) -> (u16, Value) {
+        let extra = format!(
+            "X-Kalaha-Token: {}\r\nOrigin: http://127.0.0.1:{}\r\nX-Kalaha: 1\r\n",
+            self.token, self.port
+        );
+        http_with(self.port, method, path, None, &extra).unwrap()
+    }
+
+    /// The same request without the token: what any other program can send.
+    fn call_without_token(&self, method: &str, path: &str) -> (u16, Value) {
+        let extra = format!("Origin: http://127.0.0.1:{}\r\nX-Kalaha: 1\r\n", self.port);
+        http_with(self.port, method, path, None, &extra).unwrap()
+    }
+
+    fn state(&self) -> Value {
+        let (status, v) = self.call("GET", "/state");
+        assert_eq!(status, 200, "{v}");
+        v
+    }
+}
+
 /// The state of the play server, as the page reads it.
-fn server_state(port: u16) -> Value {
-    let (status, v) = http(port, "GET", "/state", None).unwrap();
-    assert_eq!(status, 200);
-    v
+fn server_state(page: &Page) -> Value {
+    page.state()
 }
 
 /// `n` of a replay note "Sowing k of n · ...".
@@ -331,8 +379,8 @@ fn a_person_plays_random_in_chromium() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("results");
     let out_arg = out.display().to_string();
-    let (play, play_port, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
-    let url = format!("http://127.0.0.1:{play_port}/");
+    let (play, play_page, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    let url = play_page.url();
     let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
     browser.call("POST", "/url", Some(json!({ "url": url })));
     let title = browser.run("return document.title;");
@@ -342,7 +390,7 @@ fn a_person_plays_random_in_chromium() {
         .run("return [...document.querySelectorAll('[src],[href]')].map((e) => e.src || e.href);");
     assert_eq!(external, json!([]), "the page loads other resources");
 
-    let (game1, result, clicks) = play_a_whole_game(&browser, play_port);
+    let (game1, result, clicks) = play_a_whole_game(&browser, &play_page);
     let screenshots = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from);
     if let Some(dir) = &screenshots {
         std::fs::create_dir_all(dir).unwrap();
@@ -351,7 +399,7 @@ fn a_person_plays_random_in_chromium() {
     }
     replay_with_the_keyboard(&browser, &game1, screenshots.as_deref());
     print_the_timings(&browser);
-    next_game_by_key(&browser, play_port, &game1, screenshots.as_deref());
+    next_game_by_key(&browser, &play_page, &game1, screenshots.as_deref());
     browser.call("DELETE", "", None);
     stop_with_ctrl_c(play, &lines, &out);
     let sowings = check_the_record(&out, &game1, &result, clicks);
@@ -400,7 +448,7 @@ fn open_browser(chromium: &Path, driver: &Path, profile: &Path) -> (Reaped, Brow
 /// Game 1: the person is south and moves first, clicking random enabled pits (and, a few
 /// times, a disabled one, which must not move). Returns the game, the result shown and the
 /// number of clicks.
-fn play_a_whole_game(browser: &Browser, play_port: u16) -> (String, String, usize) {
+fn play_a_whole_game(browser: &Browser, play_page: &Page) -> (String, String, usize) {
     let first = wait_for(browser, Duration::from_secs(20), "the first move", |s| {
         !s.enabled.is_empty()
     });
@@ -423,7 +471,7 @@ fn play_a_whole_game(browser: &Browser, play_port: u16) -> (String, String, usiz
             std::thread::sleep(Duration::from_millis(100));
             let after = seen(browser);
             assert_eq!(after.plies, s.plies, "a disabled pit moved");
-            let state = server_state(play_port);
+            let state = server_state(play_page);
             assert_eq!(
                 state["boards"][0]["frames"].as_array().unwrap().len() as i64,
                 s.plies
@@ -525,13 +573,13 @@ fn print_the_timings(browser: &Browser) {
 }
 
 /// The next game: the engine moves first, the person is north; a digit key sows.
-fn next_game_by_key(browser: &Browser, play_port: u16, game1: &str, screenshots: Option<&Path>) {
+fn next_game_by_key(browser: &Browser, play_page: &Page, game1: &str, screenshots: Option<&Path>) {
     assert!(browser.run("return document.getElementById('new-game').disabled;") == false);
     browser.keys("n");
     let s = wait_for(browser, Duration::from_secs(20), "the second game", |s| {
         s.game != game1 && !s.enabled.is_empty()
     });
-    let state = server_state(play_port);
+    let state = server_state(play_page);
     assert_eq!(state["boards"][0]["person"], "north");
     assert_eq!(state["boards"][0]["frames"][0]["side"], "south");
     let pit = s.enabled[0];
@@ -619,8 +667,8 @@ fn check_the_record(out: &Path, game1: &str, result: &str, clicks: usize) -> usi
 }
 
 /// Starts `kalaha ARGS`, waits for the address of its page, and returns the process, the
-/// port and the rest of its output.
-fn serving(args: &[&str]) -> (Reaped, u16, mpsc::Receiver<String>) {
+/// page (its port and token) and the rest of its output.
+fn serving(args: &[&str]) -> (Reaped, Page, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kalaha"))
         .args(args)
         .stdout(Stdio::piped())
@@ -637,19 +685,24 @@ fn serving(args: &[&str]) -> (Reaped, u16, mpsc::Receiver<String>) {
             }
         }
     });
-    let port = loop {
+    let page = loop {
         let line = lines
             .recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|_| panic!("kalaha {args:?} printed no address"));
         if let Some(u) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-            break u
-                .trim_start_matches("http://127.0.0.1:")
-                .trim_end_matches('/')
-                .parse()
-                .expect("a port in the address");
+            let rest = u
+                .strip_prefix("http://127.0.0.1:")
+                .expect("a loopback address");
+            let (port, token) = rest.split_once("/?token=").expect("a token in the address");
+            assert_eq!(token.len(), 64, "{u}");
+            assert!(token.bytes().all(|b| b.is_ascii_hexdigit()), "{u}");
+            break Page {
+                port: port.parse().expect("a port in the address"),
+                token: token.to_string(),
+            };
         }
     };
-    (child, port, lines)
+    (child, page, lines)
 }
 
 /// `kalaha tournament --live` shows the games as they are played, and `kalaha show
@@ -659,7 +712,7 @@ fn a_live_tournament_and_its_folder_are_served() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let out_arg = out.display().to_string();
-    let (mut run, port, _lines) = serving(&[
+    let (mut run, page, _lines) = serving(&[
         "tournament",
         "--live",
         "--quiet",
@@ -678,9 +731,15 @@ fn a_live_tournament_and_its_folder_are_served() {
         &out_arg,
     ]);
     let mut moves_seen = 0;
+    let mut refused_seen = false;
     let start = Instant::now();
     while run.0.try_wait().unwrap().is_none() {
-        if let Ok((200, state)) = http(port, "GET", "/state", None) {
+        if !refused_seen && let Ok((status, _)) = http(page.port, "GET", "/state", None) {
+            assert_eq!(status, 403, "the live state without the token");
+            refused_seen = true;
+        }
+        let extra = format!("X-Kalaha-Token: {}\r\n", page.token);
+        if let Ok((200, state)) = http_with(page.port, "GET", "/state", None, &extra) {
             assert_eq!(state["mode"], "tournament");
             for b in state["boards"].as_array().unwrap() {
                 assert!(b["south"] == "hard" || b["north"] == "hard", "{b}");
@@ -695,16 +754,25 @@ fn a_live_tournament_and_its_folder_are_served() {
     }
     assert!(run.0.wait().unwrap().success());
     assert!(moves_seen > 0, "no sowing was seen on a live board");
+    assert!(
+        refused_seen,
+        "no request without the token was made during the run"
+    );
 
-    let (mut show, port, _lines) = serving(&["show", "--serve", &out_arg]);
-    let (status, state) = http(port, "GET", "/state", None).unwrap();
+    let (mut show, page, _lines) = serving(&["show", "--serve", &out_arg]);
+    // The folder's page, too, answers only its address.
+    for path in ["/", "/state", "/events", "/game?id=1"] {
+        let (status, _) = page.call_without_token("GET", path);
+        assert_eq!(status, 403, "{path}");
+    }
+    let (status, state) = page.call("GET", "/state");
     assert_eq!(status, 200);
     assert_eq!(state["mode"], "results");
     assert_eq!(state["finished"], 2);
     assert_eq!(state["standings"].as_array().unwrap().len(), 2);
     let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
     let first: Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
-    let (status, game) = http(port, "GET", &format!("/game?id={}", first["number"]), None).unwrap();
+    let (status, game) = page.call("GET", &format!("/game?id={}", first["number"]));
     assert_eq!(status, 200, "{game}");
     let frames = game["frames"].as_array().unwrap();
     assert_eq!(frames.len(), first["moves"].as_array().unwrap().len());
@@ -717,7 +785,7 @@ fn a_live_tournament_and_its_folder_are_served() {
             .unwrap()
             .contains("</script><b>m</b>")
     );
-    let (status, _) = http(port, "GET", "/game?id=nope", None).unwrap();
+    let (status, _) = page.call("GET", "/game?id=nope");
     assert_eq!(status, 404);
     // SAFETY: signals our own child.
     unsafe { libc::kill(show.0.id() as i32, libc::SIGINT) };
@@ -730,4 +798,182 @@ fn a_live_tournament_and_its_folder_are_served() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(show.0.wait().unwrap().success());
+}
+
+/// Waits until the person is to move in the first game; returns the state.
+fn the_person_to_move(page: &Page) -> Value {
+    let start = Instant::now();
+    loop {
+        let state = page.state();
+        if state["boards"][0]["awaiting"] == true {
+            return state;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the person was never to move: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Issue 25, point 4: a program on the same machine that found the port (in
+/// `/proc/net/tcp`, say) and copied the page's headers (`Origin`, `X-Kalaha`) reads no
+/// state and makes no move; the holder of the token does both.
+#[test]
+fn another_program_cannot_move_for_the_person() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    let state = the_person_to_move(&page);
+    let game = state["boards"][0]["game"].as_str().unwrap().to_string();
+    let pit = state["boards"][0]["legal"][0].as_u64().unwrap();
+    let sow = format!("/move?game={game}&pit={pit}");
+    for (method, path) in [
+        ("GET", "/state"),
+        ("GET", "/"),
+        ("GET", "/events"),
+        ("GET", &format!("/game?id={game}")),
+        ("POST", &sow),
+        ("POST", "/new"),
+    ] {
+        let (status, body) = page.call_without_token(method, path);
+        assert_eq!(status, 403, "{method} {path}: {body}");
+        assert!(!body.to_string().contains(&game), "{body}");
+    }
+    // A guessed token is no better.
+    let wrong = format!(
+        "X-Kalaha-Token: {}\r\nOrigin: http://127.0.0.1:{}\r\nX-Kalaha: 1\r\n",
+        "0".repeat(64),
+        page.port
+    );
+    let (status, _) = http_with(page.port, "POST", &sow, None, &wrong).unwrap();
+    assert_eq!(status, 403);
+    let (status, _) = page.call_without_token("POST", &format!("{sow}&token={}", "f".repeat(64)));
+    assert_eq!(status, 403);
+    // Nothing moved.
+    let after = page.state();
+    assert_eq!(after["boards"][0]["game"], game.as_str());
+    assert_eq!(after["boards"][0]["frames"], json!([]), "{after}");
+    assert_eq!(after["boards"][0]["awaiting"], true);
+    // With the token, the move is made.
+    let (status, body) = page.call("POST", &sow);
+    assert_eq!(status, 200, "{body}");
+    let start = Instant::now();
+    let moved = loop {
+        let s = page.state();
+        if s["boards"][0]["frames"] != json!([]) {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the move was not played: {s}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(moved["boards"][0]["frames"][0]["pit"], pit, "{moved}");
+    assert_eq!(moved["boards"][0]["frames"][0]["side"], "south");
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    let printed: Vec<String> = lines.try_iter().collect();
+    assert!(
+        printed.iter().any(|l| l.starts_with("0 games recorded")),
+        "{printed:?}"
+    );
+}
+
+/// Opens `GET /events?QUERY` on `page`'s port, not yet read.
+fn open_stream(page: &Page, query: &str) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", page.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "GET /events?{query} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+        page.port
+    )
+    .unwrap();
+    s
+}
+
+/// Reads `s` until `needle` has been seen; false if the stream ended first.
+fn read_until(s: &mut TcpStream, needle: &str, seen: &mut String) -> bool {
+    let mut buf = [0u8; 16384];
+    while !seen.contains(needle) {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
+    }
+    true
+}
+
+/// Issue 25, point 5: 64 idle event streams (with the token, as many tabs would hold), 64
+/// connections that never send a request and 64 streams asked for without the token do
+/// not keep the page from loading nor its updates from coming.
+#[test]
+fn idle_streams_do_not_starve_the_play_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, _lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    let state = the_person_to_move(&page);
+    let mut idle = Vec::new();
+    for i in 0..64 {
+        let mut s = open_stream(&page, &format!("token={}&page=tab{i}", page.token));
+        let mut seen = String::new();
+        assert!(
+            read_until(&mut s, "event: state", &mut seen),
+            "idle stream {i}: {seen}"
+        );
+        idle.push(s);
+    }
+    let mut refused = Vec::new();
+    for _ in 0..64 {
+        let mut s = open_stream(&page, "page=intruder");
+        let mut seen = String::new();
+        read_until(&mut s, "\r\n", &mut seen);
+        assert!(seen.starts_with("HTTP/1.1 403"), "{seen}");
+        refused.push(s);
+    }
+    let silent: Vec<TcpStream> = (0..64)
+        .map(|_| TcpStream::connect(("127.0.0.1", page.port)).unwrap())
+        .collect();
+    let started = Instant::now();
+    let (status, html) = http_with(
+        page.port,
+        "GET",
+        &format!("/?token={}", page.token),
+        None,
+        "Accept: text/html\r\n",
+    )
+    .unwrap();
+    assert_eq!(status, 200);
+    assert!(html.as_str().unwrap().contains("initial-state"));
+    let mut mine = open_stream(&page, &format!("token={}&page=mine", page.token));
+    let mut seen = String::new();
+    assert!(read_until(&mut mine, "event: state", &mut seen), "{seen}");
+    assert!(seen.starts_with("HTTP/1.1 200 OK"), "{seen}");
+    // An update: the person's move, then the engine's reply.
+    let game = state["boards"][0]["game"].as_str().unwrap();
+    let pit = state["boards"][0]["legal"][0].as_u64().unwrap();
+    let (status, body) = page.call("POST", &format!("/move?game={game}&pit={pit}"));
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        read_until(
+            &mut mine,
+            &format!("\"frames\":[{{\"side\":\"south\",\"pit\":{pit}"),
+            &mut seen
+        ),
+        "{seen}"
+    );
+    let took = started.elapsed();
+    eprintln!("with 192 idle clients, the page and its first update took {took:?}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    drop((idle, refused, silent));
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
 }
