@@ -516,7 +516,7 @@ async fn game(r: &Request, live: &Arc<Live>) -> Response {
 /// `GET /events`: the state after every change, until the page goes away, another stream
 /// needs the place (`slot`), or `life` has passed; the page then opens the next stream at
 /// once (it is told so by a `bye` event).
-async fn events(stream: &mut TcpStream, live: &Live, mut slot: Slot, life: Duration) {
+async fn events(stream: &mut TcpStream, live: &Arc<Live>, mut slot: Slot, life: Duration) {
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n\
                 X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\nretry: 1000\n\n";
     if !write_within(stream, head.as_bytes(), WRITE_TIMEOUT).await {
@@ -529,12 +529,14 @@ async fn events(stream: &mut TcpStream, live: &Live, mut slot: Slot, life: Durat
         Mode::Tournament | Mode::Results => Duration::from_millis(100),
     };
     let mut changes = live.subscribe();
+    let follower = live.follow();
     loop {
-        changes.borrow_and_update();
+        let version = *changes.borrow_and_update();
         let message = format!("event: state\ndata: {}\n\n", live.snapshot());
         if !write_within(stream, message.as_bytes(), WRITE_TIMEOUT).await {
             return;
         }
+        follower.sent(version);
         if !pause.is_zero() {
             tokio::time::sleep(pause).await;
         }

@@ -134,6 +134,39 @@ pub struct Live {
     dir: Option<PathBuf>,
     state: Mutex<State>,
     version: watch::Sender<u64>,
+    /// The event streams open, and the version each has sent (at least).
+    followers: Mutex<(u64, Vec<(u64, u64)>)>,
+}
+
+/// An event stream, known to its [`Live`] until dropped: see [`Live::wait_sent`].
+pub struct Follower {
+    live: Arc<Live>,
+    id: u64,
+}
+
+impl Follower {
+    /// The stream has sent the state of `version` (or a later one).
+    pub fn sent(&self, version: u64) {
+        let mut f = self
+            .live
+            .followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = f.1.iter_mut().find(|(id, _)| *id == self.id) {
+            entry.1 = entry.1.max(version);
+        }
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        let mut f = self
+            .live
+            .followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        f.1.retain(|(id, _)| *id != self.id);
+    }
 }
 
 impl Live {
@@ -160,7 +193,40 @@ impl Live {
                 snapshot: None,
             }),
             version: watch::Sender::new(0),
+            followers: Mutex::new((0, Vec::new())),
         })
+    }
+
+    /// Registers an event stream.
+    pub fn follow(self: &Arc<Self>) -> Follower {
+        let mut f = self.followers.lock().unwrap_or_else(|e| e.into_inner());
+        let id = f.0;
+        f.0 += 1;
+        f.1.push((id, 0));
+        Follower {
+            live: self.clone(),
+            id,
+        }
+    }
+
+    /// Waits (at most `limit`) until every open event stream has sent the state as it is
+    /// now, so that a page learns of the end before the process goes. True if they all did.
+    pub fn wait_sent(&self, limit: Duration) -> bool {
+        let now = *self.version.borrow();
+        let start = Instant::now();
+        loop {
+            let behind = {
+                let f = self.followers.lock().unwrap_or_else(|e| e.into_inner());
+                f.1.iter().any(|(_, sent)| *sent < now)
+            };
+            if !behind {
+                return true;
+            }
+            if start.elapsed() >= limit {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     pub fn mode(&self) -> Mode {
@@ -587,24 +653,30 @@ impl View for LiveView {
 
     fn finish(&mut self, summary: &RunSummary, tally: &Tally) -> io::Result<()> {
         self.live.set_standings(tally);
+        let played = crate::record::counted(summary.played, "game");
         let why = if matches!(self.live.mode, Mode::Play | Mode::Watch) {
-            let n = summary.played;
-            format!("{n} game{} recorded", if n == 1 { "" } else { "s" })
+            format!("{played} recorded")
         } else if summary.complete() {
-            format!(
-                "the run is over: {} played",
-                crate::record::counted(summary.played, "game")
-            )
+            format!("the run is over: {played} played")
         } else {
-            format!(
-                "the run was stopped: {} played",
-                crate::record::counted(summary.played, "game")
-            )
+            format!("the run was stopped: {played} played")
+        };
+        let why = match (&self.live.dir, self.live.mode) {
+            (Some(dir), Mode::Tournament) => format!(
+                "{why}; run finished: results in {}",
+                crate::record::shown_path(dir)
+            ),
+            _ => why,
         };
         self.live.run_ended(why);
+        // The process ends next: the pages that follow the run see its end first.
+        self.live.wait_sent(FAREWELL);
         Ok(())
     }
 }
+
+/// How long the end of a run waits for its pages to be sent the final state.
+const FAREWELL: Duration = Duration::from_secs(3);
 
 #[cfg(test)]
 mod tests;

@@ -360,9 +360,9 @@ fn free_port() -> u16 {
         .port()
 }
 
-#[test]
-fn a_person_plays_random_in_chromium() {
-    let started = Instant::now();
+/// Chromium and chromedriver, or `None` (and a line saying `test` is skipped) where they
+/// are missing; under CI their absence fails the test.
+fn chromium_for(test: &str) -> Option<(PathBuf, PathBuf)> {
     let chromium = find_program("KALAHA_CHROMIUM", &["chromium", "chromium-browser"]);
     let driver = find_program(
         "KALAHA_CHROMEDRIVER",
@@ -373,7 +373,16 @@ fn a_person_plays_random_in_chromium() {
         if std::env::var_os("CI").is_some() {
             panic!("{why}");
         }
-        eprintln!("skipping a_person_plays_random_in_chromium: {why}");
+        eprintln!("skipping {test}: {why}");
+        return None;
+    };
+    Some((chromium, driver))
+}
+
+#[test]
+fn a_person_plays_random_in_chromium() {
+    let started = Instant::now();
+    let Some((chromium, driver)) = chromium_for("a_person_plays_random_in_chromium") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -730,6 +739,8 @@ fn a_live_tournament_and_its_folder_are_served() {
         "--out",
         &out_arg,
     ]);
+    // A page that follows the run from its start learns of its end.
+    let mut follower = open_stream(&page, &format!("token={}&page=follower", page.token));
     let mut moves_seen = 0;
     let mut refused_seen = false;
     let start = Instant::now();
@@ -758,6 +769,22 @@ fn a_live_tournament_and_its_folder_are_served() {
         refused_seen,
         "no request without the token was made during the run"
     );
+    let mut stream = String::new();
+    let _ = follower.read_to_string(&mut stream);
+    let last = stream
+        .rsplit("event: state\ndata: ")
+        .next()
+        .and_then(|t| t.lines().next())
+        .unwrap();
+    let last: Value = serde_json::from_str(last).unwrap();
+    assert_eq!(last["finished"], 2, "{last}");
+    assert_eq!(last["standings"].as_array().unwrap().len(), 2, "{last}");
+    let ended = last["ended"].as_str().unwrap();
+    assert!(
+        ended.starts_with("the run is over: 2 games played; run finished: results in "),
+        "{ended}"
+    );
+    assert!(ended.ends_with("run"), "{ended}");
 
     let (mut show, page, _lines) = serving(&["show", "--serve", &out_arg]);
     // The folder's page, too, answers only its address.
@@ -976,4 +1003,98 @@ fn idle_streams_do_not_starve_the_play_page() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
+}
+
+/// Issue 32, point 1: the live page of a tournament shows its end (the final standings,
+/// "run finished: results in DIR") and stays readable once the server is gone.
+#[test]
+fn the_live_page_shows_the_end_of_the_run_in_chromium() {
+    let Some((chromium, driver)) =
+        chromium_for("the_live_page_shows_the_end_of_the_run_in_chromium")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let out_arg = out.display().to_string();
+    // The browser first: the run is short.
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    let (mut run, page, _lines) = serving(&[
+        "tournament",
+        "--live",
+        "--quiet",
+        "--engine",
+        "builtin=hard",
+        "--engine",
+        "builtin=medium",
+        "--games",
+        "16",
+        "--move-time",
+        "30ms",
+        "--concurrency",
+        "2",
+        "--out",
+        &out_arg,
+    ]);
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    // The page follows the run: its count of games grows while the run goes on.
+    let games = "return document.querySelectorAll('#games tbody tr').length;";
+    let first = browser.run(games).as_u64().unwrap();
+    let start = Instant::now();
+    while browser.run(games).as_u64().unwrap() <= first {
+        assert!(
+            run.0.try_wait().unwrap().is_none(),
+            "the run ended before the page saw a game (the test needs a longer run)"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the page saw no game"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while run.0.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "the run did not end"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(run.0.wait().unwrap().success());
+    let read = "return { status: document.getElementById('status').textContent, \
+                problem: document.getElementById('problem').textContent, \
+                rows: document.querySelectorAll('#standings tbody tr').length, \
+                games: document.querySelectorAll('#games tbody tr').length };";
+    let start = Instant::now();
+    let seen = loop {
+        let v = browser.run(read);
+        if v["status"].as_str().unwrap().contains("stopped serving") {
+            break v;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the page never saw the end: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let status = seen["status"].as_str().unwrap();
+    assert!(
+        status.starts_with("16 of 16 games recorded · the run is over: 16 games played"),
+        "{status}"
+    );
+    assert!(
+        status.contains(&format!("run finished: results in {}", out.display())),
+        "{status}"
+    );
+    assert_eq!(seen["problem"], "", "{seen}");
+    assert_eq!(seen["rows"], 2, "{seen}");
+    assert_eq!(seen["games"], 16, "{seen}");
+    // It stays so: no retrying.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(browser.run(read), seen);
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot(390, &dir.join("live-end-390.png"));
+        browser.screenshot(1280, &dir.join("live-end-1280.png"));
+    }
+    browser.call("DELETE", "", None);
 }
