@@ -8,7 +8,8 @@
 //! | `GET /events` | server-sent events: the state as JSON after every change |
 //! | `GET /game?id=ID` | a game (by id or number) with every position, for replays |
 //! | `POST /move?game=ID&pit=N` | the person sows pit `N` |
-//! | `POST /new` | the next game starts |
+//! | `POST /resign?game=ID` | the person gives up the game in progress |
+//! | `POST /new` | the next game starts (in `kalaha play`, the game in progress is resigned) |
 //!
 //! Every `GET` route but `/events` answers `HEAD` too (the head alone).
 //!
@@ -473,12 +474,16 @@ async fn route(r: &Request, live: &Arc<Live>) -> Response {
                 Err(why) => Response::error(409, &why),
             }
         }
+        ("POST", "/resign") => match live.resign(r.param("game").unwrap_or("")) {
+            Ok(()) => Response::json(200, "{\"ok\":true}"),
+            Err(why) => Response::error(409, &why),
+        },
         ("POST", "/new") => match live.new_game() {
             Ok(()) => Response::json(200, "{\"ok\":true}"),
             Err(why) => Response::error(409, &why),
         },
         (_, "/" | "/index.html" | "/state" | "/game" | "/events" | "/favicon.ico") => allow("GET"),
-        (_, "/move" | "/new") => allow("POST"),
+        (_, "/move" | "/new" | "/resign") => allow("POST"),
         _ => Response::error(404, "no such page: the page is at /"),
     }
 }
@@ -831,7 +836,7 @@ mod tests {
         let sow = format!("POST /move?game=g-1&pit=2 HTTP/1.1\r\n{page_headers}{token}\r\n");
         let (status, text) = send(addr, sow.as_bytes());
         assert_eq!(status, 200, "{text}");
-        assert_eq!(rx.try_recv().unwrap(), 2);
+        assert_eq!(rx.try_recv().unwrap(), super::super::Choice::Pit(2));
         // The Origin and X-Kalaha checks still hold for a request with the token.
         let no_page = format!("POST /new HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{token}\r\n");
         assert_eq!(send(addr, no_page.as_bytes()).0, 403);

@@ -83,6 +83,15 @@ impl Gate {
     }
 }
 
+/// What the person chose on the page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Sow this pit.
+    Pit(u8),
+    /// Give the game up.
+    Resign,
+}
+
 /// The person's move the referee waits for.
 #[derive(Debug)]
 struct Pending {
@@ -91,7 +100,7 @@ struct Pending {
     /// The time the person has for this move, when limited, and since when.
     time: Option<Duration>,
     since: Instant,
-    reply: oneshot::Sender<u8>,
+    reply: oneshot::Sender<Choice>,
 }
 
 /// A game on a board: in progress, or (for a person) the last one, finished.
@@ -124,6 +133,8 @@ struct State {
     gate: Option<Arc<Gate>>,
     /// The page asked for a new game that has not started yet.
     starting: bool,
+    /// The game the person has resigned, if it is still being ended.
+    resigned: Option<String>,
     snapshot: Option<(u64, Arc<str>)>,
 }
 
@@ -190,6 +201,7 @@ impl Live {
                 pending: None,
                 gate: None,
                 starting: false,
+                resigned: None,
                 snapshot: None,
             }),
             version: watch::Sender::new(0),
@@ -287,6 +299,7 @@ impl Live {
 
     fn snapshot_of<'a>(&self, s: &'a State) -> SnapshotJson<'a> {
         let can_new = self.can_start_new(s);
+        let can_resign = self.resignable(s).is_some();
         SnapshotJson {
             version: s.version,
             mode: self.mode,
@@ -297,6 +310,7 @@ impl Live {
             ended: s.ended.as_deref(),
             person: s.person.as_deref(),
             can_new,
+            can_resign,
             starting: s.starting,
             boards: s.boards.iter().map(|b| board_json(b, s)).collect(),
             standings: &s.standings,
@@ -316,11 +330,62 @@ impl Live {
         let Some(gate) = &s.gate else {
             return false;
         };
-        matches!(self.mode, Mode::Play | Mode::Watch)
-            && s.ended.is_none()
-            && !s.starting
-            && !gate.is_open()
-            && s.boards.iter().all(|b| b.record.is_some())
+        // A person may leave a game at any moment (it is resigned); two engines finish
+        // theirs first.
+        let over = s.boards.iter().all(|b| b.record.is_some());
+        match self.mode {
+            Mode::Play => s.ended.is_none() && !s.starting && !gate.is_open(),
+            Mode::Watch => s.ended.is_none() && !s.starting && !gate.is_open() && over,
+            Mode::Tournament | Mode::Results => false,
+        }
+    }
+
+    /// The person's game in progress, if any, that the person has not resigned yet.
+    fn resignable<'a>(&self, s: &'a State) -> Option<&'a Board> {
+        if self.mode != Mode::Play || s.person.is_none() || s.ended.is_some() {
+            return None;
+        }
+        s.boards
+            .iter()
+            .find(|b| b.record.is_none() && s.resigned.as_deref() != Some(b.game.as_str()))
+    }
+
+    /// Marks `game` resigned (the caller holds the lock) and tells the referee if it waits
+    /// for the person's move in it.
+    fn resign_locked(s: &mut State, game: &str) {
+        s.resigned = Some(game.to_string());
+        if s.pending.as_ref().is_some_and(|p| p.game == game) {
+            let p = s.pending.take().expect("checked above");
+            let _ = p.reply.send(Choice::Resign);
+        }
+    }
+
+    /// The person gives up `game`, in progress: it is recorded as a loss by resignation,
+    /// at once if the person is to move, else as soon as the engine has sown.
+    pub fn resign(&self, game: &str) -> Result<(), String> {
+        let mut s = self.lock();
+        let Some(b) = self.resignable(&s) else {
+            return Err(match (self.mode, s.person.is_some()) {
+                (Mode::Play, true) => "no game of yours is in progress".to_string(),
+                _ => "no person plays on this page".to_string(),
+            });
+        };
+        if b.game != game {
+            return Err(format!(
+                "game {:?} is not the game being played ({:?}): reload the page",
+                clean_text(game),
+                b.game
+            ));
+        }
+        Self::resign_locked(&mut s, game);
+        drop(s);
+        self.change(|_| {});
+        Ok(())
+    }
+
+    /// Whether the person has resigned `game`.
+    pub fn has_resigned(&self, game: &str) -> bool {
+        self.lock().resigned.as_deref() == Some(game)
     }
 
     /// The game `id` (or number) with its frames, as JSON, from memory; `None` when it is
@@ -364,7 +429,7 @@ impl Live {
         game: &str,
         legal: Vec<u8>,
         time: Option<Duration>,
-        reply: oneshot::Sender<u8>,
+        reply: oneshot::Sender<Choice>,
     ) {
         self.change(|s| {
             s.pending = Some(Pending {
@@ -413,7 +478,7 @@ impl Live {
         drop(s);
         // The referee may have stopped waiting a moment ago (its deadline): then the pit
         // is not taken, and the page learns the result from the state.
-        let sent = p.reply.send(pit as u8).is_ok();
+        let sent = p.reply.send(Choice::Pit(pit as u8)).is_ok();
         self.change(|_| {});
         if sent {
             Ok(())
@@ -436,6 +501,10 @@ impl Live {
             } else {
                 "the game is not over yet".to_string()
             });
+        }
+        // A game in progress is given up first.
+        if let Some(game) = self.resignable(&s).map(|b| b.game.clone()) {
+            Self::resign_locked(&mut s, &game);
         }
         s.starting = true;
         let gate = s.gate.clone();
@@ -474,6 +543,7 @@ impl Live {
                         s.boards.clear();
                         s.starting = false;
                         s.pending = None;
+                        s.resigned = None;
                     } else {
                         s.boards.retain(|b| b.game != board.game);
                     }
@@ -521,6 +591,7 @@ impl Live {
         let single = matches!(self.mode, Mode::Play | Mode::Watch);
         self.change(|s| {
             s.finished += 1;
+            let idle = s.boards.iter().all(|b| b.record.is_some());
             match s.boards.iter_mut().find(|b| b.game == record.game) {
                 Some(b) if single => {
                     b.frames = record_frames(&record);
@@ -528,7 +599,9 @@ impl Live {
                     b.record = Some(record.clone());
                 }
                 Some(_) => s.boards.retain(|b| b.game != record.game),
-                None if single => {
+                // The next game may have started already (the page asked for it before
+                // this one ended): its board stays.
+                None if single && idle => {
                     // A game lost before it started (an engine that failed to start).
                     s.boards.clear();
                     s.starting = false;
@@ -545,7 +618,7 @@ impl Live {
                 }
                 None => {}
             }
-            if single {
+            if single && s.pending.as_ref().is_some_and(|p| p.game == record.game) {
                 s.pending = None;
             }
             s.recent.push_back(record);

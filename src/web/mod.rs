@@ -16,7 +16,7 @@ pub mod play;
 pub mod request;
 
 pub use http::{Limits, Served, serve, serve_with};
-pub use live::{Follower, Gate, Live, LiveView, Mode, RECENT, record_json, result_text};
+pub use live::{Choice, Follower, Gate, Live, LiveView, Mode, RECENT, record_json, result_text};
 
 use crate::record::GameRecord;
 use crate::results::{GAMES_JSONL, read_jsonl_from};

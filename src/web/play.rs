@@ -5,7 +5,7 @@
 //! schedule where the seats swap every game, run by the tournament's own game loop and
 //! recorder, so every game lands in a results folder like a match's.
 
-use super::live::{Gate, Live, person_time};
+use super::live::{Choice, Gate, Live, person_time};
 use crate::record::{
     Fault, FaultKind, MAX_TIME, SideResult, Termination, TimeControl, TimeLimit, format_duration,
 };
@@ -67,6 +67,10 @@ impl Contestant for Person {
         deadline: Duration,
     ) -> Result<Reply, Fault> {
         let started = Instant::now();
+        let resigned = || Fault::new(FaultKind::Crash, "the person resigned");
+        if self.live.has_resigned(&self.game) {
+            return Err(resigned());
+        }
         let (tx, rx) = oneshot::channel();
         self.live.await_person(
             &self.game,
@@ -79,7 +83,9 @@ impl Contestant for Person {
             game: &self.game,
         };
         let pit = match tokio::time::timeout(deadline, rx).await {
-            Ok(Ok(pit)) => pit,
+            Ok(Ok(Choice::Pit(pit))) => pit,
+            // The referee asks [`Contestant::resigned`] before it takes this for a fault.
+            Ok(Ok(Choice::Resign)) => return Err(resigned()),
             Ok(Err(_)) => {
                 return Err(Fault::new(
                     FaultKind::Crash,
@@ -114,6 +120,10 @@ impl Contestant for Person {
         _termination: Termination,
     ) -> Result<(), Fault> {
         Ok(())
+    }
+
+    fn resigned(&self) -> bool {
+        self.live.has_resigned(&self.game)
     }
 }
 
@@ -174,6 +184,13 @@ impl Contestant for Seat {
             Player::Engine(e) => {
                 Contestant::game_over(&mut **e, game, result, south, north, termination).await
             }
+        }
+    }
+
+    fn resigned(&self) -> bool {
+        match &self.player {
+            Player::Person(p) => p.resigned(),
+            Player::Engine(_) => false,
         }
     }
 }

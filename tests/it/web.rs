@@ -1098,3 +1098,134 @@ fn the_live_page_shows_the_end_of_the_run_in_chromium() {
     }
     browser.call("DELETE", "", None);
 }
+
+/// Issue 32, point 2: the person resigns a game, and leaves the next one in its middle
+/// with "New game"; both are recorded as resignations, losses of the person, and rated.
+#[test]
+fn a_person_resigns_and_starts_again_in_chromium() {
+    let Some((chromium, driver)) = chromium_for("a_person_resigns_and_starts_again_in_chromium")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    let s = wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
+        !s.enabled.is_empty()
+    });
+    let game1 = s.game.clone();
+    browser.click(&format!("button[data-pit=\"{}\"]", s.enabled[0]));
+    wait_for(&browser, Duration::from_secs(20), "the sowing", |n| {
+        n.plies > s.plies
+    });
+    let resign = "return { hidden: document.getElementById('resign').hidden, \
+                  disabled: document.getElementById('resign').disabled, \
+                  newgame: document.getElementById('new-game').textContent };";
+    let controls = browser.run(resign);
+    assert_eq!(controls["hidden"], false, "{controls}");
+    browser.click("#resign");
+    let done = wait_for(&browser, Duration::from_secs(20), "the resignation", |s| {
+        s.result.is_some()
+    });
+    let result = done.result.unwrap();
+    assert!(
+        result.contains("random wins (human resigned). You lose."),
+        "{result}"
+    );
+    assert_eq!(browser.run(resign)["hidden"], true);
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot(390, &dir.join("resigned-390.png"));
+        browser.screenshot(1280, &dir.join("resigned-1280.png"));
+    }
+    // The next game: the engine moves first; in its middle, "New game" resigns it.
+    browser.click("#new-game");
+    let s = wait_for(&browser, Duration::from_secs(20), "the second game", |s| {
+        s.game != game1 && !s.enabled.is_empty()
+    });
+    let game2 = s.game.clone();
+    let controls = browser.run(resign);
+    assert!(
+        controls["newgame"]
+            .as_str()
+            .unwrap()
+            .ends_with(": resigns this one"),
+        "{controls}"
+    );
+    assert_eq!(controls["disabled"], false, "{controls}");
+    browser.click("#new-game");
+    wait_for(&browser, Duration::from_secs(20), "the third game", |s| {
+        s.game != game2 && s.game != game1 && !s.game.is_empty()
+    });
+    let state = page.state();
+    assert_eq!(state["recent"][0]["termination"], "resigned", "{state}");
+    browser.call("DELETE", "", None);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    let printed: Vec<String> = lines.try_iter().collect();
+    assert!(
+        printed
+            .iter()
+            .any(|l| l == &format!("2 games recorded in {}", out.display())),
+        "{printed:?}"
+    );
+    let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let games: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(games.len(), 2, "{jsonl}");
+    for (g, (id, person)) in games.iter().zip([(&game1, "south"), (&game2, "north")]) {
+        assert_eq!(&g["game"], id.as_str());
+        assert_eq!(g["termination"], "resigned", "{g}");
+        assert_eq!(g["loser"], person, "{g}");
+        assert_eq!(g["detail"], "human resigned", "{g}");
+        let won = if person == "south" { "0-1" } else { "1-0" };
+        assert_eq!(g["result"], won, "{g}");
+    }
+    let csv = std::fs::read_to_string(out.join("games.csv")).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",resigned,")).count(),
+        2,
+        "{csv}"
+    );
+    // Rated as losses of the person, with no fault.
+    let ratings = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args([
+            "ratings",
+            &out_arg,
+            "--out",
+            &tmp.path().join("board").display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(ratings.status.success(), "{ratings:?}");
+    let standings = std::fs::read_to_string(tmp.path().join("board/standings.csv")).unwrap();
+    let header: Vec<&str> = standings.lines().next().unwrap().split(',').collect();
+    let human: Vec<&str> = standings
+        .lines()
+        .find(|l| l.contains(",human,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    let col = |name: &str| human[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(
+        (col("games"), col("wins"), col("losses")),
+        ("2", "0", "2"),
+        "{standings}"
+    );
+    for fault in [
+        "timeouts",
+        "illegal_moves",
+        "protocol_errors",
+        "crashes",
+        "stalls",
+    ] {
+        assert_eq!(col(fault), "0", "{fault}: {standings}");
+    }
+}
