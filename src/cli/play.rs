@@ -134,11 +134,30 @@ pub fn run(args: Args) -> CliResult {
         None if person => Duration::ZERO,
         None => Duration::from_millis(500),
     };
+    // A session without a game leaves nothing behind: the folders it made are removed.
+    let made = match &args.out {
+        Some(o) => vec![o.clone()]
+            .into_iter()
+            .filter(|d| !d.exists())
+            .collect(),
+        None => {
+            let parent = crate::tournament::default_out_dir()
+                .parent()
+                .map(|p| p.to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty() && !p.exists());
+            parent.into_iter().collect::<Vec<_>>()
+        }
+    };
     let out = match &args.out {
         Some(o) => o.clone(),
         None => crate::tournament::claim_default_out_dir("play-")?,
     };
+    let mut made = made;
+    if args.out.is_none() {
+        made.insert(0, out.clone());
+    }
     let mode = if person { Mode::Play } else { Mode::Watch };
+    // Titled by who plays once the engines have their names.
     let live = Live::new(mode, "kalaha play", Some(out.clone()));
     let mut page = live_page(live.clone(), args.port.unwrap_or(0), args.open, "the game")?;
     println!(
@@ -160,6 +179,23 @@ pub fn run(args: Args) -> CliResult {
         })?;
     if let Some(failure) = &summary.failed {
         return Err(CliError::from(anyhow::anyhow!("{failure}")));
+    }
+    if summary.played == 0 {
+        // The innermost first: the session's folder, then a `results` made for it.
+        for (i, dir) in made.iter().enumerate() {
+            // The parent only if it is empty: another run may have put a folder there.
+            let removed = match i {
+                0 => std::fs::remove_dir_all(dir),
+                _ => std::fs::remove_dir(dir),
+            };
+            if let Err(e) = removed
+                && i == 0
+            {
+                eprintln!("failed to remove {}: {e}", crate::record::shown_path(dir));
+            }
+        }
+        println!("no game was played: no results were kept");
+        return Ok(0);
     }
     println!(
         "{} game{} recorded in {}",

@@ -271,6 +271,11 @@ impl Live {
         out
     }
 
+    /// The page's title.
+    pub fn set_title(&self, title: String) {
+        self.change(|s| s.title = title);
+    }
+
     /// Who plays on the page (`person`), and the gate that starts each game on request.
     pub fn set_session(&self, person: Option<String>, gate: Arc<Gate>) {
         self.change(|s| {

@@ -370,6 +370,9 @@ pub fn run_session(
             .is_some_and(|tc| tc != TimeControl::MoveTime(NO_CLOCK));
     let gate = Gate::new(!clocked);
     let person_name = person.then(|| config.engines[0].resolved.name.clone());
+    // The page says who plays: "kalaha: human against hard", "kalaha: medium against hard".
+    let names = config.names();
+    live.set_title(format!("kalaha: {} against {}", names[0], names[1]));
     live.set_session(person_name, gate.clone());
     let launcher = SessionLauncher {
         engines,

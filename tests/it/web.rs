@@ -393,7 +393,7 @@ fn a_person_plays_random_in_chromium() {
     let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
     browser.call("POST", "/url", Some(json!({ "url": url })));
     let title = browser.run("return document.title;");
-    assert_eq!(title, "kalaha play");
+    assert_eq!(title, "kalaha: human against random");
     // Nothing on the page comes from elsewhere.
     let external = browser
         .run("return [...document.querySelectorAll('[src],[href]')].map((e) => e.src || e.href);");
@@ -678,8 +678,14 @@ fn check_the_record(out: &Path, game1: &str, result: &str, clicks: usize) -> usi
 /// Starts `kalaha ARGS`, waits for the address of its page, and returns the process, the
 /// page (its port and token) and the rest of its output.
 fn serving(args: &[&str]) -> (Reaped, Page, mpsc::Receiver<String>) {
+    serving_in(Path::new("."), args)
+}
+
+/// [`serving`] with `dir` as the current folder.
+fn serving_in(dir: &Path, args: &[&str]) -> (Reaped, Page, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kalaha"))
         .args(args)
+        .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -905,10 +911,14 @@ fn another_program_cannot_move_for_the_person() {
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
     let printed: Vec<String> = lines.try_iter().collect();
+    // Issue 32: a session without a game keeps no folder.
     assert!(
-        printed.iter().any(|l| l.starts_with("0 games recorded")),
+        printed
+            .iter()
+            .any(|l| l == "no game was played: no results were kept"),
         "{printed:?}"
     );
+    assert!(!out.exists(), "{} was kept", out.display());
 }
 
 /// Opens `GET /events?QUERY` on `page`'s port, not yet read.
@@ -1228,4 +1238,68 @@ fn a_person_resigns_and_starts_again_in_chromium() {
     ] {
         assert_eq!(col(fault), "0", "{fault}: {standings}");
     }
+}
+
+/// Issue 32, point 5: a session in which no game was played leaves no folder (neither
+/// `results/play-...` nor a `results` made for it); the page's title says who plays.
+#[test]
+fn a_session_without_a_game_keeps_nothing_and_the_title_names_the_players() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stop = |play: Reaped| {
+        // SAFETY: signals our own child.
+        unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+        let mut play = play;
+        assert!(play.0.wait().unwrap().success());
+    };
+    let (play, page, lines) = serving_in(tmp.path(), &["play", "--engine", "random"]);
+    let state = the_person_to_move(&page);
+    assert_eq!(state["title"], "kalaha: human against random");
+    assert!(
+        tmp.path().join("results").is_dir(),
+        "the session writes to results/"
+    );
+    stop(play);
+    let printed: Vec<String> = lines.try_iter().collect();
+    assert!(
+        printed
+            .iter()
+            .any(|l| l == "no game was played: no results were kept"),
+        "{printed:?}"
+    );
+    assert!(!tmp.path().join("results").exists(), "results/ was kept");
+    // A `results` that was there stays, with what it held.
+    std::fs::create_dir_all(tmp.path().join("results/old")).unwrap();
+    let (play, page, _lines) = serving_in(tmp.path(), &["play", "--engine", "random"]);
+    the_person_to_move(&page);
+    stop(play);
+    let left: Vec<_> = std::fs::read_dir(tmp.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["old"]);
+    // Two engines: the title names both, and their games are kept.
+    let out = tmp.path().join("watched");
+    let (play, page, _lines) = serving(&[
+        "play",
+        "--engine",
+        "random",
+        "--engine",
+        "first",
+        "--pace",
+        "0s",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    let start = Instant::now();
+    let state = loop {
+        let s = page.state();
+        if s["finished"].as_u64().unwrap() > 0 {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "no game: {s}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(state["title"], "kalaha: random against first");
+    stop(play);
+    assert!(out.join("games.csv").is_file());
 }
