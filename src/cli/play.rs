@@ -8,6 +8,7 @@ use crate::tournament::TournamentError;
 use crate::tournament::config::{ConfigError, ConfigFile};
 use crate::tournament::events::{Control, Event, View};
 use crate::tournament::spec::EngineSpec;
+use crate::web::matches::{Format, Match};
 use crate::web::play::{SessionOptions, person_entry, run_session};
 use crate::web::{Live, LiveView, Mode, result_text};
 use std::io::Write;
@@ -62,6 +63,11 @@ pub struct Args {
     /// Keep the engines' protocol transcripts in DIR/logs/.
     #[arg(long)]
     pub debug: bool,
+    /// Play a match: best-of-N (the most wins of at most N games), first-to-N (wins),
+    /// seeds-over-N (the most seeds over N games) or seeds-to-S (the first to S seeds),
+    /// the first player alternating. Its result is written to DIR/match.csv.
+    #[arg(long = "match", value_name = "FORMAT")]
+    pub match_format: Option<String>,
     #[command(flatten)]
     pub rules: TournamentRulesArgs,
 }
@@ -156,6 +162,13 @@ pub fn run(args: Args) -> CliResult {
     if args.out.is_none() {
         made.insert(0, out.clone());
     }
+    let format = match &args.match_format {
+        Some(f) => Some(
+            f.parse::<Format>()
+                .map_err(|e| CliError::input_msg(format!("--match: {e}")))?,
+        ),
+        None => None,
+    };
     let mode = if person { Mode::Play } else { Mode::Watch };
     // Titled by who plays once the engines have their names.
     let live = Live::new(mode, "kalaha play", Some(out.clone()));
@@ -166,7 +179,17 @@ pub fn run(args: Args) -> CliResult {
     );
     let mut leaderboard = crate::views::LeaderboardView::new(&out, None);
     let mut lines = GameLines;
+    let mut matched = format.map(|format| MatchView {
+        format,
+        score: None,
+        live: live.clone(),
+        out: out.clone(),
+    });
     let mut views: Vec<&mut dyn View> = vec![&mut page, &mut leaderboard, &mut lines];
+    if let Some(m) = matched.as_mut() {
+        // Before the page's view, so the page learns of the match with the game.
+        views.insert(0, m);
+    }
     let options = SessionOptions {
         out: out.clone(),
         debug: args.debug,
@@ -245,6 +268,47 @@ impl View for GameLines {
                 record.number,
                 result_text(record)
             )?;
+        }
+        Ok(Control::Continue)
+    }
+}
+
+/// The match the games make (`--match`): its score on the page after every game, and in
+/// `match.csv`, with the winner once it is decided.
+struct MatchView {
+    format: Format,
+    score: Option<Match>,
+    live: Arc<Live>,
+    out: PathBuf,
+}
+
+impl View for MatchView {
+    fn start(
+        &mut self,
+        info: &crate::tournament::events::StartInfo,
+        _tally: &crate::stats::Tally,
+    ) -> std::io::Result<()> {
+        let names = [info.names[0].clone(), info.names[1].clone()];
+        let m = Match::new(self.format, names);
+        self.live.set_match(m.clone());
+        self.score = Some(m);
+        Ok(())
+    }
+
+    fn event(
+        &mut self,
+        event: &Event<'_>,
+        _tally: &crate::stats::Tally,
+    ) -> std::io::Result<Control> {
+        if let (Event::GameFinished { record, .. }, Some(m)) = (event, self.score.as_mut())
+            && !m.over
+        {
+            m.add(record);
+            m.write(&self.out)?;
+            self.live.set_match(m.clone());
+            if m.over {
+                println!("{}", m.text);
+            }
         }
         Ok(Control::Continue)
     }

@@ -135,6 +135,8 @@ struct State {
     starting: bool,
     /// The game the person has resigned, if it is still being ended.
     resigned: Option<String>,
+    /// The match the games of the session make, if any.
+    matched: Option<super::matches::Match>,
     snapshot: Option<(u64, Arc<str>)>,
 }
 
@@ -202,6 +204,7 @@ impl Live {
                 gate: None,
                 starting: false,
                 resigned: None,
+                matched: None,
                 snapshot: None,
             }),
             version: watch::Sender::new(0),
@@ -276,6 +279,11 @@ impl Live {
         self.change(|s| s.title = title);
     }
 
+    /// The match's score as it is now.
+    pub fn set_match(&self, m: super::matches::Match) {
+        self.change(|s| s.matched = Some(m));
+    }
+
     /// Who plays on the page (`person`), and the gate that starts each game on request.
     pub fn set_session(&self, person: Option<String>, gate: Arc<Gate>) {
         self.change(|s| {
@@ -316,6 +324,7 @@ impl Live {
             person: s.person.as_deref(),
             can_new,
             can_resign,
+            matched: s.matched.as_ref(),
             starting: s.starting,
             boards: s.boards.iter().map(|b| board_json(b, s)).collect(),
             standings: &s.standings,
@@ -338,6 +347,9 @@ impl Live {
         // A person may leave a game at any moment (it is resigned); two engines finish
         // theirs first.
         let over = s.boards.iter().all(|b| b.record.is_some());
+        if s.matched.as_ref().is_some_and(|m| m.over) {
+            return false;
+        }
         match self.mode {
             Mode::Play => s.ended.is_none() && !s.starting && !gate.is_open(),
             Mode::Watch => s.ended.is_none() && !s.starting && !gate.is_open() && over,
@@ -501,6 +513,8 @@ impl Live {
         if !self.can_start_new(&s) {
             return Err(if s.ended.is_some() {
                 "the session has ended: start kalaha play again".to_string()
+            } else if s.matched.as_ref().is_some_and(|m| m.over) {
+                "the match is over: start kalaha play again for another".to_string()
             } else if s.starting {
                 "the next game is already starting".to_string()
             } else {

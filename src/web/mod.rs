@@ -12,6 +12,7 @@ pub mod access;
 pub mod frames;
 pub mod http;
 mod live;
+pub mod matches;
 pub mod play;
 pub mod request;
 

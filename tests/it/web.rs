@@ -1303,3 +1303,147 @@ fn a_session_without_a_game_keeps_nothing_and_the_title_names_the_players() {
     stop(play);
     assert!(out.join("games.csv").is_file());
 }
+
+/// Issue 32, point 4: a best-of-3 match played to its end in the browser: the first game
+/// played out by clicks, the next ones resigned until the match is decided. The score is
+/// on the page all along, the first player alternates, the result line ends it, and the
+/// match's result is written beside the games, which are rated as any.
+#[test]
+fn a_best_of_three_match_in_chromium() {
+    let Some((chromium, driver)) = chromium_for("a_best_of_three_match_in_chromium") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, lines) = serving(&[
+        "play",
+        "--engine",
+        "random",
+        "--match",
+        "best-of-3",
+        "--out",
+        &out_arg,
+    ]);
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    let score = |b: &Browser| {
+        b.run("return document.getElementById('match').textContent;")
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
+        !s.enabled.is_empty()
+    });
+    assert_eq!(
+        score(&browser),
+        "Match, best of 3 games: human 0 – 0 random after 0 games"
+    );
+    let (game1, _, _) = play_a_whole_game(&browser, &page);
+    let mut seats = vec![page.state()["boards"][0]["person"].clone()];
+    let mut games = vec![game1];
+    loop {
+        let state = page.state();
+        let m = &state["match"];
+        let after = format!(
+            "human {} – {} random",
+            m["wins"][0].as_u64().unwrap(),
+            m["wins"][1].as_u64().unwrap()
+        );
+        let shown = score(&browser);
+        assert!(shown.contains(&after), "{shown} / {m}");
+        assert_eq!(m["games"], games.len() as u64, "{m}");
+        if m["over"] == true {
+            assert!(
+                shown.starts_with("Match over, best of 3 games: "),
+                "{shown}"
+            );
+            assert_eq!(
+                browser.run("return document.getElementById('new-game').disabled;"),
+                true
+            );
+            break;
+        }
+        assert!(games.len() < 3, "a best of 3 not over after 3 games: {m}");
+        // The next game, resigned at its first turn of the person.
+        browser.click("#new-game");
+        let last = games.last().unwrap().clone();
+        let s = wait_for(&browser, Duration::from_secs(20), "the next game", |s| {
+            s.game != last && !s.enabled.is_empty()
+        });
+        seats.push(page.state()["boards"][0]["person"].clone());
+        browser.click("#resign");
+        wait_for(&browser, Duration::from_secs(20), "the resignation", |n| {
+            n.game == s.game && n.result.is_some()
+        });
+        games.push(s.game);
+    }
+    let expected: Vec<&str> = ["south", "north", "south"][..games.len()].to_vec();
+    assert_eq!(seats, expected, "the first player alternates");
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot(390, &dir.join("match-390.png"));
+        browser.screenshot(1280, &dir.join("match-1280.png"));
+    }
+    let final_state = page.state();
+    browser.call("DELETE", "", None);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    let printed: Vec<String> = lines.try_iter().collect();
+    let m = &final_state["match"];
+    assert!(
+        printed.iter().any(|l| l == m["text"].as_str().unwrap()),
+        "{printed:?}"
+    );
+    // match.csv agrees with the recorded games.
+    let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let recorded: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recorded.len(), games.len());
+    let mut wins = [0, 0];
+    for g in &recorded {
+        let winner = match g["result"].as_str().unwrap() {
+            "1-0" => g["south"].as_str(),
+            "0-1" => g["north"].as_str(),
+            _ => None,
+        };
+        match winner {
+            Some("human") => wins[0] += 1,
+            Some("random") => wins[1] += 1,
+            _ => {}
+        }
+    }
+    let csv = std::fs::read_to_string(out.join("match.csv")).unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(
+        row[..4],
+        ["best-of-3", "human", "random", &games.len().to_string()]
+    );
+    assert_eq!(row[4], wins[0].to_string(), "{csv}");
+    assert_eq!(row[6], wins[1].to_string(), "{csv}");
+    let winner = if wins[0] > wins[1] { "human" } else { "random" };
+    assert_eq!(row[9], winner, "{csv}");
+    assert_eq!(row[10], games.join(" "), "{csv}");
+    let ratings = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args([
+            "ratings",
+            &out_arg,
+            "--out",
+            &tmp.path().join("board").display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(ratings.status.success(), "{ratings:?}");
+    let standings = std::fs::read_to_string(tmp.path().join("board/standings.csv")).unwrap();
+    assert!(
+        standings
+            .lines()
+            .any(|l| l.contains(&format!(",human,{},", games.len()))),
+        "{standings}"
+    );
+}

@@ -22,6 +22,8 @@ pub(super) struct SnapshotJson<'a> {
     pub(super) person: Option<&'a str>,
     pub(super) can_new: bool,
     pub(super) can_resign: bool,
+    #[serde(rename = "match")]
+    pub(super) matched: Option<&'a super::super::matches::Match>,
     pub(super) starting: bool,
     pub(super) boards: Vec<BoardJson<'a>>,
     pub(super) standings: &'a [StandingJson],
