@@ -137,6 +137,8 @@ struct State {
     resigned: Option<String>,
     /// The match the games of the session make, if any.
     matched: Option<super::matches::Match>,
+    /// The value of the start position for the first player, once known.
+    start_value: Option<i32>,
     snapshot: Option<(u64, Arc<str>)>,
 }
 
@@ -205,6 +207,7 @@ impl Live {
                 starting: false,
                 resigned: None,
                 matched: None,
+                start_value: None,
                 snapshot: None,
             }),
             version: watch::Sender::new(0),
@@ -279,6 +282,11 @@ impl Live {
         self.change(|s| s.title = title);
     }
 
+    /// The value of the start position for the first player (`None`: not known).
+    pub fn set_start_value(&self, value: Option<i32>) {
+        self.change(|s| s.start_value = value);
+    }
+
     /// The match's score as it is now.
     pub fn set_match(&self, m: super::matches::Match) {
         self.change(|s| s.matched = Some(m));
@@ -325,6 +333,7 @@ impl Live {
             can_new,
             can_resign,
             matched: s.matched.as_ref(),
+            start_value: s.start_value,
             starting: s.starting,
             boards: s.boards.iter().map(|b| board_json(b, s)).collect(),
             standings: &s.standings,

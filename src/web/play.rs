@@ -32,6 +32,25 @@ use tokio::sync::oneshot;
 /// day), so the referee's deadline never comes in practice.
 pub const NO_CLOCK: Duration = MAX_TIME;
 
+/// How long the solver may look for the value of the start position.
+const START_VALUE_TIME: Duration = Duration::from_secs(2);
+
+/// The exact value of the start position for the first player (stores included, under
+/// perfect play by both), when known: Kalah(6,4) of the standard rules is +8 (`kalaha
+/// solve` takes minutes to prove it), other boards are solved if that takes at most `time`.
+pub fn start_value(rules: Rules, time: Duration) -> Option<i32> {
+    if rules == Rules::default() {
+        return Some(8);
+    }
+    let budget = crate::solver::Budget {
+        deadline: Some(Instant::now() + time),
+        max_nodes: None,
+    };
+    crate::solver::Solver::new(16)
+        .solve_within(&Position::start(rules), budget)
+        .map(|s| s.value)
+}
+
 /// What `tournament.toml` says the person is.
 const PERSON_COMMAND: &str = "a person, on the page of kalaha play";
 
@@ -370,6 +389,15 @@ pub fn run_session(
             .is_some_and(|tc| tc != TimeControl::MoveTime(NO_CLOCK));
     let gate = Gate::new(!clocked);
     let person_name = person.then(|| config.engines[0].resolved.name.clone());
+    // The first player's advantage, when known: at once for the standard board, else
+    // from the solver if it finishes within a moment, away from the games.
+    {
+        let rules = config.rules();
+        let live = live.clone();
+        let _ = std::thread::Builder::new()
+            .name("kalaha-start-value".into())
+            .spawn(move || live.set_start_value(start_value(rules, START_VALUE_TIME)));
+    }
     // The page says who plays: "kalaha: human against hard", "kalaha: medium against hard".
     let names = config.names();
     live.set_title(format!("kalaha: {} against {}", names[0], names[1]));
@@ -464,6 +492,19 @@ fn save_session(dir: &Path, config: &TournamentConfig) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_start_value_is_known_for_the_standard_board_and_small_ones() {
+        assert_eq!(start_value(Rules::default(), Duration::ZERO), Some(8));
+        let small = Rules::new(3, 3, false, crate::rules::Sweep::Owner).unwrap();
+        let exact = crate::solver::Solver::new(16)
+            .solve(&Position::start(small))
+            .value;
+        assert_eq!(start_value(small, Duration::from_secs(30)), Some(exact));
+        // A board the solver cannot finish at once is not known.
+        let big = Rules::new(6, 6, false, crate::rules::Sweep::Owner).unwrap();
+        assert_eq!(start_value(big, Duration::from_millis(50)), None);
+    }
 
     #[test]
     fn the_seats_swap_every_game() {

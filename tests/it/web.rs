@@ -399,6 +399,13 @@ fn a_person_plays_random_in_chromium() {
         .run("return [...document.querySelectorAll('[src],[href]')].map((e) => e.src || e.href);");
     assert_eq!(external, json!([]), "the page loads other resources");
 
+    // Issue 32: the first player's advantage is on the page, with the value of Kalah(6,4).
+    let advantage = browser.run("return document.getElementById('advantage').textContent;");
+    assert_eq!(
+        advantage,
+        "Moving first is an advantage on this board (6 pits, 4 seeds): with perfect play by \
+         both, south, who moves first, ends 8 seeds ahead (+8)."
+    );
     let (game1, result, clicks) = play_a_whole_game(&browser, &play_page);
     let screenshots = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from);
     if let Some(dir) = &screenshots {
@@ -1038,11 +1045,11 @@ fn the_live_page_shows_the_end_of_the_run_in_chromium() {
         "--engine",
         "builtin=medium",
         "--games",
-        "16",
+        "24",
         "--move-time",
         "30ms",
         "--concurrency",
-        "2",
+        "1",
         "--out",
         &out_arg,
     ]);
@@ -1088,7 +1095,7 @@ fn the_live_page_shows_the_end_of_the_run_in_chromium() {
     };
     let status = seen["status"].as_str().unwrap();
     assert!(
-        status.starts_with("16 of 16 games recorded · the run is over: 16 games played"),
+        status.starts_with("24 of 24 games recorded · the run is over: 24 games played"),
         "{status}"
     );
     assert!(
@@ -1097,7 +1104,7 @@ fn the_live_page_shows_the_end_of_the_run_in_chromium() {
     );
     assert_eq!(seen["problem"], "", "{seen}");
     assert_eq!(seen["rows"], 2, "{seen}");
-    assert_eq!(seen["games"], 16, "{seen}");
+    assert_eq!(seen["games"], 24, "{seen}");
     // It stays so: no retrying.
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(browser.run(read), seen);

@@ -22,6 +22,7 @@ pub(super) struct SnapshotJson<'a> {
     pub(super) person: Option<&'a str>,
     pub(super) can_new: bool,
     pub(super) can_resign: bool,
+    pub(super) start_value: Option<i32>,
     #[serde(rename = "match")]
     pub(super) matched: Option<&'a super::super::matches::Match>,
     pub(super) starting: bool,
