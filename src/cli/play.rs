@@ -56,8 +56,9 @@ pub struct Args {
     /// Tolerance on top of every time limit [default: 50ms].
     #[arg(long, value_name = "TIME")]
     pub time_margin: Option<String>,
-    /// A pause before each engine move, so people can follow the game [default: 500ms
-    /// when two engines play, none against a person].
+    /// A pause before each engine move, so people can follow the game [default: 400ms
+    /// against a person, so that the person's sowing is seen before the reply; 500ms when
+    /// two engines play].
     #[arg(long, value_name = "TIME")]
     pub pace: Option<String>,
     /// Keep the engines' protocol transcripts in DIR/logs/.
@@ -137,7 +138,7 @@ pub fn run(args: Args) -> CliResult {
     }
     let pace = match &args.pace {
         Some(p) => parse_duration(p).map_err(|e| CliError::input_msg(format!("--pace: {e}")))?,
-        None if person => Duration::ZERO,
+        None if person => Duration::from_millis(400),
         None => Duration::from_millis(500),
     };
     // A session without a game leaves nothing behind: the folders it made are removed.

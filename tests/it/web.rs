@@ -388,7 +388,10 @@ fn a_person_plays_random_in_chromium() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("results");
     let out_arg = out.display().to_string();
-    let (play, play_page, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    // Without the pause before the engine's reply, so the timings measure the server.
+    let (play, play_page, lines) = serving(&[
+        "play", "--engine", "random", "--pace", "0s", "--out", &out_arg,
+    ]);
     let url = play_page.url();
     let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
     browser.call("POST", "/url", Some(json!({ "url": url })));
@@ -910,7 +913,8 @@ fn another_program_cannot_move_for_the_person() {
     let start = Instant::now();
     let moved = loop {
         let s = page.state();
-        if s["boards"][0]["frames"] != json!([]) {
+        // The person's sowing and the engine's reply (pit 1 gives no extra turn).
+        if s["boards"][0]["frames"].as_array().unwrap().len() >= 2 {
             break s;
         }
         assert!(
@@ -921,6 +925,14 @@ fn another_program_cannot_move_for_the_person() {
     };
     assert_eq!(moved["boards"][0]["frames"][0]["pit"], pit, "{moved}");
     assert_eq!(moved["boards"][0]["frames"][0]["side"], "south");
+    // Issue 32: the engine's reply comes after a pause (400 ms by default against a person),
+    // so the person's own sowing is seen first.
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_millis(350),
+        "the reply came after {waited:?}"
+    );
+    assert_eq!(moved["boards"][0]["frames"][1]["side"], "north");
     // SAFETY: signals our own child.
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
