@@ -395,6 +395,11 @@ fn a_person_plays_random_in_chromium() {
     let url = play_page.url();
     let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
     browser.call("POST", "/url", Some(json!({ "url": url })));
+    // Drawn at once, not seed by seed: the timings measure the server and the page.
+    let animated = browser.run(
+        "const a = document.getElementById('animate'); if (a.checked) a.click(); return a.checked;",
+    );
+    assert_eq!(animated, false);
     let title = browser.run("return document.title;");
     assert_eq!(title, "kalaha: human against random");
     // Nothing on the page comes from elsewhere.
@@ -1154,7 +1159,48 @@ fn a_person_resigns_and_starts_again_in_chromium() {
         !s.enabled.is_empty()
     });
     let game1 = s.game.clone();
+    // Issue 32: the sowing is drawn seed by seed (the setting is on by default).
+    assert_eq!(
+        browser.run("return document.getElementById('animate').checked;"),
+        true
+    );
     browser.click(&format!("button[data-pit=\"{}\"]", s.enabled[0]));
+    let sample = "const b = document.querySelector('#board-area .board'); \
+                  if (!b || b.dataset.animating !== '1') return null; \
+                  return [...b.querySelectorAll('.seeds')].map((e) => Number(e.textContent));";
+    let mut steps: Vec<Value> = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        let v = browser.run(sample);
+        if v.is_null() {
+            if !steps.is_empty() {
+                break;
+            }
+        } else if steps.last() != Some(&v) {
+            steps.push(v);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        steps.len() >= 3,
+        "the sowing was not drawn seed by seed: {steps:?}"
+    );
+    // Seeds leave the sown pit at once and land one at a time: the board's total grows by
+    // one seed from step to step, up to the 48 of the game.
+    let totals: Vec<u64> = steps
+        .iter()
+        .map(|step| {
+            step.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .sum()
+        })
+        .collect();
+    assert!(totals.iter().all(|&t| t <= 48), "{totals:?}");
+    let one_by_one = totals.windows(2).filter(|w| w[1] == w[0] + 1).count();
+    assert!(one_by_one >= 2, "{totals:?}");
+    assert!(totals.contains(&48), "{totals:?}");
     wait_for(&browser, Duration::from_secs(20), "the sowing", |n| {
         n.plies > s.plies
     });
