@@ -8,6 +8,7 @@ use crate::tournament::TournamentError;
 use crate::tournament::config::{ConfigError, ConfigFile};
 use crate::tournament::events::{Control, Event, View};
 use crate::tournament::spec::EngineSpec;
+use crate::web::matches::{Format, Match};
 use crate::web::play::{SessionOptions, person_entry, run_session};
 use crate::web::{Live, LiveView, Mode, result_text};
 use std::io::Write;
@@ -55,13 +56,19 @@ pub struct Args {
     /// Tolerance on top of every time limit [default: 50ms].
     #[arg(long, value_name = "TIME")]
     pub time_margin: Option<String>,
-    /// A pause before each engine move, so people can follow the game [default: 500ms
-    /// when two engines play, none against a person].
+    /// A pause before each engine move, so people can follow the game [default: 400ms
+    /// against a person, so that the person's sowing is seen before the reply; 500ms when
+    /// two engines play].
     #[arg(long, value_name = "TIME")]
     pub pace: Option<String>,
     /// Keep the engines' protocol transcripts in DIR/logs/.
     #[arg(long)]
     pub debug: bool,
+    /// Play a match: best-of-N (the most wins of at most N games), first-to-N (wins),
+    /// seeds-over-N (the most seeds over N games) or seeds-to-S (the first to S seeds),
+    /// the first player alternating. Its result is written to DIR/match.csv.
+    #[arg(long = "match", value_name = "FORMAT")]
+    pub match_format: Option<String>,
     #[command(flatten)]
     pub rules: TournamentRulesArgs,
 }
@@ -131,14 +138,40 @@ pub fn run(args: Args) -> CliResult {
     }
     let pace = match &args.pace {
         Some(p) => parse_duration(p).map_err(|e| CliError::input_msg(format!("--pace: {e}")))?,
-        None if person => Duration::ZERO,
+        None if person => Duration::from_millis(400),
         None => Duration::from_millis(500),
+    };
+    // A session without a game leaves nothing behind: the folders it made are removed.
+    let made = match &args.out {
+        Some(o) => vec![o.clone()]
+            .into_iter()
+            .filter(|d| !d.exists())
+            .collect(),
+        None => {
+            let parent = crate::tournament::default_out_dir()
+                .parent()
+                .map(|p| p.to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty() && !p.exists());
+            parent.into_iter().collect::<Vec<_>>()
+        }
     };
     let out = match &args.out {
         Some(o) => o.clone(),
         None => crate::tournament::claim_default_out_dir("play-")?,
     };
+    let mut made = made;
+    if args.out.is_none() {
+        made.insert(0, out.clone());
+    }
+    let format = match &args.match_format {
+        Some(f) => Some(
+            f.parse::<Format>()
+                .map_err(|e| CliError::input_msg(format!("--match: {e}")))?,
+        ),
+        None => None,
+    };
     let mode = if person { Mode::Play } else { Mode::Watch };
+    // Titled by who plays once the engines have their names.
     let live = Live::new(mode, "kalaha play", Some(out.clone()));
     let mut page = live_page(live.clone(), args.port.unwrap_or(0), args.open, "the game")?;
     println!(
@@ -147,7 +180,17 @@ pub fn run(args: Args) -> CliResult {
     );
     let mut leaderboard = crate::views::LeaderboardView::new(&out, None);
     let mut lines = GameLines;
+    let mut matched = format.map(|format| MatchView {
+        format,
+        score: None,
+        live: live.clone(),
+        out: out.clone(),
+    });
     let mut views: Vec<&mut dyn View> = vec![&mut page, &mut leaderboard, &mut lines];
+    if let Some(m) = matched.as_mut() {
+        // Before the page's view, so the page learns of the match with the game.
+        views.insert(0, m);
+    }
     let options = SessionOptions {
         out: out.clone(),
         debug: args.debug,
@@ -160,6 +203,23 @@ pub fn run(args: Args) -> CliResult {
         })?;
     if let Some(failure) = &summary.failed {
         return Err(CliError::from(anyhow::anyhow!("{failure}")));
+    }
+    if summary.played == 0 {
+        // The innermost first: the session's folder, then a `results` made for it.
+        for (i, dir) in made.iter().enumerate() {
+            // The parent only if it is empty: another run may have put a folder there.
+            let removed = match i {
+                0 => std::fs::remove_dir_all(dir),
+                _ => std::fs::remove_dir(dir),
+            };
+            if let Err(e) = removed
+                && i == 0
+            {
+                eprintln!("failed to remove {}: {e}", crate::record::shown_path(dir));
+            }
+        }
+        println!("no game was played: no results were kept");
+        return Ok(0);
     }
     println!(
         "{} game{} recorded in {}",
@@ -178,13 +238,14 @@ pub(crate) fn live_page(
     open: bool,
     what: &str,
 ) -> Result<LiveView, CliError> {
-    let addr = crate::web::serve(live.clone(), port).map_err(|e| {
+    let served = crate::web::serve(live.clone(), port).map_err(|e| {
         CliError::input_msg(format!(
             "failed to serve {what} on 127.0.0.1:{port}: {e}; choose another --port, or leave \
              it out for a free one"
         ))
     })?;
-    let url = format!("http://{addr}/");
+    // With its token: the page answers no other address.
+    let url = served.url();
     println!("{what} is at {url}");
     if open && let Err(why) = crate::web::open_browser(&url) {
         eprintln!("{why}");
@@ -208,6 +269,47 @@ impl View for GameLines {
                 record.number,
                 result_text(record)
             )?;
+        }
+        Ok(Control::Continue)
+    }
+}
+
+/// The match the games make (`--match`): its score on the page after every game, and in
+/// `match.csv`, with the winner once it is decided.
+struct MatchView {
+    format: Format,
+    score: Option<Match>,
+    live: Arc<Live>,
+    out: PathBuf,
+}
+
+impl View for MatchView {
+    fn start(
+        &mut self,
+        info: &crate::tournament::events::StartInfo,
+        _tally: &crate::stats::Tally,
+    ) -> std::io::Result<()> {
+        let names = [info.names[0].clone(), info.names[1].clone()];
+        let m = Match::new(self.format, names);
+        self.live.set_match(m.clone());
+        self.score = Some(m);
+        Ok(())
+    }
+
+    fn event(
+        &mut self,
+        event: &Event<'_>,
+        _tally: &crate::stats::Tally,
+    ) -> std::io::Result<Control> {
+        if let (Event::GameFinished { record, .. }, Some(m)) = (event, self.score.as_mut())
+            && !m.over
+        {
+            m.add(record);
+            m.write(&self.out)?;
+            self.live.set_match(m.clone());
+            if m.over {
+                println!("{}", m.text);
+            }
         }
         Ok(Control::Continue)
     }

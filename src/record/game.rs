@@ -211,22 +211,26 @@ impl GameRecord {
                 self.south_score, self.north_score
             ));
         }
-        match (self.termination.fault(), self.loser) {
-            (Some(_), Some(loser)) => {
+        let how = match self.termination {
+            Termination::Resigned => "a resignation",
+            _ => "a fault",
+        };
+        match (self.termination.names_loser(), self.loser) {
+            (true, Some(loser)) => {
                 if self.result != GameResult::from_winner(Some(loser.opponent())) {
                     return Err(format!(
-                        "{loser} lost by a fault but it records the result {}",
+                        "{loser} lost by {how} but it records the result {}",
                         self.result
                     ));
                 }
             }
-            (Some(_), None) => return Err("it ended by a fault but names no loser".to_string()),
-            (None, Some(loser)) => {
+            (true, None) => return Err(format!("it ended by {how} but names no loser")),
+            (false, Some(loser)) => {
                 return Err(format!(
                     "it names {loser} as the loser of a fault it does not record"
                 ));
             }
-            (None, None) => {}
+            (false, None) => {}
         }
         let marked = self.moves.iter().take_while(|m| m.opening).count();
         if self.moves[marked..].iter().any(|m| m.opening) {

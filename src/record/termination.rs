@@ -65,10 +65,13 @@ pub enum Termination {
     /// The run was stopped while the game was in progress. Such games are never written
     /// to the results (a resumed run plays them again); readers skip rows that say so.
     Interrupted,
+    /// A side gave the game up (a person on the page of `kalaha play`): a loss of that
+    /// side, named as the loser, and no fault.
+    Resigned,
 }
 
 impl Termination {
-    pub const ALL: [Termination; 8] = [
+    pub const ALL: [Termination; 9] = [
         Termination::Normal,
         Termination::Fault(FaultKind::Timeout),
         Termination::Fault(FaultKind::IllegalMove),
@@ -77,15 +80,18 @@ impl Termination {
         Termination::Fault(FaultKind::Stall),
         Termination::Adjudicated,
         Termination::Interrupted,
+        Termination::Resigned,
     ];
 
-    /// The stable name: `normal`, `adjudicated`, `interrupted` or a fault's name.
+    /// The stable name: `normal`, `adjudicated`, `interrupted`, `resigned` or a fault's
+    /// name.
     pub fn as_str(self) -> &'static str {
         match self {
             Termination::Normal => "normal",
             Termination::Fault(kind) => kind.as_str(),
             Termination::Adjudicated => "adjudicated",
             Termination::Interrupted => "interrupted",
+            Termination::Resigned => "resigned",
         }
     }
 
@@ -93,12 +99,20 @@ impl Termination {
     pub fn fault(self) -> Option<FaultKind> {
         match self {
             Termination::Fault(kind) => Some(kind),
-            Termination::Normal | Termination::Adjudicated | Termination::Interrupted => None,
+            Termination::Normal
+            | Termination::Adjudicated
+            | Termination::Interrupted
+            | Termination::Resigned => None,
         }
     }
 
     pub fn is_fault(self) -> bool {
         self.fault().is_some()
+    }
+
+    /// Whether the record names the side that lost this way (a fault, a resignation).
+    pub fn names_loser(self) -> bool {
+        self.is_fault() || self == Termination::Resigned
     }
 }
 
@@ -197,7 +211,8 @@ mod tests {
                 "crash",
                 "stall",
                 "adjudicated",
-                "interrupted"
+                "interrupted",
+                "resigned"
             ]
         );
         for t in Termination::ALL {
@@ -210,6 +225,9 @@ mod tests {
             assert!(Termination::Fault(k).is_fault());
         }
         assert!(!Termination::Adjudicated.is_fault());
-        assert!("resigned".parse::<Termination>().is_err());
+        assert!(!Termination::Resigned.is_fault());
+        assert!(Termination::Resigned.names_loser());
+        assert!(!Termination::Adjudicated.names_loser());
+        assert!("resign".parse::<Termination>().is_err());
     }
 }

@@ -74,6 +74,12 @@ pub trait Contestant: Send {
     fn between_games(&mut self) -> impl Future<Output = Result<(), String>> + Send {
         async { Ok(()) }
     }
+
+    /// Whether this side has given up the game in progress (a person, from the page):
+    /// asked before every move and when `go` fails. Engines never resign.
+    fn resigned(&self) -> bool {
+        false
+    }
 }
 
 /// When the referee ends a game before the rules do.
@@ -145,6 +151,8 @@ enum End {
     Adjudicated(String, Option<(u16, u16)>),
     /// An engine's fault.
     Fault(Side, Fault),
+    /// A side gave the game up.
+    Resigned(Side),
 }
 
 /// The longest offending line kept in a record, in bytes.
@@ -259,6 +267,17 @@ pub async fn play_game_observed<S: Contestant, N: Contestant>(
     Played { record, faulted }
 }
 
+/// The side that has resigned, if one has.
+fn resigned<S: Contestant, N: Contestant>(south: &S, north: &N) -> Option<Side> {
+    if south.resigned() {
+        Some(Side::South)
+    } else if north.resigned() {
+        Some(Side::North)
+    } else {
+        None
+    }
+}
+
 /// The moves of the engines until the game ends, by the rules or otherwise.
 async fn play_moves<S: Contestant, N: Contestant>(
     setup: &GameSetup,
@@ -293,6 +312,9 @@ async fn play_moves<S: Contestant, N: Contestant>(
     // Whether each engine (south, north) has sown at least once: the opening measures no engine.
     let mut moved = [false; 2];
     while !pos.is_over() {
+        if let Some(side) = resigned(south, north) {
+            return End::Resigned(side);
+        }
         if setup.adjudication == Adjudication::Decided && decided(pos) {
             let winner = winner_by_stores(pos);
             return End::Adjudicated(
@@ -323,6 +345,7 @@ async fn play_moves<S: Contestant, N: Contestant>(
         };
         let reply = match reply {
             Ok(r) => r,
+            Err(_) if resigned(south, north) == Some(side) => return End::Resigned(side),
             Err(f) => return End::Fault(side, f),
         };
         if let Err(detail) = clocks.charge(side, reply.elapsed) {
@@ -405,6 +428,13 @@ fn finish(
                 fault.line,
             )
         }
+        End::Resigned(side) => (
+            GameResult::from_winner(Some(side.opponent())),
+            Termination::Resigned,
+            Some(side),
+            format!("{} resigned", setup.names[side.index()]),
+            None,
+        ),
         End::Over => {
             let outcome = pos.outcome().expect("the game is over");
             let result = GameResult::from_winner(outcome.winner);

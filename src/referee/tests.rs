@@ -227,3 +227,87 @@ fn exact_adjudication_waits_until_each_engine_has_moved() {
         }
     }
 }
+
+/// `first`, which gives the game up after `after` sowings of its own: when asked for the
+/// next (`in_go`: its `go` then fails, as a person's does), or before the referee asks.
+struct Quitter {
+    inner: InProcess,
+    sown: usize,
+    after: usize,
+    in_go: bool,
+    gave_up: bool,
+}
+
+impl Contestant for Quitter {
+    async fn new_game(&mut self, game: &str, rules: Rules, side: Side) -> Result<(), Fault> {
+        self.inner.new_game(game, rules, side).await
+    }
+
+    async fn go(
+        &mut self,
+        pos: &Position,
+        moves: &[Move],
+        time: TimeLimit,
+        deadline: Duration,
+    ) -> Result<Reply, Fault> {
+        if self.sown == self.after && self.in_go {
+            self.gave_up = true;
+            return Err(Fault::new(FaultKind::Crash, "gave up"));
+        }
+        self.sown += 1;
+        if self.sown == self.after && !self.in_go {
+            self.gave_up = true;
+        }
+        self.inner.go(pos, moves, time, deadline).await
+    }
+
+    async fn game_over(
+        &mut self,
+        game: &str,
+        result: SideResult,
+        south: u16,
+        north: u16,
+        termination: Termination,
+    ) -> Result<(), Fault> {
+        self.inner
+            .game_over(game, result, south, north, termination)
+            .await
+    }
+
+    fn resigned(&self) -> bool {
+        self.gave_up
+    }
+}
+
+#[test]
+fn a_resignation_is_a_loss_of_the_side_that_resigned_and_no_fault() {
+    for in_go in [true, false] {
+        let mut s = Quitter {
+            inner: first(),
+            sown: 0,
+            after: 3,
+            in_go,
+            gave_up: false,
+        };
+        let mut n = first();
+        let p = block_on(play_game(&setup(), &mut s, &mut n));
+        let g = &p.record;
+        assert_eq!(g.termination, Termination::Resigned, "{g:?}");
+        assert_eq!(g.termination.as_str(), "resigned");
+        assert_eq!(g.loser, Some(Side::South));
+        assert_eq!(g.result, GameResult::NorthWins);
+        assert_eq!(g.detail, "s resigned");
+        assert_eq!(p.faulted, [false, false], "a resignation is no fault");
+        assert_eq!(g.moves.iter().filter(|m| m.side == Side::South).count(), 3);
+        assert!(!g.final_position.is_over());
+        // A valid record, as written and read back.
+        g.replay().unwrap();
+        let text = serde_json::to_string(g).unwrap();
+        let back: GameRecord = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.termination, Termination::Resigned);
+        back.replay().unwrap();
+        assert_eq!(n.game_overs[0].1, SideResult::Win);
+        assert_eq!(n.game_overs[0].2, Termination::Resigned);
+        assert_eq!(s.inner.game_overs[0].1, SideResult::Loss);
+    }
+}

@@ -8,68 +8,211 @@
 //! | `GET /events` | server-sent events: the state as JSON after every change |
 //! | `GET /game?id=ID` | a game (by id or number) with every position, for replays |
 //! | `POST /move?game=ID&pit=N` | the person sows pit `N` |
-//! | `POST /new` | the next game starts |
+//! | `POST /resign?game=ID` | the person gives up the game in progress |
+//! | `POST /new` | the next game starts (in `kalaha play`, the game in progress is resigned) |
 //!
 //! Every `GET` route but `/events` answers `HEAD` too (the head alone).
 //!
+//! Every route but `/favicon.ico` needs the page's token ([`super::access`]): without it
+//! the answer is 403 and nothing is read or changed. Requests must also name this server
+//! in `Host` (a page elsewhere that resolves its own name to 127.0.0.1 is refused), and a
+//! `POST` must come from the page itself (its `Origin`, and a header no plain form can
+//! set), so another site open in the same browser cannot move for the person.
+//!
 //! Every request is bounded (8 KiB of head, 1 KiB of body, 10 s to arrive, 10 s for each
-//! write of the answer to be taken, 64 connections and 16 event streams at once); a
-//! malformed one gets a 4xx answer and the connection is closed, never a panic. Requests
-//! must name this server in `Host` (a page elsewhere that resolves its own name to
-//! 127.0.0.1 is refused), and a `POST` must come from the page itself (its `Origin`, and a
-//! header no plain form can set), so another site open in the same browser cannot move for
-//! the person.
+//! write of the answer to be taken); a malformed one gets a 4xx answer and the connection
+//! is closed, never a panic. Clients cannot starve the page ([`Limits`]): a connection
+//! still sending its request gives way to a newer one, an event stream to a newer one (and
+//! to the same page's next one), and every stream ends after a while, the page opening
+//! the next.
 
+use super::access::Token;
 use super::live::{Live, Mode, record_json};
 use super::request::{Request, read_request};
 use crate::results::find_game;
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, oneshot};
 
 /// Time for a whole request to arrive.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time for a whole answer (other than an event stream) to be taken by the client.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Connections served at once; more are answered 503 and closed.
-const MAX_CONNECTIONS: usize = 64;
-/// Event streams at once.
-const MAX_STREAMS: usize = 16;
 /// A comment line on an idle event stream, so a closed page is noticed.
 const KEEPALIVE: Duration = Duration::from_secs(15);
+
+/// How much the server holds for its clients at once.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Connections at once; more are answered 503 and closed.
+    pub connections: usize,
+    /// Connections still sending their request: when one more arrives, the one that has
+    /// waited longest is closed, so that slow or idle clients cannot keep a page from
+    /// loading.
+    pub waiting: usize,
+    /// Event streams at once: a new one closes the oldest (and a page's new stream its
+    /// earlier one), so a page that loads is always followed.
+    pub streams: usize,
+    /// How long an event stream lasts; the page then opens the next one at once.
+    pub stream_life: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            connections: 128,
+            waiting: 32,
+            streams: 16,
+            stream_life: Duration::from_secs(60),
+        }
+    }
+}
 
 /// The page, with `{{NONCE}}` where each response puts its script and style nonce.
 const PAGE: &str = include_str!("page.html");
 
+/// A server that runs: its address and the token its requests must carry.
+#[derive(Debug)]
+pub struct Served {
+    pub addr: SocketAddr,
+    token: Arc<Token>,
+}
+
+impl Served {
+    /// The page's address, with its token: the one to open.
+    pub fn url(&self) -> String {
+        format!("http://{}/?token={}", self.addr, self.token.as_str())
+    }
+
+    /// The token that every request but `/favicon.ico` must carry.
+    pub fn token(&self) -> &str {
+        self.token.as_str()
+    }
+}
+
 /// Starts serving `live` on `127.0.0.1:port` (0: a free port) on a thread of its own,
-/// and returns the address. The server runs until the process ends.
-pub fn serve(live: Arc<Live>, port: u16) -> io::Result<SocketAddr> {
+/// with a new token, and returns where. The server runs until the process ends.
+pub fn serve(live: Arc<Live>, port: u16) -> io::Result<Served> {
+    serve_with(live, port, Limits::default())
+}
+
+/// [`serve`] within `limits`.
+pub fn serve_with(live: Arc<Live>, port: u16, limits: Limits) -> io::Result<Served> {
+    let token = Arc::new(Token::new()?);
     let listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let server = Server {
+        live,
+        port: addr.port(),
+        token: token.clone(),
+        limits,
+        waiting: Slots::new(limits.waiting),
+        streams: Slots::new(limits.streams),
+    };
     std::thread::Builder::new()
         .name("kalaha-web".into())
         .spawn(move || {
             runtime.block_on(async move {
                 match TcpListener::from_std(listener) {
-                    Ok(l) => accept_loop(l, live, addr.port()).await,
+                    Ok(l) => accept_loop(l, Arc::new(server)).await,
                     Err(e) => tracing::error!("the page's server failed to start: {e}"),
                 }
             })
         })?;
-    Ok(addr)
+    Ok(Served { addr, token })
 }
 
-async fn accept_loop(listener: TcpListener, live: Arc<Live>, port: u16) {
-    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    let streams = Arc::new(Semaphore::new(MAX_STREAMS));
+/// What every connection needs.
+struct Server {
+    live: Arc<Live>,
+    port: u16,
+    token: Arc<Token>,
+    limits: Limits,
+    waiting: Arc<Slots>,
+    streams: Arc<Slots>,
+}
+
+/// Places of which the oldest is given up when a new one is needed: each holder is told
+/// to close by its [`Slot`].
+struct Slots {
+    limit: usize,
+    held: Mutex<(u64, VecDeque<Held>)>,
+}
+
+struct Held {
+    id: u64,
+    key: Option<String>,
+    close: oneshot::Sender<()>,
+}
+
+/// A place taken in [`Slots`]: `closed` resolves when it is given to another.
+struct Slot {
+    slots: Arc<Slots>,
+    id: u64,
+    closed: oneshot::Receiver<()>,
+}
+
+impl Slots {
+    fn new(limit: usize) -> Arc<Slots> {
+        Arc::new(Slots {
+            limit: limit.max(1),
+            held: Mutex::new((0, VecDeque::new())),
+        })
+    }
+
+    /// Takes a place, closing the one held under the same `key`, and the oldest when
+    /// all are taken.
+    fn take(self: &Arc<Self>, key: Option<String>) -> Slot {
+        let (tx, rx) = oneshot::channel();
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let (next, queue) = &mut *held;
+        let id = *next;
+        *next += 1;
+        let mut evicted = Vec::new();
+        if key.is_some() {
+            while let Some(i) = queue.iter().position(|h| h.key == key) {
+                evicted.extend(queue.remove(i));
+            }
+        }
+        while queue.len() >= self.limit {
+            evicted.extend(queue.pop_front());
+        }
+        queue.push_back(Held { id, key, close: tx });
+        drop(held);
+        for h in evicted {
+            let _ = h.close.send(());
+        }
+        Slot {
+            slots: self.clone(),
+            id,
+            closed: rx,
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.held.lock().unwrap().1.len()
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut held = self.slots.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.1.retain(|h| h.id != self.id);
+    }
+}
+
+async fn accept_loop(listener: TcpListener, server: Arc<Server>) {
+    let connections = Arc::new(Semaphore::new(server.limits.connections));
     loop {
         let (mut stream, _) = match listener.accept().await {
             Ok(s) => s,
@@ -87,19 +230,26 @@ async fn accept_loop(listener: TcpListener, live: Arc<Live>, port: u16) {
             });
             continue;
         };
-        let live = live.clone();
-        let streams = streams.clone();
+        let server = server.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            connection(stream, live, port, streams).await;
+            connection(stream, &server).await;
         });
     }
 }
 
 /// Serves one request on `stream`, then closes it.
-async fn connection(mut stream: TcpStream, live: Arc<Live>, port: u16, streams: Arc<Semaphore>) {
+async fn connection(mut stream: TcpStream, server: &Server) {
     let _ = stream.set_nodelay(true);
-    let mut request = match tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream)).await {
+    let mut waiting = server.waiting.take(None);
+    let read = tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream));
+    let read = tokio::select! {
+        r = read => r,
+        // Newer connections need the place: this one was slow to send its request.
+        _ = &mut waiting.closed => return,
+    };
+    drop(waiting);
+    let mut request = match read {
         Ok(Ok(Some(r))) => r,
         Ok(Ok(None)) => return,
         Ok(Err((status, why))) => {
@@ -110,7 +260,10 @@ async fn connection(mut stream: TcpStream, live: Arc<Live>, port: u16, streams: 
             return send(&mut stream, &r, true).await;
         }
     };
-    if let Err(r) = check_origin(&request, port) {
+    if let Err(r) = check_origin(&request, server.port) {
+        return send(&mut stream, &r, true).await;
+    }
+    if let Err(r) = check_token(&request, &server.token) {
         return send(&mut stream, &r, true).await;
     }
     // HEAD is GET without the body.
@@ -119,21 +272,41 @@ async fn connection(mut stream: TcpStream, live: Arc<Live>, port: u16, streams: 
         request.method = "GET".to_string();
     }
     if request.method == "GET" && request.path == "/events" && !head_only {
-        match streams.try_acquire_owned() {
-            Ok(permit) => {
-                let _permit = permit;
-                events(&mut stream, &live).await;
-                let _ = stream.shutdown().await;
-            }
-            Err(_) => {
-                let r = Response::error(503, "too many pages follow this run: close one");
-                send(&mut stream, &r, true).await;
-            }
-        }
+        // One stream per page (the page names itself), and the oldest gives way.
+        let page = request
+            .param("page")
+            .filter(|p| !p.is_empty() && p.len() <= 64)
+            .map(str::to_string);
+        let slot = server.streams.take(page);
+        events(&mut stream, &server.live, slot, server.limits.stream_life).await;
+        let _ = stream.shutdown().await;
         return;
     }
-    let response = route(&request, &live).await;
+    let response = route(&request, &server.live).await;
     send(&mut stream, &response, !head_only).await;
+}
+
+/// Refuses a request without the page's token (in the `X-Kalaha-Token` header, else as
+/// `token=` in the query). Only `/favicon.ico` is served to anyone.
+fn check_token(r: &Request, token: &Token) -> Result<(), Response> {
+    if r.path == "/favicon.ico" {
+        return Ok(());
+    }
+    let given = r.header("x-kalaha-token").or_else(|| r.param("token"));
+    if given.is_some_and(|t| token.matches(t)) {
+        return Ok(());
+    }
+    let why = "this page answers only the address that kalaha printed when it started, \
+               http://127.0.0.1:PORT/?token=...: open that one";
+    if r.path == "/" || r.path == "/index.html" {
+        return Err(Response {
+            status: 403,
+            content_type: "text/plain; charset=utf-8",
+            headers: Vec::new(),
+            body: format!("403 Forbidden: {why}\n").into_bytes(),
+        });
+    }
+    Err(Response::error(403, why))
 }
 
 /// Whether `bytes` were written within `limit` (a page that stops reading its
@@ -301,12 +474,16 @@ async fn route(r: &Request, live: &Arc<Live>) -> Response {
                 Err(why) => Response::error(409, &why),
             }
         }
+        ("POST", "/resign") => match live.resign(r.param("game").unwrap_or("")) {
+            Ok(()) => Response::json(200, "{\"ok\":true}"),
+            Err(why) => Response::error(409, &why),
+        },
         ("POST", "/new") => match live.new_game() {
             Ok(()) => Response::json(200, "{\"ok\":true}"),
             Err(why) => Response::error(409, &why),
         },
         (_, "/" | "/index.html" | "/state" | "/game" | "/events" | "/favicon.ico") => allow("GET"),
-        (_, "/move" | "/new") => allow("POST"),
+        (_, "/move" | "/new" | "/resign") => allow("POST"),
         _ => Response::error(404, "no such page: the page is at /"),
     }
 }
@@ -341,33 +518,48 @@ async fn game(r: &Request, live: &Arc<Live>) -> Response {
     }
 }
 
-/// `GET /events`: the state after every change, until the page goes away.
-async fn events(stream: &mut TcpStream, live: &Live) {
+/// `GET /events`: the state after every change, until the page goes away, another stream
+/// needs the place (`slot`), or `life` has passed; the page then opens the next stream at
+/// once (it is told so by a `bye` event).
+async fn events(stream: &mut TcpStream, live: &Arc<Live>, mut slot: Slot, life: Duration) {
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n\
                 X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\nretry: 1000\n\n";
     if !write_within(stream, head.as_bytes(), WRITE_TIMEOUT).await {
         return;
     }
+    let end = tokio::time::Instant::now() + life;
     // A tournament changes often: its pages are sent at most ten times a second.
     let pause = match live.mode() {
         Mode::Play | Mode::Watch => Duration::ZERO,
         Mode::Tournament | Mode::Results => Duration::from_millis(100),
     };
     let mut changes = live.subscribe();
+    let follower = live.follow();
     loop {
-        changes.borrow_and_update();
+        let version = *changes.borrow_and_update();
         let message = format!("event: state\ndata: {}\n\n", live.snapshot());
         if !write_within(stream, message.as_bytes(), WRITE_TIMEOUT).await {
             return;
         }
+        follower.sent(version);
         if !pause.is_zero() {
             tokio::time::sleep(pause).await;
         }
         loop {
-            match tokio::time::timeout(KEEPALIVE, changes.changed()).await {
-                Ok(Ok(())) => break,
-                Ok(Err(_)) => return,
-                Err(_) => {
+            tokio::select! {
+                changed = changes.changed() => match changed {
+                    Ok(()) => break,
+                    Err(_) => return,
+                },
+                _ = &mut slot.closed => {
+                    let _ = write_within(stream, b"event: bye\ndata: another page\n\n", WRITE_TIMEOUT).await;
+                    return;
+                }
+                _ = tokio::time::sleep_until(end) => {
+                    let _ = write_within(stream, b"event: bye\ndata: time\n\n", WRITE_TIMEOUT).await;
+                    return;
+                }
+                _ = tokio::time::sleep(KEEPALIVE) => {
                     if !write_within(stream, b": still here\n\n", WRITE_TIMEOUT).await {
                         return;
                     }
@@ -402,8 +594,13 @@ mod tests {
     #[test]
     fn the_server_survives_garbage_and_answers_the_page() {
         let live = Live::new(Mode::Tournament, "t", None);
-        let addr = serve(live, 0).unwrap();
-        let host = format!("Host: 127.0.0.1:{}\r\n", addr.port());
+        let served = serve(live, 0).unwrap();
+        let addr = served.addr;
+        let host = format!(
+            "Host: 127.0.0.1:{}\r\nX-Kalaha-Token: {}\r\n",
+            addr.port(),
+            served.token()
+        );
         let get = |path: &str| format!("GET {path} HTTP/1.1\r\n{host}\r\n");
         let big = format!("GET / HTTP/1.1\r\n{host}X: {}\r\n\r\n", "a".repeat(20_000));
         let body = format!("POST /new HTTP/1.1\r\n{host}Content-Length: 999999\r\n\r\n");
@@ -535,12 +732,14 @@ mod tests {
     #[test]
     fn the_event_stream_sends_the_state_after_each_change() {
         let live = Live::new(Mode::Play, "t", None);
-        let addr = serve(live.clone(), 0).unwrap();
+        let served = serve(live.clone(), 0).unwrap();
+        let addr = served.addr;
         let mut s = std::net::TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         write!(
             s,
-            "GET /events HTTP/1.1\r\nHost: localhost:{}\r\n\r\n",
+            "GET /events?token={} HTTP/1.1\r\nHost: localhost:{}\r\n\r\n",
+            served.token(),
             addr.port()
         )
         .unwrap();
@@ -557,6 +756,233 @@ mod tests {
         live.run_ended("done".into());
         read_until("\"ended\":\"done\"", &mut seen);
         assert!(seen.starts_with("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream"));
+    }
+
+    /// A request without the page's token (or with another) reads nothing and changes
+    /// nothing, even with the headers the page sends; with it, the person moves.
+    #[test]
+    fn without_the_token_nothing_is_read_or_changed() {
+        let live = Live::new(Mode::Play, "t", None);
+        let served = serve(live.clone(), 0).unwrap();
+        let addr = served.addr;
+        let port = addr.port();
+        let (tx, mut rx) = oneshot::channel();
+        live.await_person("g-1", vec![1, 2, 3], None, tx);
+        let page_headers =
+            format!("Host: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\nX-Kalaha: 1\r\n");
+        let other = super::Token::new().unwrap();
+        let near_miss = {
+            let mut t = served.token().to_string();
+            let last = if t.ends_with('0') { "1" } else { "0" };
+            t.replace_range(63.., last);
+            t
+        };
+        for bad in [
+            String::new(),
+            "X-Kalaha-Token: \r\n".to_string(),
+            format!("X-Kalaha-Token: {}\r\n", other.as_str()),
+            format!("X-Kalaha-Token: {near_miss}\r\n"),
+            format!("X-Kalaha-Token: {}x\r\n", served.token()),
+        ] {
+            for (method, path) in [
+                ("GET", "/"),
+                ("GET", "/index.html"),
+                ("HEAD", "/"),
+                ("GET", "/state"),
+                ("HEAD", "/state"),
+                ("GET", "/events"),
+                ("GET", "/game?id=g-1"),
+                ("POST", "/move?game=g-1&pit=2"),
+                ("POST", "/new"),
+                ("GET", "/nothing"),
+            ] {
+                let request = format!("{method} {path} HTTP/1.1\r\n{page_headers}{bad}\r\n");
+                let (status, text) = send(addr, request.as_bytes());
+                assert_eq!(status, 403, "{request}\n{text}");
+                assert!(!text.contains("\"boards\""), "{text}");
+            }
+            // A wrong token in the query, and a right one in the query beside a wrong header.
+            for path in [
+                format!("/state?token={}", other.as_str()),
+                format!("/state?token={near_miss}"),
+            ] {
+                let request = format!("GET {path} HTTP/1.1\r\n{page_headers}{bad}\r\n");
+                assert_eq!(send(addr, request.as_bytes()).0, 403, "{request}");
+            }
+        }
+        let wrong_header = format!(
+            "POST /move?game=g-1&pit=2&token={} HTTP/1.1\r\n{page_headers}X-Kalaha-Token: {near_miss}\r\n\r\n",
+            served.token()
+        );
+        assert_eq!(send(addr, wrong_header.as_bytes()).0, 403);
+        // Nothing was taken: the move is still awaited.
+        assert!(rx.try_recv().is_err());
+        let v: serde_json::Value = serde_json::from_str(&live.snapshot()).unwrap();
+        assert_eq!(v["version"], 1, "{v}");
+        // The icon is no secret.
+        let icon = format!("GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+        assert_eq!(send(addr, icon.as_bytes()).0, 204);
+        // With the token: the page, the state, the move.
+        let token = format!("X-Kalaha-Token: {}\r\n", served.token());
+        let page = format!(
+            "GET /?token={} HTTP/1.1\r\n{page_headers}\r\n",
+            served.token()
+        );
+        let (status, text) = send(addr, page.as_bytes());
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains("\"mode\":\"play\""), "{text}");
+        let state = format!("GET /state HTTP/1.1\r\n{page_headers}{token}\r\n");
+        assert_eq!(send(addr, state.as_bytes()).0, 200);
+        let sow = format!("POST /move?game=g-1&pit=2 HTTP/1.1\r\n{page_headers}{token}\r\n");
+        let (status, text) = send(addr, sow.as_bytes());
+        assert_eq!(status, 200, "{text}");
+        assert_eq!(rx.try_recv().unwrap(), super::super::Choice::Pit(2));
+        // The Origin and X-Kalaha checks still hold for a request with the token.
+        let no_page = format!("POST /new HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{token}\r\n");
+        assert_eq!(send(addr, no_page.as_bytes()).0, 403);
+        let elsewhere = format!(
+            "POST /new HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://evil.example\r\nX-Kalaha: 1\r\n{token}\r\n"
+        );
+        assert_eq!(send(addr, elsewhere.as_bytes()).0, 403);
+        let (status, _) = send(
+            addr,
+            format!("GET /state HTTP/1.1\r\nHost: evil.example\r\n{token}\r\n").as_bytes(),
+        );
+        assert_eq!(status, 421);
+    }
+
+    #[test]
+    fn a_new_place_closes_the_oldest_and_the_same_page_s_earlier_one() {
+        let slots = Slots::new(2);
+        let mut a = slots.take(None);
+        let mut b = slots.take(Some("p".into()));
+        assert!(a.closed.try_recv().is_err());
+        let mut c = slots.take(None);
+        assert!(a.closed.try_recv().is_ok(), "the oldest gives way");
+        assert!(b.closed.try_recv().is_err());
+        let mut d = slots.take(Some("p".into()));
+        assert!(
+            b.closed.try_recv().is_ok(),
+            "a page's new stream replaces its old one"
+        );
+        assert!(c.closed.try_recv().is_err());
+        assert_eq!(slots.len(), 2);
+        drop((a, b));
+        assert_eq!(slots.len(), 2);
+        drop(c);
+        assert_eq!(slots.len(), 1);
+        assert!(d.closed.try_recv().is_err());
+    }
+
+    /// Reads `s` until `needle` has been seen; false if the stream ends first.
+    fn read_until(s: &mut std::net::TcpStream, needle: &str, seen: &mut String) -> bool {
+        let mut buf = [0u8; 8192];
+        while !seen.contains(needle) {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+            }
+        }
+        true
+    }
+
+    /// 64 idle event streams (with the token), 64 connections that send nothing and 64
+    /// streams without the token do not keep the page from loading nor from being
+    /// followed; the streams given up on are closed.
+    #[test]
+    fn idle_streams_and_silent_clients_do_not_starve_the_page() {
+        let live = Live::new(Mode::Play, "t", None);
+        let served = serve(live.clone(), 0).unwrap();
+        let addr = served.addr;
+        let port = addr.port();
+        let open_stream = |query: &str| {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            write!(
+                s,
+                "GET /events?{query} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+            )
+            .unwrap();
+            s
+        };
+        let mut idle = Vec::new();
+        for i in 0..64 {
+            let mut s = open_stream(&format!("token={}&page=idle{i}", served.token()));
+            let mut seen = String::new();
+            assert!(
+                read_until(&mut s, "event: state", &mut seen),
+                "stream {i}: {seen}"
+            );
+            idle.push(s);
+        }
+        let mut refused = Vec::new();
+        for _ in 0..64 {
+            let mut s = open_stream("page=x");
+            let mut seen = String::new();
+            read_until(&mut s, "\r\n", &mut seen);
+            assert!(seen.starts_with("HTTP/1.1 403"), "{seen}");
+            refused.push(s);
+        }
+        let silent: Vec<_> = (0..64)
+            .map(|_| std::net::TcpStream::connect(addr).unwrap())
+            .collect();
+        // The page loads at once, and its stream follows the game.
+        let started = std::time::Instant::now();
+        let page = format!(
+            "GET /?token={} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n",
+            served.token()
+        );
+        let (status, _) = send(addr, page.as_bytes());
+        assert_eq!(status, 200);
+        let mut s = open_stream(&format!("token={}&page=mine", served.token()));
+        let mut seen = String::new();
+        assert!(read_until(&mut s, "\"version\":0", &mut seen), "{seen}");
+        live.run_ended("done".into());
+        assert!(
+            read_until(&mut s, "\"ended\":\"done\"", &mut seen),
+            "{seen}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the page took {:?}",
+            started.elapsed()
+        );
+        // All but the 15 newest idle streams were closed to make room, with a word why.
+        let mut closed = 0;
+        for mut s in idle.drain(..) {
+            s.set_read_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            let mut seen = String::new();
+            if read_until(&mut s, "event: bye", &mut seen) {
+                closed += 1;
+            }
+        }
+        assert_eq!(closed, 64 - 15);
+        drop((silent, refused));
+    }
+
+    #[test]
+    fn an_event_stream_ends_after_its_life_and_says_so() {
+        let live = Live::new(Mode::Play, "t", None);
+        let limits = Limits {
+            stream_life: Duration::from_millis(300),
+            ..Limits::default()
+        };
+        let served = serve_with(live, 0, limits).unwrap();
+        let mut s = std::net::TcpStream::connect(served.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        write!(
+            s,
+            "GET /events?token={} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+            served.token(),
+            served.addr.port()
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        assert!(out.ends_with("event: bye\ndata: time\n\n"), "{out}");
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 
     /// A client that stops reading is given up on, so it cannot hold a connection (or one

@@ -83,6 +83,15 @@ impl Gate {
     }
 }
 
+/// What the person chose on the page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Sow this pit.
+    Pit(u8),
+    /// Give the game up.
+    Resign,
+}
+
 /// The person's move the referee waits for.
 #[derive(Debug)]
 struct Pending {
@@ -91,7 +100,7 @@ struct Pending {
     /// The time the person has for this move, when limited, and since when.
     time: Option<Duration>,
     since: Instant,
-    reply: oneshot::Sender<u8>,
+    reply: oneshot::Sender<Choice>,
 }
 
 /// A game on a board: in progress, or (for a person) the last one, finished.
@@ -124,6 +133,12 @@ struct State {
     gate: Option<Arc<Gate>>,
     /// The page asked for a new game that has not started yet.
     starting: bool,
+    /// The game the person has resigned, if it is still being ended.
+    resigned: Option<String>,
+    /// The match the games of the session make, if any.
+    matched: Option<super::matches::Match>,
+    /// The value of the start position for the first player, once known.
+    start_value: Option<i32>,
     snapshot: Option<(u64, Arc<str>)>,
 }
 
@@ -134,6 +149,39 @@ pub struct Live {
     dir: Option<PathBuf>,
     state: Mutex<State>,
     version: watch::Sender<u64>,
+    /// The event streams open, and the version each has sent (at least).
+    followers: Mutex<(u64, Vec<(u64, u64)>)>,
+}
+
+/// An event stream, known to its [`Live`] until dropped: see [`Live::wait_sent`].
+pub struct Follower {
+    live: Arc<Live>,
+    id: u64,
+}
+
+impl Follower {
+    /// The stream has sent the state of `version` (or a later one).
+    pub fn sent(&self, version: u64) {
+        let mut f = self
+            .live
+            .followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = f.1.iter_mut().find(|(id, _)| *id == self.id) {
+            entry.1 = entry.1.max(version);
+        }
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        let mut f = self
+            .live
+            .followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        f.1.retain(|(id, _)| *id != self.id);
+    }
 }
 
 impl Live {
@@ -157,10 +205,46 @@ impl Live {
                 pending: None,
                 gate: None,
                 starting: false,
+                resigned: None,
+                matched: None,
+                start_value: None,
                 snapshot: None,
             }),
             version: watch::Sender::new(0),
+            followers: Mutex::new((0, Vec::new())),
         })
+    }
+
+    /// Registers an event stream.
+    pub fn follow(self: &Arc<Self>) -> Follower {
+        let mut f = self.followers.lock().unwrap_or_else(|e| e.into_inner());
+        let id = f.0;
+        f.0 += 1;
+        f.1.push((id, 0));
+        Follower {
+            live: self.clone(),
+            id,
+        }
+    }
+
+    /// Waits (at most `limit`) until every open event stream has sent the state as it is
+    /// now, so that a page learns of the end before the process goes. True if they all did.
+    pub fn wait_sent(&self, limit: Duration) -> bool {
+        let now = *self.version.borrow();
+        let start = Instant::now();
+        loop {
+            let behind = {
+                let f = self.followers.lock().unwrap_or_else(|e| e.into_inner());
+                f.1.iter().any(|(_, sent)| *sent < now)
+            };
+            if !behind {
+                return true;
+            }
+            if start.elapsed() >= limit {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     pub fn mode(&self) -> Mode {
@@ -193,6 +277,21 @@ impl Live {
         out
     }
 
+    /// The page's title.
+    pub fn set_title(&self, title: String) {
+        self.change(|s| s.title = title);
+    }
+
+    /// The value of the start position for the first player (`None`: not known).
+    pub fn set_start_value(&self, value: Option<i32>) {
+        self.change(|s| s.start_value = value);
+    }
+
+    /// The match's score as it is now.
+    pub fn set_match(&self, m: super::matches::Match) {
+        self.change(|s| s.matched = Some(m));
+    }
+
     /// Who plays on the page (`person`), and the gate that starts each game on request.
     pub fn set_session(&self, person: Option<String>, gate: Arc<Gate>) {
         self.change(|s| {
@@ -221,6 +320,7 @@ impl Live {
 
     fn snapshot_of<'a>(&self, s: &'a State) -> SnapshotJson<'a> {
         let can_new = self.can_start_new(s);
+        let can_resign = self.resignable(s).is_some();
         SnapshotJson {
             version: s.version,
             mode: self.mode,
@@ -231,6 +331,9 @@ impl Live {
             ended: s.ended.as_deref(),
             person: s.person.as_deref(),
             can_new,
+            can_resign,
+            matched: s.matched.as_ref(),
+            start_value: s.start_value,
             starting: s.starting,
             boards: s.boards.iter().map(|b| board_json(b, s)).collect(),
             standings: &s.standings,
@@ -250,11 +353,65 @@ impl Live {
         let Some(gate) = &s.gate else {
             return false;
         };
-        matches!(self.mode, Mode::Play | Mode::Watch)
-            && s.ended.is_none()
-            && !s.starting
-            && !gate.is_open()
-            && s.boards.iter().all(|b| b.record.is_some())
+        // A person may leave a game at any moment (it is resigned); two engines finish
+        // theirs first.
+        let over = s.boards.iter().all(|b| b.record.is_some());
+        if s.matched.as_ref().is_some_and(|m| m.over) {
+            return false;
+        }
+        match self.mode {
+            Mode::Play => s.ended.is_none() && !s.starting && !gate.is_open(),
+            Mode::Watch => s.ended.is_none() && !s.starting && !gate.is_open() && over,
+            Mode::Tournament | Mode::Results => false,
+        }
+    }
+
+    /// The person's game in progress, if any, that the person has not resigned yet.
+    fn resignable<'a>(&self, s: &'a State) -> Option<&'a Board> {
+        if self.mode != Mode::Play || s.person.is_none() || s.ended.is_some() {
+            return None;
+        }
+        s.boards
+            .iter()
+            .find(|b| b.record.is_none() && s.resigned.as_deref() != Some(b.game.as_str()))
+    }
+
+    /// Marks `game` resigned (the caller holds the lock) and tells the referee if it waits
+    /// for the person's move in it.
+    fn resign_locked(s: &mut State, game: &str) {
+        s.resigned = Some(game.to_string());
+        if s.pending.as_ref().is_some_and(|p| p.game == game) {
+            let p = s.pending.take().expect("checked above");
+            let _ = p.reply.send(Choice::Resign);
+        }
+    }
+
+    /// The person gives up `game`, in progress: it is recorded as a loss by resignation,
+    /// at once if the person is to move, else as soon as the engine has sown.
+    pub fn resign(&self, game: &str) -> Result<(), String> {
+        let mut s = self.lock();
+        let Some(b) = self.resignable(&s) else {
+            return Err(match (self.mode, s.person.is_some()) {
+                (Mode::Play, true) => "no game of yours is in progress".to_string(),
+                _ => "no person plays on this page".to_string(),
+            });
+        };
+        if b.game != game {
+            return Err(format!(
+                "game {:?} is not the game being played ({:?}): reload the page",
+                clean_text(game),
+                b.game
+            ));
+        }
+        Self::resign_locked(&mut s, game);
+        drop(s);
+        self.change(|_| {});
+        Ok(())
+    }
+
+    /// Whether the person has resigned `game`.
+    pub fn has_resigned(&self, game: &str) -> bool {
+        self.lock().resigned.as_deref() == Some(game)
     }
 
     /// The game `id` (or number) with its frames, as JSON, from memory; `None` when it is
@@ -298,7 +455,7 @@ impl Live {
         game: &str,
         legal: Vec<u8>,
         time: Option<Duration>,
-        reply: oneshot::Sender<u8>,
+        reply: oneshot::Sender<Choice>,
     ) {
         self.change(|s| {
             s.pending = Some(Pending {
@@ -347,7 +504,7 @@ impl Live {
         drop(s);
         // The referee may have stopped waiting a moment ago (its deadline): then the pit
         // is not taken, and the page learns the result from the state.
-        let sent = p.reply.send(pit as u8).is_ok();
+        let sent = p.reply.send(Choice::Pit(pit as u8)).is_ok();
         self.change(|_| {});
         if sent {
             Ok(())
@@ -365,11 +522,17 @@ impl Live {
         if !self.can_start_new(&s) {
             return Err(if s.ended.is_some() {
                 "the session has ended: start kalaha play again".to_string()
+            } else if s.matched.as_ref().is_some_and(|m| m.over) {
+                "the match is over: start kalaha play again for another".to_string()
             } else if s.starting {
                 "the next game is already starting".to_string()
             } else {
                 "the game is not over yet".to_string()
             });
+        }
+        // A game in progress is given up first.
+        if let Some(game) = self.resignable(&s).map(|b| b.game.clone()) {
+            Self::resign_locked(&mut s, &game);
         }
         s.starting = true;
         let gate = s.gate.clone();
@@ -408,6 +571,7 @@ impl Live {
                         s.boards.clear();
                         s.starting = false;
                         s.pending = None;
+                        s.resigned = None;
                     } else {
                         s.boards.retain(|b| b.game != board.game);
                     }
@@ -455,6 +619,7 @@ impl Live {
         let single = matches!(self.mode, Mode::Play | Mode::Watch);
         self.change(|s| {
             s.finished += 1;
+            let idle = s.boards.iter().all(|b| b.record.is_some());
             match s.boards.iter_mut().find(|b| b.game == record.game) {
                 Some(b) if single => {
                     b.frames = record_frames(&record);
@@ -462,7 +627,9 @@ impl Live {
                     b.record = Some(record.clone());
                 }
                 Some(_) => s.boards.retain(|b| b.game != record.game),
-                None if single => {
+                // The next game may have started already (the page asked for it before
+                // this one ended): its board stays.
+                None if single && idle => {
                     // A game lost before it started (an engine that failed to start).
                     s.boards.clear();
                     s.starting = false;
@@ -479,7 +646,7 @@ impl Live {
                 }
                 None => {}
             }
-            if single {
+            if single && s.pending.as_ref().is_some_and(|p| p.game == record.game) {
                 s.pending = None;
             }
             s.recent.push_back(record);
@@ -587,24 +754,30 @@ impl View for LiveView {
 
     fn finish(&mut self, summary: &RunSummary, tally: &Tally) -> io::Result<()> {
         self.live.set_standings(tally);
+        let played = crate::record::counted(summary.played, "game");
         let why = if matches!(self.live.mode, Mode::Play | Mode::Watch) {
-            let n = summary.played;
-            format!("{n} game{} recorded", if n == 1 { "" } else { "s" })
+            format!("{played} recorded")
         } else if summary.complete() {
-            format!(
-                "the run is over: {} played",
-                crate::record::counted(summary.played, "game")
-            )
+            format!("the run is over: {played} played")
         } else {
-            format!(
-                "the run was stopped: {} played",
-                crate::record::counted(summary.played, "game")
-            )
+            format!("the run was stopped: {played} played")
+        };
+        let why = match (&self.live.dir, self.live.mode) {
+            (Some(dir), Mode::Tournament) => format!(
+                "{why}; run finished: results in {}",
+                crate::record::shown_path(dir)
+            ),
+            _ => why,
         };
         self.live.run_ended(why);
+        // The process ends next: the pages that follow the run see its end first.
+        self.live.wait_sent(FAREWELL);
         Ok(())
     }
 }
+
+/// How long the end of a run waits for its pages to be sent the final state.
+const FAREWELL: Duration = Duration::from_secs(3);
 
 #[cfg(test)]
 mod tests;

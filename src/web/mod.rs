@@ -8,14 +8,16 @@
 //! game at a time: [`play`]), `kalaha tournament --live` (a run as it goes: [`LiveView`])
 //! and `kalaha show --serve DIR` (a results folder, followed as it grows: [`follow_results`]).
 
+pub mod access;
 pub mod frames;
 pub mod http;
 mod live;
+pub mod matches;
 pub mod play;
 pub mod request;
 
-pub use http::serve;
-pub use live::{Gate, Live, LiveView, Mode, RECENT, record_json, result_text};
+pub use http::{Limits, Served, serve, serve_with};
+pub use live::{Choice, Follower, Gate, Live, LiveView, Mode, RECENT, record_json, result_text};
 
 use crate::record::GameRecord;
 use crate::results::{GAMES_JSONL, read_jsonl_from};

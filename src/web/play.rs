@@ -5,7 +5,7 @@
 //! schedule where the seats swap every game, run by the tournament's own game loop and
 //! recorder, so every game lands in a results folder like a match's.
 
-use super::live::{Gate, Live, person_time};
+use super::live::{Choice, Gate, Live, person_time};
 use crate::record::{
     Fault, FaultKind, MAX_TIME, SideResult, Termination, TimeControl, TimeLimit, format_duration,
 };
@@ -31,6 +31,25 @@ use tokio::sync::oneshot;
 /// The move time of a person without a clock: the longest time any setting takes (a
 /// day), so the referee's deadline never comes in practice.
 pub const NO_CLOCK: Duration = MAX_TIME;
+
+/// How long the solver may look for the value of the start position.
+const START_VALUE_TIME: Duration = Duration::from_secs(2);
+
+/// The exact value of the start position for the first player (stores included, under
+/// perfect play by both), when known: Kalah(6,4) of the standard rules is +8 (`kalaha
+/// solve` takes minutes to prove it), other boards are solved if that takes at most `time`.
+pub fn start_value(rules: Rules, time: Duration) -> Option<i32> {
+    if rules == Rules::default() {
+        return Some(8);
+    }
+    let budget = crate::solver::Budget {
+        deadline: Some(Instant::now() + time),
+        max_nodes: None,
+    };
+    crate::solver::Solver::new(16)
+        .solve_within(&Position::start(rules), budget)
+        .map(|s| s.value)
+}
 
 /// What `tournament.toml` says the person is.
 const PERSON_COMMAND: &str = "a person, on the page of kalaha play";
@@ -67,6 +86,10 @@ impl Contestant for Person {
         deadline: Duration,
     ) -> Result<Reply, Fault> {
         let started = Instant::now();
+        let resigned = || Fault::new(FaultKind::Crash, "the person resigned");
+        if self.live.has_resigned(&self.game) {
+            return Err(resigned());
+        }
         let (tx, rx) = oneshot::channel();
         self.live.await_person(
             &self.game,
@@ -79,7 +102,9 @@ impl Contestant for Person {
             game: &self.game,
         };
         let pit = match tokio::time::timeout(deadline, rx).await {
-            Ok(Ok(pit)) => pit,
+            Ok(Ok(Choice::Pit(pit))) => pit,
+            // The referee asks [`Contestant::resigned`] before it takes this for a fault.
+            Ok(Ok(Choice::Resign)) => return Err(resigned()),
             Ok(Err(_)) => {
                 return Err(Fault::new(
                     FaultKind::Crash,
@@ -114,6 +139,10 @@ impl Contestant for Person {
         _termination: Termination,
     ) -> Result<(), Fault> {
         Ok(())
+    }
+
+    fn resigned(&self) -> bool {
+        self.live.has_resigned(&self.game)
     }
 }
 
@@ -174,6 +203,13 @@ impl Contestant for Seat {
             Player::Engine(e) => {
                 Contestant::game_over(&mut **e, game, result, south, north, termination).await
             }
+        }
+    }
+
+    fn resigned(&self) -> bool {
+        match &self.player {
+            Player::Person(p) => p.resigned(),
+            Player::Engine(_) => false,
         }
     }
 }
@@ -354,6 +390,18 @@ pub fn run_session(
             .is_some_and(|tc| tc != TimeControl::MoveTime(NO_CLOCK));
     let gate = Gate::new(!clocked);
     let person_name = person.then(|| config.engines[0].resolved.name.clone());
+    // The first player's advantage, when known: at once for the standard board, else
+    // from the solver if it finishes within a moment, away from the games.
+    {
+        let rules = config.rules();
+        let live = live.clone();
+        let _ = std::thread::Builder::new()
+            .name("kalaha-start-value".into())
+            .spawn(move || live.set_start_value(start_value(rules, START_VALUE_TIME)));
+    }
+    // The page says who plays: "kalaha: human against hard", "kalaha: medium against hard".
+    let names = config.names();
+    live.set_title(format!("kalaha: {} against {}", names[0], names[1]));
     live.set_session(person_name, gate.clone());
     let launcher = SessionLauncher {
         engines,
@@ -445,6 +493,19 @@ fn save_session(dir: &Path, config: &TournamentConfig) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_start_value_is_known_for_the_standard_board_and_small_ones() {
+        assert_eq!(start_value(Rules::default(), Duration::ZERO), Some(8));
+        let small = Rules::new(3, 3, false, crate::rules::Sweep::Owner).unwrap();
+        let exact = crate::solver::Solver::new(16)
+            .solve(&Position::start(small))
+            .value;
+        assert_eq!(start_value(small, Duration::from_secs(30)), Some(exact));
+        // A board the solver cannot finish at once is not known.
+        let big = Rules::new(6, 6, false, crate::rules::Sweep::Owner).unwrap();
+        assert_eq!(start_value(big, Duration::from_millis(50)), None);
+    }
 
     #[test]
     fn the_seats_swap_every_game() {

@@ -12,12 +12,13 @@ pub const MAX_BODY: usize = 1024;
 /// Most headers in a request.
 const MAX_HEADERS: usize = 64;
 /// Headers the server reads: each may appear once (two `Host`s could name two servers).
-const SINGLE_HEADERS: [&str; 5] = [
+const SINGLE_HEADERS: [&str; 6] = [
     "host",
     "content-length",
     "transfer-encoding",
     "origin",
     "x-kalaha",
+    "x-kalaha-token",
 ];
 
 /// Why a request is refused: the status and the reason.

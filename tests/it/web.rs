@@ -70,13 +70,25 @@ impl Drop for Reaped {
 
 /// One HTTP/1.1 request to 127.0.0.1:`port`; the status and the body as JSON.
 fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<(u16, Value), String> {
+    http_with(port, method, path, body, "")
+}
+
+/// [`http`] with more header lines (`extra`, each ending in CRLF). A body that is not
+/// JSON is returned as a string.
+fn http_with(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+    extra: &str,
+) -> Result<(u16, Value), String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(Duration::from_secs(60)))
         .map_err(|e| e.to_string())?;
     let body = body.map(|b| b.to_string()).unwrap_or_default();
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         Content-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
         body.len()
     );
     s.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
@@ -124,9 +136,11 @@ fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<(u1
         .unwrap_or(0);
     let value = if content.is_empty() {
         Value::Null
-    } else {
+    } else if head.contains("content-type: application/json") || extra.is_empty() {
         serde_json::from_slice(&content)
             .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&content)))?
+    } else {
+        Value::String(String::from_utf8_lossy(&content).into_owned())
     };
     Ok((status, value))
 }
@@ -286,11 +300,45 @@ fn wait_for(b: &Browser, limit: Duration, what: &str, done: impl Fn(&Seen) -> bo
     }
 }
 
+/// A page served by kalaha: its port and its token.
+#[derive(Clone, Debug)]
+struct Page {
+    port: u16,
+    token: String,
+}
+
+impl Page {
+    /// The address kalaha printed.
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/?token={}", self.port, self.token)
+    }
+
+    /// A request as the page's script makes it: with its token (and, for a `POST`, its
+    /// origin and `X-Kalaha`).
+    fn call(&self, method: &str, path: &str) -> (u16, Value) {
+        let extra = format!(
+            "X-Kalaha-Token: {}\r\nOrigin: http://127.0.0.1:{}\r\nX-Kalaha: 1\r\n",
+            self.token, self.port
+        );
+        http_with(self.port, method, path, None, &extra).unwrap()
+    }
+
+    /// The same request without the token: what any other program can send.
+    fn call_without_token(&self, method: &str, path: &str) -> (u16, Value) {
+        let extra = format!("Origin: http://127.0.0.1:{}\r\nX-Kalaha: 1\r\n", self.port);
+        http_with(self.port, method, path, None, &extra).unwrap()
+    }
+
+    fn state(&self) -> Value {
+        let (status, v) = self.call("GET", "/state");
+        assert_eq!(status, 200, "{v}");
+        v
+    }
+}
+
 /// The state of the play server, as the page reads it.
-fn server_state(port: u16) -> Value {
-    let (status, v) = http(port, "GET", "/state", None).unwrap();
-    assert_eq!(status, 200);
-    v
+fn server_state(page: &Page) -> Value {
+    page.state()
 }
 
 /// `n` of a replay note "Sowing k of n · ...".
@@ -312,9 +360,9 @@ fn free_port() -> u16 {
         .port()
 }
 
-#[test]
-fn a_person_plays_random_in_chromium() {
-    let started = Instant::now();
+/// Chromium and chromedriver, or `None` (and a line saying `test` is skipped) where they
+/// are missing; under CI their absence fails the test.
+fn chromium_for(test: &str) -> Option<(PathBuf, PathBuf)> {
     let chromium = find_program("KALAHA_CHROMIUM", &["chromium", "chromium-browser"]);
     let driver = find_program(
         "KALAHA_CHROMEDRIVER",
@@ -325,24 +373,48 @@ fn a_person_plays_random_in_chromium() {
         if std::env::var_os("CI").is_some() {
             panic!("{why}");
         }
-        eprintln!("skipping a_person_plays_random_in_chromium: {why}");
+        eprintln!("skipping {test}: {why}");
+        return None;
+    };
+    Some((chromium, driver))
+}
+
+#[test]
+fn a_person_plays_random_in_chromium() {
+    let started = Instant::now();
+    let Some((chromium, driver)) = chromium_for("a_person_plays_random_in_chromium") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("results");
     let out_arg = out.display().to_string();
-    let (play, play_port, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
-    let url = format!("http://127.0.0.1:{play_port}/");
+    // Without the pause before the engine's reply, so the timings measure the server.
+    let (play, play_page, lines) = serving(&[
+        "play", "--engine", "random", "--pace", "0s", "--out", &out_arg,
+    ]);
+    let url = play_page.url();
     let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
     browser.call("POST", "/url", Some(json!({ "url": url })));
+    // Drawn at once, not seed by seed: the timings measure the server and the page.
+    let animated = browser.run(
+        "const a = document.getElementById('animate'); if (a.checked) a.click(); return a.checked;",
+    );
+    assert_eq!(animated, false);
     let title = browser.run("return document.title;");
-    assert_eq!(title, "kalaha play");
+    assert_eq!(title, "kalaha: human against random");
     // Nothing on the page comes from elsewhere.
     let external = browser
         .run("return [...document.querySelectorAll('[src],[href]')].map((e) => e.src || e.href);");
     assert_eq!(external, json!([]), "the page loads other resources");
 
-    let (game1, result, clicks) = play_a_whole_game(&browser, play_port);
+    // Issue 32: the first player's advantage is on the page, with the value of Kalah(6,4).
+    let advantage = browser.run("return document.getElementById('advantage').textContent;");
+    assert_eq!(
+        advantage,
+        "Moving first is an advantage on this board (6 pits, 4 seeds): with perfect play by \
+         both, south, who moves first, ends 8 seeds ahead (+8)."
+    );
+    let (game1, result, clicks) = play_a_whole_game(&browser, &play_page);
     let screenshots = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from);
     if let Some(dir) = &screenshots {
         std::fs::create_dir_all(dir).unwrap();
@@ -351,7 +423,7 @@ fn a_person_plays_random_in_chromium() {
     }
     replay_with_the_keyboard(&browser, &game1, screenshots.as_deref());
     print_the_timings(&browser);
-    next_game_by_key(&browser, play_port, &game1, screenshots.as_deref());
+    next_game_by_key(&browser, &play_page, &game1, screenshots.as_deref());
     browser.call("DELETE", "", None);
     stop_with_ctrl_c(play, &lines, &out);
     let sowings = check_the_record(&out, &game1, &result, clicks);
@@ -400,7 +472,7 @@ fn open_browser(chromium: &Path, driver: &Path, profile: &Path) -> (Reaped, Brow
 /// Game 1: the person is south and moves first, clicking random enabled pits (and, a few
 /// times, a disabled one, which must not move). Returns the game, the result shown and the
 /// number of clicks.
-fn play_a_whole_game(browser: &Browser, play_port: u16) -> (String, String, usize) {
+fn play_a_whole_game(browser: &Browser, play_page: &Page) -> (String, String, usize) {
     let first = wait_for(browser, Duration::from_secs(20), "the first move", |s| {
         !s.enabled.is_empty()
     });
@@ -423,7 +495,7 @@ fn play_a_whole_game(browser: &Browser, play_port: u16) -> (String, String, usiz
             std::thread::sleep(Duration::from_millis(100));
             let after = seen(browser);
             assert_eq!(after.plies, s.plies, "a disabled pit moved");
-            let state = server_state(play_port);
+            let state = server_state(play_page);
             assert_eq!(
                 state["boards"][0]["frames"].as_array().unwrap().len() as i64,
                 s.plies
@@ -450,26 +522,36 @@ fn replay_with_the_keyboard(browser: &Browser, game1: &str, screenshots: Option<
     browser.click(&format!("#games button[data-game=\"{game1}\"]"));
     let note = |b: &Browser| b.run("return document.getElementById('replay-note').textContent;");
     let replay_start = Instant::now();
-    while !note(browser).as_str().unwrap().starts_with("Sowing") {
+    while note(browser) == "" {
         assert!(
             replay_start.elapsed() < Duration::from_secs(10),
             "no replay"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let n = first_plies_of(&note(browser));
-    // It opens on the final position, with the focus on a control that can act.
+    // Issue 32: it opens at the start, with the focus on "next", the control that can act.
+    assert_eq!(note(browser), "The start position.");
+    let plies = browser.run("return document.querySelector('#replay-board .board').dataset.plies;");
+    assert_eq!(plies, "0");
     assert_eq!(
         browser.run("return document.activeElement.id;"),
-        "r-prev",
+        "r-next",
         "the focus after opening a replay"
     );
+    let n: usize = browser
+        .run("return document.getElementById('r-range').max;")
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    browser.keys("\u{E010}"); // End
     assert!(
         note(browser)
             .as_str()
             .unwrap()
             .starts_with(&format!("Sowing {n} of {n}"))
     );
+    assert_eq!(first_plies_of(&note(browser)), n);
     browser.keys("\u{E012}"); // ArrowLeft
     let back = note(browser);
     assert!(
@@ -480,8 +562,6 @@ fn replay_with_the_keyboard(browser: &Browser, game1: &str, screenshots: Option<
     );
     browser.keys("\u{E011}"); // Home
     assert_eq!(note(browser), "The start position.");
-    let plies = browser.run("return document.querySelector('#replay-board .board').dataset.plies;");
-    assert_eq!(plies, "0");
     browser.keys("\u{E014}"); // ArrowRight
     if let Some(dir) = screenshots {
         browser.screenshot(1200, &dir.join("replay-1200.png"));
@@ -525,13 +605,13 @@ fn print_the_timings(browser: &Browser) {
 }
 
 /// The next game: the engine moves first, the person is north; a digit key sows.
-fn next_game_by_key(browser: &Browser, play_port: u16, game1: &str, screenshots: Option<&Path>) {
+fn next_game_by_key(browser: &Browser, play_page: &Page, game1: &str, screenshots: Option<&Path>) {
     assert!(browser.run("return document.getElementById('new-game').disabled;") == false);
     browser.keys("n");
     let s = wait_for(browser, Duration::from_secs(20), "the second game", |s| {
         s.game != game1 && !s.enabled.is_empty()
     });
-    let state = server_state(play_port);
+    let state = server_state(play_page);
     assert_eq!(state["boards"][0]["person"], "north");
     assert_eq!(state["boards"][0]["frames"][0]["side"], "south");
     let pit = s.enabled[0];
@@ -619,10 +699,16 @@ fn check_the_record(out: &Path, game1: &str, result: &str, clicks: usize) -> usi
 }
 
 /// Starts `kalaha ARGS`, waits for the address of its page, and returns the process, the
-/// port and the rest of its output.
-fn serving(args: &[&str]) -> (Reaped, u16, mpsc::Receiver<String>) {
+/// page (its port and token) and the rest of its output.
+fn serving(args: &[&str]) -> (Reaped, Page, mpsc::Receiver<String>) {
+    serving_in(Path::new("."), args)
+}
+
+/// [`serving`] with `dir` as the current folder.
+fn serving_in(dir: &Path, args: &[&str]) -> (Reaped, Page, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kalaha"))
         .args(args)
+        .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -637,19 +723,24 @@ fn serving(args: &[&str]) -> (Reaped, u16, mpsc::Receiver<String>) {
             }
         }
     });
-    let port = loop {
+    let page = loop {
         let line = lines
             .recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|_| panic!("kalaha {args:?} printed no address"));
         if let Some(u) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-            break u
-                .trim_start_matches("http://127.0.0.1:")
-                .trim_end_matches('/')
-                .parse()
-                .expect("a port in the address");
+            let rest = u
+                .strip_prefix("http://127.0.0.1:")
+                .expect("a loopback address");
+            let (port, token) = rest.split_once("/?token=").expect("a token in the address");
+            assert_eq!(token.len(), 64, "{u}");
+            assert!(token.bytes().all(|b| b.is_ascii_hexdigit()), "{u}");
+            break Page {
+                port: port.parse().expect("a port in the address"),
+                token: token.to_string(),
+            };
         }
     };
-    (child, port, lines)
+    (child, page, lines)
 }
 
 /// `kalaha tournament --live` shows the games as they are played, and `kalaha show
@@ -659,7 +750,7 @@ fn a_live_tournament_and_its_folder_are_served() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let out_arg = out.display().to_string();
-    let (mut run, port, _lines) = serving(&[
+    let (mut run, page, _lines) = serving(&[
         "tournament",
         "--live",
         "--quiet",
@@ -677,10 +768,18 @@ fn a_live_tournament_and_its_folder_are_served() {
         "--out",
         &out_arg,
     ]);
+    // A page that follows the run from its start learns of its end.
+    let mut follower = open_stream(&page, &format!("token={}&page=follower", page.token));
     let mut moves_seen = 0;
+    let mut refused_seen = false;
     let start = Instant::now();
     while run.0.try_wait().unwrap().is_none() {
-        if let Ok((200, state)) = http(port, "GET", "/state", None) {
+        if !refused_seen && let Ok((status, _)) = http(page.port, "GET", "/state", None) {
+            assert_eq!(status, 403, "the live state without the token");
+            refused_seen = true;
+        }
+        let extra = format!("X-Kalaha-Token: {}\r\n", page.token);
+        if let Ok((200, state)) = http_with(page.port, "GET", "/state", None, &extra) {
             assert_eq!(state["mode"], "tournament");
             for b in state["boards"].as_array().unwrap() {
                 assert!(b["south"] == "hard" || b["north"] == "hard", "{b}");
@@ -695,16 +794,41 @@ fn a_live_tournament_and_its_folder_are_served() {
     }
     assert!(run.0.wait().unwrap().success());
     assert!(moves_seen > 0, "no sowing was seen on a live board");
+    assert!(
+        refused_seen,
+        "no request without the token was made during the run"
+    );
+    let mut stream = String::new();
+    let _ = follower.read_to_string(&mut stream);
+    let last = stream
+        .rsplit("event: state\ndata: ")
+        .next()
+        .and_then(|t| t.lines().next())
+        .unwrap();
+    let last: Value = serde_json::from_str(last).unwrap();
+    assert_eq!(last["finished"], 2, "{last}");
+    assert_eq!(last["standings"].as_array().unwrap().len(), 2, "{last}");
+    let ended = last["ended"].as_str().unwrap();
+    assert!(
+        ended.starts_with("the run is over: 2 games played; run finished: results in "),
+        "{ended}"
+    );
+    assert!(ended.ends_with("run"), "{ended}");
 
-    let (mut show, port, _lines) = serving(&["show", "--serve", &out_arg]);
-    let (status, state) = http(port, "GET", "/state", None).unwrap();
+    let (mut show, page, _lines) = serving(&["show", "--serve", &out_arg]);
+    // The folder's page, too, answers only its address.
+    for path in ["/", "/state", "/events", "/game?id=1"] {
+        let (status, _) = page.call_without_token("GET", path);
+        assert_eq!(status, 403, "{path}");
+    }
+    let (status, state) = page.call("GET", "/state");
     assert_eq!(status, 200);
     assert_eq!(state["mode"], "results");
     assert_eq!(state["finished"], 2);
     assert_eq!(state["standings"].as_array().unwrap().len(), 2);
     let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
     let first: Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
-    let (status, game) = http(port, "GET", &format!("/game?id={}", first["number"]), None).unwrap();
+    let (status, game) = page.call("GET", &format!("/game?id={}", first["number"]));
     assert_eq!(status, 200, "{game}");
     let frames = game["frames"].as_array().unwrap();
     assert_eq!(frames.len(), first["moves"].as_array().unwrap().len());
@@ -717,7 +841,7 @@ fn a_live_tournament_and_its_folder_are_served() {
             .unwrap()
             .contains("</script><b>m</b>")
     );
-    let (status, _) = http(port, "GET", "/game?id=nope", None).unwrap();
+    let (status, _) = page.call("GET", "/game?id=nope");
     assert_eq!(status, 404);
     // SAFETY: signals our own child.
     unsafe { libc::kill(show.0.id() as i32, libc::SIGINT) };
@@ -730,4 +854,669 @@ fn a_live_tournament_and_its_folder_are_served() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(show.0.wait().unwrap().success());
+}
+
+/// Waits until the person is to move in the first game; returns the state.
+fn the_person_to_move(page: &Page) -> Value {
+    let start = Instant::now();
+    loop {
+        let state = page.state();
+        if state["boards"][0]["awaiting"] == true {
+            return state;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the person was never to move: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Issue 25, point 4: a program on the same machine that found the port (in
+/// `/proc/net/tcp`, say) and copied the page's headers (`Origin`, `X-Kalaha`) reads no
+/// state and makes no move; the holder of the token does both.
+#[test]
+fn another_program_cannot_move_for_the_person() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    let state = the_person_to_move(&page);
+    let game = state["boards"][0]["game"].as_str().unwrap().to_string();
+    let pit = state["boards"][0]["legal"][0].as_u64().unwrap();
+    let sow = format!("/move?game={game}&pit={pit}");
+    for (method, path) in [
+        ("GET", "/state"),
+        ("GET", "/"),
+        ("GET", "/events"),
+        ("GET", &format!("/game?id={game}")),
+        ("POST", &sow),
+        ("POST", "/new"),
+    ] {
+        let (status, body) = page.call_without_token(method, path);
+        assert_eq!(status, 403, "{method} {path}: {body}");
+        assert!(!body.to_string().contains(&game), "{body}");
+    }
+    // A guessed token is no better.
+    let wrong = format!(
+        "X-Kalaha-Token: {}\r\nOrigin: http://127.0.0.1:{}\r\nX-Kalaha: 1\r\n",
+        "0".repeat(64),
+        page.port
+    );
+    let (status, _) = http_with(page.port, "POST", &sow, None, &wrong).unwrap();
+    assert_eq!(status, 403);
+    let (status, _) = page.call_without_token("POST", &format!("{sow}&token={}", "f".repeat(64)));
+    assert_eq!(status, 403);
+    // Nothing moved.
+    let after = page.state();
+    assert_eq!(after["boards"][0]["game"], game.as_str());
+    assert_eq!(after["boards"][0]["frames"], json!([]), "{after}");
+    assert_eq!(after["boards"][0]["awaiting"], true);
+    // With the token, the move is made.
+    let (status, body) = page.call("POST", &sow);
+    assert_eq!(status, 200, "{body}");
+    let start = Instant::now();
+    let moved = loop {
+        let s = page.state();
+        // The person's sowing and the engine's reply (pit 1 gives no extra turn).
+        if s["boards"][0]["frames"].as_array().unwrap().len() >= 2 {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the move was not played: {s}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(moved["boards"][0]["frames"][0]["pit"], pit, "{moved}");
+    assert_eq!(moved["boards"][0]["frames"][0]["side"], "south");
+    // Issue 32: the engine's reply comes after a pause (400 ms by default against a person),
+    // so the person's own sowing is seen first.
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_millis(350),
+        "the reply came after {waited:?}"
+    );
+    assert_eq!(moved["boards"][0]["frames"][1]["side"], "north");
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    let printed: Vec<String> = lines.try_iter().collect();
+    // Issue 32: a session without a game keeps no folder.
+    assert!(
+        printed
+            .iter()
+            .any(|l| l == "no game was played: no results were kept"),
+        "{printed:?}"
+    );
+    assert!(!out.exists(), "{} was kept", out.display());
+}
+
+/// Opens `GET /events?QUERY` on `page`'s port, not yet read.
+fn open_stream(page: &Page, query: &str) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", page.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "GET /events?{query} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+        page.port
+    )
+    .unwrap();
+    s
+}
+
+/// Reads `s` until `needle` has been seen; false if the stream ended first.
+fn read_until(s: &mut TcpStream, needle: &str, seen: &mut String) -> bool {
+    let mut buf = [0u8; 16384];
+    while !seen.contains(needle) {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
+    }
+    true
+}
+
+/// Issue 25, point 5: 64 idle event streams (with the token, as many tabs would hold), 64
+/// connections that never send a request and 64 streams asked for without the token do
+/// not keep the page from loading nor its updates from coming.
+#[test]
+fn idle_streams_do_not_starve_the_play_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, _lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    let state = the_person_to_move(&page);
+    let mut idle = Vec::new();
+    for i in 0..64 {
+        let mut s = open_stream(&page, &format!("token={}&page=tab{i}", page.token));
+        let mut seen = String::new();
+        assert!(
+            read_until(&mut s, "event: state", &mut seen),
+            "idle stream {i}: {seen}"
+        );
+        idle.push(s);
+    }
+    let mut refused = Vec::new();
+    for _ in 0..64 {
+        let mut s = open_stream(&page, "page=intruder");
+        let mut seen = String::new();
+        read_until(&mut s, "\r\n", &mut seen);
+        assert!(seen.starts_with("HTTP/1.1 403"), "{seen}");
+        refused.push(s);
+    }
+    let silent: Vec<TcpStream> = (0..64)
+        .map(|_| TcpStream::connect(("127.0.0.1", page.port)).unwrap())
+        .collect();
+    let started = Instant::now();
+    let (status, html) = http_with(
+        page.port,
+        "GET",
+        &format!("/?token={}", page.token),
+        None,
+        "Accept: text/html\r\n",
+    )
+    .unwrap();
+    assert_eq!(status, 200);
+    assert!(html.as_str().unwrap().contains("initial-state"));
+    let mut mine = open_stream(&page, &format!("token={}&page=mine", page.token));
+    let mut seen = String::new();
+    assert!(read_until(&mut mine, "event: state", &mut seen), "{seen}");
+    assert!(seen.starts_with("HTTP/1.1 200 OK"), "{seen}");
+    // An update: the person's move, then the engine's reply.
+    let game = state["boards"][0]["game"].as_str().unwrap();
+    let pit = state["boards"][0]["legal"][0].as_u64().unwrap();
+    let (status, body) = page.call("POST", &format!("/move?game={game}&pit={pit}"));
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        read_until(
+            &mut mine,
+            &format!("\"frames\":[{{\"side\":\"south\",\"pit\":{pit}"),
+            &mut seen
+        ),
+        "{seen}"
+    );
+    let took = started.elapsed();
+    eprintln!("with 192 idle clients, the page and its first update took {took:?}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    drop((idle, refused, silent));
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+}
+
+/// Issue 32, point 1: the live page of a tournament shows its end (the final standings,
+/// "run finished: results in DIR") and stays readable once the server is gone.
+#[test]
+fn the_live_page_shows_the_end_of_the_run_in_chromium() {
+    let Some((chromium, driver)) =
+        chromium_for("the_live_page_shows_the_end_of_the_run_in_chromium")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let out_arg = out.display().to_string();
+    // The browser first: the run is short.
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    let (mut run, page, _lines) = serving(&[
+        "tournament",
+        "--live",
+        "--quiet",
+        "--engine",
+        "builtin=hard",
+        "--engine",
+        "builtin=medium",
+        "--games",
+        "24",
+        "--move-time",
+        "30ms",
+        "--concurrency",
+        "1",
+        "--out",
+        &out_arg,
+    ]);
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    // The page follows the run: its count of games grows while the run goes on.
+    let games = "return document.querySelectorAll('#games tbody tr').length;";
+    let first = browser.run(games).as_u64().unwrap();
+    let start = Instant::now();
+    while browser.run(games).as_u64().unwrap() <= first {
+        assert!(
+            run.0.try_wait().unwrap().is_none(),
+            "the run ended before the page saw a game (the test needs a longer run)"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the page saw no game"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while run.0.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "the run did not end"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(run.0.wait().unwrap().success());
+    let read = "return { status: document.getElementById('status').textContent, \
+                problem: document.getElementById('problem').textContent, \
+                rows: document.querySelectorAll('#standings tbody tr').length, \
+                games: document.querySelectorAll('#games tbody tr').length };";
+    let start = Instant::now();
+    let seen = loop {
+        let v = browser.run(read);
+        if v["status"].as_str().unwrap().contains("stopped serving") {
+            break v;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the page never saw the end: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let status = seen["status"].as_str().unwrap();
+    assert!(
+        status.starts_with("24 of 24 games recorded · the run is over: 24 games played"),
+        "{status}"
+    );
+    assert!(
+        status.contains(&format!("run finished: results in {}", out.display())),
+        "{status}"
+    );
+    assert_eq!(seen["problem"], "", "{seen}");
+    assert_eq!(seen["rows"], 2, "{seen}");
+    assert_eq!(seen["games"], 24, "{seen}");
+    // It stays so: no retrying.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(browser.run(read), seen);
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot(390, &dir.join("live-end-390.png"));
+        browser.screenshot(1280, &dir.join("live-end-1280.png"));
+    }
+    browser.call("DELETE", "", None);
+}
+
+/// Issue 32, point 2: the person resigns a game, and leaves the next one in its middle
+/// with "New game"; both are recorded as resignations, losses of the person, and rated.
+#[test]
+fn a_person_resigns_and_starts_again_in_chromium() {
+    let Some((chromium, driver)) = chromium_for("a_person_resigns_and_starts_again_in_chromium")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    let s = wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
+        !s.enabled.is_empty()
+    });
+    let game1 = s.game.clone();
+    // Issue 32: the sowing is drawn seed by seed (the setting is on by default).
+    assert_eq!(
+        browser.run("return document.getElementById('animate').checked;"),
+        true
+    );
+    browser.click(&format!("button[data-pit=\"{}\"]", s.enabled[0]));
+    let sample = "const b = document.querySelector('#board-area .board'); \
+                  if (!b || b.dataset.animating !== '1') return null; \
+                  return [...b.querySelectorAll('.seeds')].map((e) => Number(e.textContent));";
+    let mut steps: Vec<Value> = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        let v = browser.run(sample);
+        if v.is_null() {
+            if !steps.is_empty() {
+                break;
+            }
+        } else if steps.last() != Some(&v) {
+            steps.push(v);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        steps.len() >= 3,
+        "the sowing was not drawn seed by seed: {steps:?}"
+    );
+    // Seeds leave the sown pit at once and land one at a time: the board's total grows by
+    // one seed from step to step, up to the 48 of the game.
+    let totals: Vec<u64> = steps
+        .iter()
+        .map(|step| {
+            step.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .sum()
+        })
+        .collect();
+    assert!(totals.iter().all(|&t| t <= 48), "{totals:?}");
+    let one_by_one = totals.windows(2).filter(|w| w[1] == w[0] + 1).count();
+    assert!(one_by_one >= 2, "{totals:?}");
+    assert!(totals.contains(&48), "{totals:?}");
+    wait_for(&browser, Duration::from_secs(20), "the sowing", |n| {
+        n.plies > s.plies
+    });
+    let resign = "return { hidden: document.getElementById('resign').hidden, \
+                  disabled: document.getElementById('resign').disabled, \
+                  newgame: document.getElementById('new-game').textContent };";
+    let controls = browser.run(resign);
+    assert_eq!(controls["hidden"], false, "{controls}");
+    browser.click("#resign");
+    let done = wait_for(&browser, Duration::from_secs(20), "the resignation", |s| {
+        s.result.is_some()
+    });
+    let result = done.result.unwrap();
+    assert!(
+        result.contains("random wins (human resigned). You lose."),
+        "{result}"
+    );
+    assert_eq!(browser.run(resign)["hidden"], true);
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot(390, &dir.join("resigned-390.png"));
+        browser.screenshot(1280, &dir.join("resigned-1280.png"));
+    }
+    // The next game: the engine moves first; in its middle, "New game" resigns it.
+    browser.click("#new-game");
+    let s = wait_for(&browser, Duration::from_secs(20), "the second game", |s| {
+        s.game != game1 && !s.enabled.is_empty()
+    });
+    let game2 = s.game.clone();
+    let controls = browser.run(resign);
+    assert!(
+        controls["newgame"]
+            .as_str()
+            .unwrap()
+            .ends_with(": resigns this one"),
+        "{controls}"
+    );
+    assert_eq!(controls["disabled"], false, "{controls}");
+    browser.click("#new-game");
+    wait_for(&browser, Duration::from_secs(20), "the third game", |s| {
+        s.game != game2 && s.game != game1 && !s.game.is_empty()
+    });
+    let state = page.state();
+    assert_eq!(state["recent"][0]["termination"], "resigned", "{state}");
+    browser.call("DELETE", "", None);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    let printed: Vec<String> = lines.try_iter().collect();
+    assert!(
+        printed
+            .iter()
+            .any(|l| l == &format!("2 games recorded in {}", out.display())),
+        "{printed:?}"
+    );
+    let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let games: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(games.len(), 2, "{jsonl}");
+    for (g, (id, person)) in games.iter().zip([(&game1, "south"), (&game2, "north")]) {
+        assert_eq!(&g["game"], id.as_str());
+        assert_eq!(g["termination"], "resigned", "{g}");
+        assert_eq!(g["loser"], person, "{g}");
+        assert_eq!(g["detail"], "human resigned", "{g}");
+        let won = if person == "south" { "0-1" } else { "1-0" };
+        assert_eq!(g["result"], won, "{g}");
+    }
+    let csv = std::fs::read_to_string(out.join("games.csv")).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",resigned,")).count(),
+        2,
+        "{csv}"
+    );
+    // Rated as losses of the person, with no fault.
+    let ratings = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args([
+            "ratings",
+            &out_arg,
+            "--out",
+            &tmp.path().join("board").display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(ratings.status.success(), "{ratings:?}");
+    let standings = std::fs::read_to_string(tmp.path().join("board/standings.csv")).unwrap();
+    let header: Vec<&str> = standings.lines().next().unwrap().split(',').collect();
+    let human: Vec<&str> = standings
+        .lines()
+        .find(|l| l.contains(",human,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    let col = |name: &str| human[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(
+        (col("games"), col("wins"), col("losses")),
+        ("2", "0", "2"),
+        "{standings}"
+    );
+    for fault in [
+        "timeouts",
+        "illegal_moves",
+        "protocol_errors",
+        "crashes",
+        "stalls",
+    ] {
+        assert_eq!(col(fault), "0", "{fault}: {standings}");
+    }
+}
+
+/// Issue 32, point 5: a session in which no game was played leaves no folder (neither
+/// `results/play-...` nor a `results` made for it); the page's title says who plays.
+#[test]
+fn a_session_without_a_game_keeps_nothing_and_the_title_names_the_players() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stop = |play: Reaped| {
+        // SAFETY: signals our own child.
+        unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+        let mut play = play;
+        assert!(play.0.wait().unwrap().success());
+    };
+    let (play, page, lines) = serving_in(tmp.path(), &["play", "--engine", "random"]);
+    let state = the_person_to_move(&page);
+    assert_eq!(state["title"], "kalaha: human against random");
+    assert!(
+        tmp.path().join("results").is_dir(),
+        "the session writes to results/"
+    );
+    stop(play);
+    let printed: Vec<String> = lines.try_iter().collect();
+    assert!(
+        printed
+            .iter()
+            .any(|l| l == "no game was played: no results were kept"),
+        "{printed:?}"
+    );
+    assert!(!tmp.path().join("results").exists(), "results/ was kept");
+    // A `results` that was there stays, with what it held.
+    std::fs::create_dir_all(tmp.path().join("results/old")).unwrap();
+    let (play, page, _lines) = serving_in(tmp.path(), &["play", "--engine", "random"]);
+    the_person_to_move(&page);
+    stop(play);
+    let left: Vec<_> = std::fs::read_dir(tmp.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["old"]);
+    // Two engines: the title names both, and their games are kept.
+    let out = tmp.path().join("watched");
+    let (play, page, _lines) = serving(&[
+        "play",
+        "--engine",
+        "random",
+        "--engine",
+        "first",
+        "--pace",
+        "0s",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    let start = Instant::now();
+    let state = loop {
+        let s = page.state();
+        if s["finished"].as_u64().unwrap() > 0 {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "no game: {s}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(state["title"], "kalaha: random against first");
+    stop(play);
+    assert!(out.join("games.csv").is_file());
+}
+
+/// Issue 32, point 4: a best-of-3 match played to its end in the browser: the first game
+/// played out by clicks, the next ones resigned until the match is decided. The score is
+/// on the page all along, the first player alternates, the result line ends it, and the
+/// match's result is written beside the games, which are rated as any.
+#[test]
+fn a_best_of_three_match_in_chromium() {
+    let Some((chromium, driver)) = chromium_for("a_best_of_three_match_in_chromium") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, lines) = serving(&[
+        "play",
+        "--engine",
+        "random",
+        "--match",
+        "best-of-3",
+        "--out",
+        &out_arg,
+    ]);
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    let score = |b: &Browser| {
+        b.run("return document.getElementById('match').textContent;")
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
+        !s.enabled.is_empty()
+    });
+    assert_eq!(
+        score(&browser),
+        "Match, best of 3 games: human 0 – 0 random after 0 games"
+    );
+    let (game1, _, _) = play_a_whole_game(&browser, &page);
+    let mut seats = vec![page.state()["boards"][0]["person"].clone()];
+    let mut games = vec![game1];
+    loop {
+        let state = page.state();
+        let m = &state["match"];
+        let after = format!(
+            "human {} – {} random",
+            m["wins"][0].as_u64().unwrap(),
+            m["wins"][1].as_u64().unwrap()
+        );
+        let shown = score(&browser);
+        assert!(shown.contains(&after), "{shown} / {m}");
+        assert_eq!(m["games"], games.len() as u64, "{m}");
+        if m["over"] == true {
+            assert!(
+                shown.starts_with("Match over, best of 3 games: "),
+                "{shown}"
+            );
+            assert_eq!(
+                browser.run("return document.getElementById('new-game').disabled;"),
+                true
+            );
+            break;
+        }
+        assert!(games.len() < 3, "a best of 3 not over after 3 games: {m}");
+        // The next game, resigned at its first turn of the person.
+        browser.click("#new-game");
+        let last = games.last().unwrap().clone();
+        let s = wait_for(&browser, Duration::from_secs(20), "the next game", |s| {
+            s.game != last && !s.enabled.is_empty()
+        });
+        seats.push(page.state()["boards"][0]["person"].clone());
+        browser.click("#resign");
+        wait_for(&browser, Duration::from_secs(20), "the resignation", |n| {
+            n.game == s.game && n.result.is_some()
+        });
+        games.push(s.game);
+    }
+    let expected: Vec<&str> = ["south", "north", "south"][..games.len()].to_vec();
+    assert_eq!(seats, expected, "the first player alternates");
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot(390, &dir.join("match-390.png"));
+        browser.screenshot(1280, &dir.join("match-1280.png"));
+    }
+    let final_state = page.state();
+    browser.call("DELETE", "", None);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    let printed: Vec<String> = lines.try_iter().collect();
+    let m = &final_state["match"];
+    assert!(
+        printed.iter().any(|l| l == m["text"].as_str().unwrap()),
+        "{printed:?}"
+    );
+    // match.csv agrees with the recorded games.
+    let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let recorded: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recorded.len(), games.len());
+    let mut wins = [0, 0];
+    for g in &recorded {
+        let winner = match g["result"].as_str().unwrap() {
+            "1-0" => g["south"].as_str(),
+            "0-1" => g["north"].as_str(),
+            _ => None,
+        };
+        match winner {
+            Some("human") => wins[0] += 1,
+            Some("random") => wins[1] += 1,
+            _ => {}
+        }
+    }
+    let csv = std::fs::read_to_string(out.join("match.csv")).unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(
+        row[..4],
+        ["best-of-3", "human", "random", &games.len().to_string()]
+    );
+    assert_eq!(row[4], wins[0].to_string(), "{csv}");
+    assert_eq!(row[6], wins[1].to_string(), "{csv}");
+    let winner = if wins[0] > wins[1] { "human" } else { "random" };
+    assert_eq!(row[9], winner, "{csv}");
+    assert_eq!(row[10], games.join(" "), "{csv}");
+    let ratings = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args([
+            "ratings",
+            &out_arg,
+            "--out",
+            &tmp.path().join("board").display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(ratings.status.success(), "{ratings:?}");
+    let standings = std::fs::read_to_string(tmp.path().join("board/standings.csv")).unwrap();
+    assert!(
+        standings
+            .lines()
+            .any(|l| l.contains(&format!(",human,{},", games.len()))),
+        "{standings}"
+    );
 }

@@ -21,6 +21,10 @@ pub(super) struct SnapshotJson<'a> {
     pub(super) ended: Option<&'a str>,
     pub(super) person: Option<&'a str>,
     pub(super) can_new: bool,
+    pub(super) can_resign: bool,
+    pub(super) start_value: Option<i32>,
+    #[serde(rename = "match")]
+    pub(super) matched: Option<&'a super::super::matches::Match>,
     pub(super) starting: bool,
     pub(super) boards: Vec<BoardJson<'a>>,
     pub(super) standings: &'a [StandingJson],
@@ -173,6 +177,9 @@ pub fn result_text(r: &GameRecord) -> String {
             } else {
                 format!(" ({loser} lost by {what}: {detail})")
             }
+        }
+        (None, Some(loser)) if r.termination == crate::record::Termination::Resigned => {
+            format!(" ({loser} resigned)")
         }
         _ if r.termination == crate::record::Termination::Adjudicated => {
             format!(" (adjudicated: {})", clean_text(&r.detail))

@@ -74,7 +74,7 @@ fn a_person_moves_only_legal_pits_in_turn() {
     assert!(live.person_move("g-2", 3).is_err());
     assert!(rx.try_recv().is_err());
     live.person_move("g-1", 3).unwrap();
-    assert_eq!(rx.try_recv().unwrap(), 3);
+    assert_eq!(rx.try_recv().unwrap(), Choice::Pit(3));
     assert!(live.person_move("g-1", 3).is_err(), "one move per request");
     // The sowing arrives from the referee; a repeated or skipped ply is ignored.
     let after = play(&live, "g-1", 0, &start, 3);
@@ -192,4 +192,91 @@ fn a_tournament_shows_the_games_in_progress() {
     assert!(Arc::ptr_eq(&live.snapshot(), &live.snapshot()));
     live.run_ended("over".into());
     assert!(json(&live)["version"].as_u64().unwrap() > version);
+}
+
+/// A game in progress on the page: the gate's permission used, as the seat does.
+fn person_game(id: &str) -> (Arc<Live>, Arc<Gate>, Position) {
+    let live = Live::new(Mode::Play, "t", None);
+    let gate = Gate::new(true);
+    live.set_session(Some("human".into()), gate.clone());
+    gate.permits.try_acquire().unwrap().forget();
+    let start = Position::start(Rules::default());
+    live.observe(&GameUpdate::Started {
+        setup: &setup(id, 1),
+        position: &start,
+        moves: &[],
+    });
+    (live, gate, start)
+}
+
+#[test]
+fn a_person_resigns_on_the_move_or_while_the_engine_thinks() {
+    // On the move: the referee's wait ends with the resignation.
+    let (live, _gate, start) = person_game("g-1");
+    assert_eq!(json(&live)["can_resign"], true);
+    let (tx, mut rx) = oneshot::channel();
+    live.await_person("g-1", start.legal_moves().collect(), None, tx);
+    assert!(live.resign("g-2").unwrap_err().contains("not the game"));
+    assert!(!live.has_resigned("g-1"));
+    live.resign("g-1").unwrap();
+    assert_eq!(rx.try_recv().unwrap(), Choice::Resign);
+    assert!(live.has_resigned("g-1"));
+    let v = json(&live);
+    assert_eq!(v["can_resign"], false);
+    assert_eq!(v["boards"][0]["awaiting"], false);
+    assert!(live.resign("g-1").is_err(), "once is enough");
+    // While the engine thinks: marked, and seen at the referee's next question.
+    let (live, _gate, _) = person_game("g-7");
+    live.resign("g-7").unwrap();
+    assert!(live.has_resigned("g-7"));
+    // Nobody resigns for two engines, nor after the game.
+    let watch = Live::new(Mode::Watch, "t", None);
+    watch.set_session(None, Gate::new(true));
+    assert!(watch.resign("g-1").is_err());
+    let (live, _gate, _) = person_game("g-3");
+    live.game_finished(&sample_record("g", 3, "human", "<b>bot</b>"));
+    assert!(live.resign("g-3").is_err());
+    assert_eq!(json(&live)["can_resign"], false);
+}
+
+#[test]
+fn a_new_game_in_the_middle_of_one_resigns_it() {
+    let (live, gate, start) = person_game("g-1");
+    assert_eq!(json(&live)["can_new"], true);
+    let (tx, mut rx) = oneshot::channel();
+    live.await_person("g-1", start.legal_moves().collect(), None, tx);
+    live.new_game().unwrap();
+    assert_eq!(rx.try_recv().unwrap(), Choice::Resign);
+    assert!(live.has_resigned("g-1"));
+    assert!(gate.is_open(), "the next game may start");
+    let v = json(&live);
+    assert_eq!(
+        (v["can_new"].clone(), v["starting"].clone()),
+        (false.into(), true.into())
+    );
+    // The next game clears it.
+    live.observe(&GameUpdate::Started {
+        setup: &setup("g-2", 2),
+        position: &start,
+        moves: &[],
+    });
+    assert!(!live.has_resigned("g-1") && !live.has_resigned("g-2"));
+    assert_eq!(json(&live)["can_resign"], true);
+}
+
+/// The record of a game can come after the next game has started (the page asked for it
+/// in the middle of the game): the new game's board and awaited move stay.
+#[test]
+fn a_record_that_comes_late_leaves_the_next_game_alone() {
+    let (live, _gate, start) = person_game("g-2");
+    let (tx, mut rx) = oneshot::channel();
+    live.await_person("g-2", start.legal_moves().collect(), None, tx);
+    live.game_finished(&sample_record("g", 1, "human", "<b>bot</b>"));
+    let v = json(&live);
+    assert_eq!(v["boards"][0]["game"], "g-2", "{v}");
+    assert_eq!(v["boards"][0]["awaiting"], true, "{v}");
+    assert_eq!(v["recent"][0]["game"], "g-1", "{v}");
+    assert!(rx.try_recv().is_err(), "the move is still awaited");
+    live.person_move("g-2", 1).unwrap();
+    assert_eq!(rx.try_recv().unwrap(), Choice::Pit(1));
 }
