@@ -57,6 +57,12 @@ pub struct Args {
     /// No progress bar and no table of engines.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Measure instead: analyse a copy of DIR's games in a temporary folder (DIR is left
+    /// as it is), solve the start position of their rules with the same threads as
+    /// `kalaha solve` does, and print the analysis time divided by that solve's time,
+    /// positions per second and the positions without an exact value.
+    #[arg(long)]
+    pub bench: bool,
     #[command(flatten)]
     pub tables: TableArgs,
     /// Only the games of these rules (by default every game, each under its own rules).
@@ -98,7 +104,12 @@ pub fn run(args: Args) -> CliResult {
         GAMES_JSONL,
         "give the folder a tournament, match or sprt wrote its results to",
     )?;
-    let _lock = FolderLock::acquire(dir).map_err(CliError::input)?;
+    let _lock = if args.bench {
+        // Only read.
+        None
+    } else {
+        Some(FolderLock::acquire(dir).map_err(CliError::input)?)
+    };
     let (mut games, skipped) = analysis::analysable_games(dir)?;
     if let Some(skipped) = skipped {
         eprintln!(
@@ -138,6 +149,9 @@ pub fn run(args: Args) -> CliResult {
         budget,
         hash_mb: args.hash_mb,
     };
+    if args.bench {
+        return bench(&games, &tables, settings, args.quiet);
+    }
     let bar = progress_bar(args.quiet, games.len() as u64);
     let started = Instant::now();
     let stop = AtomicBool::new(false);
@@ -222,4 +236,107 @@ fn report(
         )?;
     }
     Ok(0)
+}
+
+/// The `kalaha solve` of the start position that `--bench` measures against: the same
+/// memory for the table (its default), the first guess of a heuristic search, `threads`
+/// threads and the endgame table of the games; within `budget` (a board beyond the solver
+/// is not solved). Returns the value (`None`: out of budget) and the time taken.
+fn bench_solve(
+    rules: &Rules,
+    tables: &Tables,
+    threads: usize,
+    budget: Option<Duration>,
+) -> (Option<i32>, Duration) {
+    let pos = crate::rules::Position::start(*rules);
+    let started = Instant::now();
+    let mut solver = crate::solver::Solver::new(super::solve::DEFAULT_HASH_MB);
+    solver.allow_huge_pages();
+    solver.set_threads(threads);
+    solver.set_endgame(tables.get(rules).cloned().flatten());
+    let (guess, _) = crate::engines::first_guess(
+        &pos,
+        super::solve::GUESS_DEPTH,
+        Instant::now() + super::solve::GUESS_TIME,
+    );
+    let budget = crate::solver::Budget {
+        deadline: budget.map(|b| Instant::now() + b),
+        max_nodes: None,
+    };
+    let value = solver
+        .solve_observed(&pos, budget, Some(guess), &mut |_| {})
+        .map(|s| s.value);
+    (value, started.elapsed())
+}
+
+/// `--bench`: the analysis of `games` in a temporary folder, timed against one solve of
+/// the start position in the same run.
+fn bench(
+    games: &[crate::record::GameRecord],
+    tables: &Tables,
+    settings: AnalysisSettings,
+    quiet: bool,
+) -> CliResult {
+    let rules = games[0].rules;
+    let mut out = std::io::stdout().lock();
+    let (value, solve_time) = bench_solve(&rules, tables, settings.threads, settings.budget);
+    let solve_secs = solve_time.as_secs_f64();
+    match value {
+        Some(v) => writeln!(
+            out,
+            "solve of the start position of {rules} ({}): value {v} in {solve_secs:.2} s",
+            crate::record::counted(settings.threads as u64, "thread")
+        )?,
+        None => writeln!(
+            out,
+            "solve of the start position of {rules}: not finished within the budget \
+             ({solve_secs:.1} s)"
+        )?,
+    }
+    out.flush()?;
+    let dir = std::env::temp_dir().join(format!("kalaha-analyze-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let result = (|| -> CliResult {
+        let mut jsonl = Vec::new();
+        for g in games {
+            jsonl.extend_from_slice(&serde_json::to_vec(g).map_err(anyhow::Error::from)?);
+            jsonl.push(b'\n');
+        }
+        std::fs::write(dir.join(GAMES_JSONL), jsonl)?;
+        let bar = progress_bar(quiet, games.len() as u64);
+        let started = Instant::now();
+        let stop = AtomicBool::new(false);
+        let done = analysis::analyse_folder(
+            &dir,
+            games,
+            tables,
+            settings,
+            &stop,
+            &mut |kept, c: &Counts| bar.set_position(kept + c.games),
+        )?;
+        bar.finish_and_clear();
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        let c = &done.counts;
+        let ratio = match value {
+            Some(_) => format!(
+                "{:.1} solves of the start position",
+                secs / solve_secs.max(1e-9)
+            ),
+            None => "the start position is not solved".to_string(),
+        };
+        writeln!(
+            out,
+            "analysis of {} ({} positions, {} threads): {secs:.2} s = {ratio}, {:.1} positions/s, \
+             {:.2} s a game",
+            crate::record::counted(c.games, "game"),
+            c.positions,
+            settings.threads,
+            c.positions as f64 / secs,
+            secs / c.games.max(1) as f64,
+        )?;
+        writeln!(out, "unsolved {} sowings", done.unsolved)?;
+        Ok(0)
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
