@@ -52,7 +52,7 @@ fn perfect_play_loses_nothing_and_values_match_minimax() {
     let mut solver = Solver::new(16);
     let pits = play(rules, |pos| solver.solve(pos).best_move().unwrap());
     let g = record(rules, &pits, 1);
-    let rows = analyse_game(&mut Solver::new(16), &g, None).unwrap();
+    let rows = analyse_game(&g, 16, None).unwrap();
     let mut memo = HashMap::new();
     let start = minimax(&Position::start(rules), &mut memo);
     assert_eq!(rows.len(), pits.len());
@@ -104,7 +104,7 @@ fn a_bad_move_shows_its_exact_loss() {
     });
     let (ply, before, after) = bad.unwrap();
     let g = record(rules, &pits, 0);
-    let rows = analyse_game(&mut Solver::new(16), &g, None).unwrap();
+    let rows = analyse_game(&g, 16, None).unwrap();
     for r in &rows {
         let expected = if r.ply == ply { before - after } else { 0 };
         assert_eq!(r.loss(), Some(expected), "{r:?}");

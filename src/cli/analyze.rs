@@ -51,9 +51,12 @@ pub struct Args {
     /// Games analysed at once, each on its own thread [default: the number of cores].
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Memory for each thread's transposition table, in MiB (1 to 65536).
-    #[arg(long, default_value_t = 128, value_name = "N")]
+    /// Memory for the transposition table the threads share, in MiB (1 to 65536).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
     pub hash_mb: usize,
+    /// The order in which the positions of a game are solved (for measurements).
+    #[arg(long, value_enum, default_value = "backward", hide = true)]
+    pub order: OrderArg,
     /// No progress bar and no table of engines.
     #[arg(long, short)]
     pub quiet: bool,
@@ -68,6 +71,13 @@ pub struct Args {
     /// Only the games of these rules (by default every game, each under its own rules).
     #[command(flatten)]
     pub rules: TournamentRulesArgs,
+}
+
+/// `--order`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum OrderArg {
+    Forward,
+    Backward,
 }
 
 /// Reads a `--budget`: a time, or `none`.
@@ -148,6 +158,10 @@ pub fn run(args: Args) -> CliResult {
         threads,
         budget,
         hash_mb: args.hash_mb,
+        order: match args.order {
+            OrderArg::Forward => analysis::Order::Forward,
+            OrderArg::Backward => analysis::Order::Backward,
+        },
     };
     if args.bench {
         return bench(&games, &tables, settings, args.quiet);

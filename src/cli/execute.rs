@@ -236,6 +236,7 @@ fn analysis_view(
             threads: 1,
             budget: Some(Duration::from_secs(10)),
             hash_mb: 128,
+            order: crate::analysis::DEFAULT_ORDER,
         },
     ))
 }

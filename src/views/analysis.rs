@@ -3,10 +3,9 @@
 //! included) and put in order, before the leaderboards are written.
 
 use crate::analysis::{
-    self, AnalysisFile, AnalysisSettings, Tables, analysable, analysable_games, analyse_game,
+    self, Analyser, AnalysisFile, AnalysisSettings, Tables, analysable, analysable_games,
 };
 use crate::record::GameRecord;
-use crate::solver::Solver;
 use crate::stats::Tally;
 use crate::tournament::events::{Control, Event, RunSummary, StartInfo, View};
 use std::collections::HashMap;
@@ -52,10 +51,11 @@ impl View for AnalysisView {
         let tables = self.tables.clone();
         let settings = self.settings;
         self.worker = Some(std::thread::spawn(move || {
-            let mut solver = Solver::new(settings.hash_mb);
+            let mut analyser = Analyser::new(settings.hash_mb, settings.threads, settings.budget);
+            analyser.set_order(settings.order);
             for g in rx {
-                solver.set_endgame(tables.get(&g.rules).cloned().flatten());
-                if let Ok(rows) = analyse_game(&mut solver, &g, settings.budget) {
+                analyser.set_endgame(tables.get(&g.rules).cloned().flatten());
+                if let Ok(rows) = analyser.analyse(&g) {
                     file.append(&rows)?;
                 }
             }
