@@ -23,6 +23,10 @@ pub struct PlyAnalysis {
     pub value_before: Option<i32>,
     /// The exact value after the sowing for the same side.
     pub value_after: Option<i32>,
+    /// `None` when both values are exact; else the depth of the engines' search whose
+    /// estimates they are (see [`ESTIMATE_DEPTH`]): the solver did not finish the position
+    /// before or after the sowing.
+    pub estimate_depth: Option<u32>,
 }
 
 impl PlyAnalysis {
@@ -30,6 +34,11 @@ impl PlyAnalysis {
     /// when both are known.
     pub fn loss(&self) -> Option<i32> {
         Some(self.value_before? - self.value_after?)
+    }
+
+    /// Whether the values are estimates rather than exact.
+    pub fn estimated(&self) -> bool {
+        self.estimate_depth.is_some()
     }
 
     /// Whether an engine chose this sowing (not the opening).
@@ -115,6 +124,7 @@ pub struct Analyser {
     known: HashMap<PitsKey, i32>,
     budget: Option<Duration>,
     order: Order,
+    estimate: bool,
 }
 
 impl Analyser {
@@ -130,7 +140,14 @@ impl Analyser {
             // Measured with `kalaha analyze benches/data/hard-medium-6x4 --bench`: see
             // `DEFAULT_ORDER`.
             order: DEFAULT_ORDER,
+            estimate: true,
         }
+    }
+
+    /// Whether sowings around a position the solver does not finish get estimated values
+    /// (the default) or none.
+    pub fn set_estimates(&mut self, on: bool) {
+        self.estimate = on;
     }
 
     /// Solves the positions of each game in `order`.
@@ -235,8 +252,45 @@ impl Analyser {
                 None => too_hard = Some(too_hard.map_or(seeds, |s| s.min(seeds))),
             }
         }
-        Ok(rows(record, &positions, &values))
+        let mut rows = rows(record, &positions, &values);
+        for (i, r) in rows.iter_mut().enumerate() {
+            if r.loss().is_none() && self.estimate {
+                estimate(r, &positions[i], &positions[i + 1]);
+            }
+        }
+        Ok(rows)
     }
+}
+
+/// The depth of the engines' search that estimates the values of positions the solver
+/// does not finish: the position before a sowing is searched this deep, the one after it
+/// a sowing less deep, so that a sowing the search would choose loses nothing.
+pub const ESTIMATE_DEPTH: u32 = 12;
+
+/// The estimate at `depth` of the value of `pos` for its side to move: the engines'
+/// search (a fresh one, so that the estimate depends on the position alone), its score
+/// rounded to a value the game can end with.
+fn estimate_value(pos: &Position, depth: u32) -> i32 {
+    if pos.is_over() {
+        return pos.store_margin(pos.to_move());
+    }
+    // No deadline: a fixed depth.
+    let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+    crate::engines::first_guess(pos, depth, far).0
+}
+
+/// Fills `row` (the sowing from `before` to `after`) with estimated values.
+fn estimate(row: &mut PlyAnalysis, before: &Position, after: &Position) {
+    let mover = before.to_move();
+    row.value_before = Some(estimate_value(before, ESTIMATE_DEPTH));
+    row.value_after = Some(if after.is_over() {
+        after.store_margin(mover)
+    } else if after.to_move() == mover {
+        estimate_value(after, ESTIMATE_DEPTH - 1)
+    } else {
+        -estimate_value(after, ESTIMATE_DEPTH - 1)
+    });
+    row.estimate_depth = Some(ESTIMATE_DEPTH);
 }
 
 /// The order [`Analyser`] uses by default: backward, from the end of each game to its
@@ -288,6 +342,7 @@ fn rows(record: &GameRecord, positions: &[Position], values: &[Option<i32>]) -> 
                 pit: m.pit,
                 value_before: values[i],
                 value_after,
+                estimate_depth: None,
             }
         })
         .collect()

@@ -18,7 +18,8 @@ mod summary;
 
 pub use file::{ANALYSIS_COLUMNS, ANALYSIS_CSV, AnalysisFile, read_analysis};
 pub use game::{
-    Analyser, DEFAULT_ORDER, Order, PlyAnalysis, analysable, analyse_game, positions, value_within,
+    Analyser, DEFAULT_ORDER, ESTIMATE_DEPTH, Order, PlyAnalysis, analysable, analyse_game,
+    positions, value_within,
 };
 pub use openings::{BalancedOpening, OpeningsSpec, balanced_openings, openings_text};
 pub use run::{AnalysisSettings, Counts, Tables, analyse_games};
@@ -94,6 +95,10 @@ pub struct FolderAnalysis {
     pub complete: bool,
     /// Sowings left without a value, over the whole folder.
     pub unsolved: u64,
+    /// Sowings with estimated values, over the whole folder.
+    pub estimated: u64,
+    /// Sowings analysed, over the whole folder.
+    pub sowings: u64,
     /// Games whose record the rules refuse (not analysed).
     pub errors: Vec<String>,
     /// The accuracy of each engine over the whole folder.
@@ -144,6 +149,8 @@ pub fn analyse_folder(
         total: games.len() as u64,
         complete,
         unsolved: rows.iter().filter(|r| r.loss().is_none()).count() as u64,
+        estimated: rows.iter().filter(|r| r.estimated()).count() as u64,
+        sowings: rows.len() as u64,
         errors,
         accuracy: accuracy(&rows),
     })

@@ -37,6 +37,8 @@ pub struct Counts {
     pub positions: u64,
     /// Sowings whose loss is unknown: a position around them was not solved in time.
     pub unsolved: u64,
+    /// Sowings whose values are estimates: a position around them was not solved in time.
+    pub estimated: u64,
 }
 
 impl Counts {
@@ -44,6 +46,7 @@ impl Counts {
         self.games += 1;
         self.positions += rows.len() as u64 + 1;
         self.unsolved += rows.iter().filter(|r| r.loss().is_none()).count() as u64;
+        self.estimated += rows.iter().filter(|r| r.estimated()).count() as u64;
     }
 }
 

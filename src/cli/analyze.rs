@@ -32,8 +32,9 @@ use std::time::{Duration, Instant};
 /// that is stopped (Ctrl-C, kill) continues where it stopped when run again.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Positions the solver does not finish within --budget are left with empty values and counted \
-in the summary. On the standard board the solver needs its endgame table (built once, with a \
+A sowing next to a position the solver does not finish within --budget gets values estimated by \
+the engines' search to a fixed depth instead: its kind column says estimated (else exact) and \
+its depth column the depth; the summaries count estimated moves apart from exact ones. On the standard board the solver needs its endgame table (built once, with a \
 progress bar, and kept; see kalaha tables --help): then a position of a game takes \
 milliseconds, the first few sowings from the start position longer.
 
@@ -235,6 +236,15 @@ fn report(
         format!("within the budget of {} a position", format_duration(b))
     });
     writeln!(out, "unsolved {} sowings ({within})", done.unsolved)?;
+    writeln!(
+        out,
+        "exact {} of {} sowings, estimated {} (the solver did not finish {within}: the engines' \
+         search to depth {})",
+        done.sowings - done.estimated - done.unsolved,
+        done.sowings,
+        done.estimated,
+        analysis::ESTIMATE_DEPTH
+    )?;
     if !quiet && !done.accuracy.is_empty() {
         write!(out, "{}", accuracy_text(&done.accuracy))?;
     }
@@ -348,7 +358,15 @@ fn bench(
             c.positions as f64 / secs,
             secs / c.games.max(1) as f64,
         )?;
-        writeln!(out, "unsolved {} sowings", done.unsolved)?;
+        let exact = done.sowings - done.estimated - done.unsolved;
+        writeln!(
+            out,
+            "exact {exact} of {} sowings ({:.1}%), estimated {}, unsolved {}",
+            done.sowings,
+            100.0 * exact as f64 / done.sowings.max(1) as f64,
+            done.estimated,
+            done.unsolved
+        )?;
         Ok(0)
     })();
     let _ = std::fs::remove_dir_all(&dir);

@@ -97,7 +97,10 @@ fn perfect_against_itself_loses_nothing_and_the_reports_say_so() {
     let printed = String::from_utf8(printed.stdout).unwrap();
     assert!(printed.contains("unsolved 0 sowings"), "{printed}");
     let csv = out.join("analysis.csv");
-    assert!(text(&csv).starts_with("game,ply,side,engine,pit,value_before,value_after,loss\n"));
+    assert!(
+        text(&csv)
+            .starts_with("game,ply,side,engine,pit,value_before,value_after,loss,kind,depth\n")
+    );
     let analysed = rows(&csv);
     let games = text(&out.join("games.jsonl"));
     let plies: usize = games
