@@ -123,9 +123,13 @@ pub struct Analyser {
     solver: Solver,
     known: HashMap<PitsKey, i32>,
     budget: Option<Duration>,
+    budget_rule: Option<BudgetRule>,
     order: Order,
     estimate: bool,
 }
+
+/// What budget a position gets, given the analyser's own.
+pub type BudgetRule = Box<dyn Fn(Option<Duration>) -> Option<Duration> + Send>;
 
 impl Analyser {
     /// An analyser whose transposition table takes `hash_mb` MiB, searched by `threads`
@@ -137,6 +141,7 @@ impl Analyser {
             solver,
             known: HashMap::new(),
             budget,
+            budget_rule: None,
             // Measured with `kalaha analyze benches/data/hard-medium-6x4 --bench`: see
             // `DEFAULT_ORDER`.
             order: DEFAULT_ORDER,
@@ -148,6 +153,12 @@ impl Analyser {
     /// (the default) or none.
     pub fn set_estimates(&mut self, on: bool) {
         self.estimate = on;
+    }
+
+    /// Gives each position the budget `budget` says when its search starts, from the
+    /// analyser's own budget (for an analysis that hurries when it falls behind).
+    pub fn set_budget_rule(&mut self, budget: BudgetRule) {
+        self.budget_rule = Some(budget);
     }
 
     /// Solves the positions of each game in `order`.
@@ -191,8 +202,12 @@ impl Analyser {
                 .and_then(|b| b.lookup(pos))
                 .map(|(_, v)| v)
         });
+        let budget = match &self.budget_rule {
+            Some(rule) => rule(self.budget),
+            None => self.budget,
+        };
         let budget = Budget {
-            deadline: self.budget.map(|d| Instant::now() + d),
+            deadline: budget.map(|d| Instant::now() + d),
             max_nodes: None,
         };
         let v = self
