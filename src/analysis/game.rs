@@ -279,8 +279,9 @@ impl Analyser {
 
 /// The depth of the engines' search that estimates the values of positions the solver
 /// does not finish: the position before a sowing is searched this deep, the one after it
-/// a sowing less deep, so that a sowing the search would choose loses nothing.
-pub const ESTIMATE_DEPTH: u32 = 12;
+/// a sowing less deep, so that a sowing the search would choose loses nothing. Each
+/// estimated sowing costs two such searches, and each ply more multiplies their cost.
+pub const ESTIMATE_DEPTH: u32 = 10;
 
 /// The estimate at `depth` of the value of `pos` for its side to move: the engines'
 /// search (a fresh one, so that the estimate depends on the position alone), its score

@@ -266,6 +266,10 @@ fn report(
 /// memory for the table (its default), the first guess of a heuristic search, `threads`
 /// threads and the endgame table of the games; within `budget` (a board beyond the solver
 /// is not solved). Returns the value (`None`: out of budget) and the time taken.
+///
+/// The budget is the analysis's per position, times six and at least a minute: the start
+/// is the longest solve of a game, and on a loaded machine the standard board's takes
+/// longer than the 10 s a position of the default budget.
 fn bench_solve(
     rules: &Rules,
     tables: &Tables,
@@ -303,7 +307,10 @@ fn bench(
 ) -> CliResult {
     let rules = games[0].rules;
     let mut out = std::io::stdout().lock();
-    let (value, solve_time) = bench_solve(&rules, tables, settings.threads, settings.budget);
+    let solve_budget = settings
+        .budget
+        .map(|b| (b * 6).max(Duration::from_secs(60)));
+    let (value, solve_time) = bench_solve(&rules, tables, settings.threads, solve_budget);
     let solve_secs = solve_time.as_secs_f64();
     match value {
         Some(v) => writeln!(
