@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub const ANALYSIS_CSV: &str = "analysis.csv";
 
 /// The columns of `analysis.csv`, in order.
-pub const ANALYSIS_COLUMNS: [&str; 8] = [
+pub const ANALYSIS_COLUMNS: [&str; 10] = [
     "game",
     "ply",
     "side",
@@ -23,7 +23,14 @@ pub const ANALYSIS_COLUMNS: [&str; 8] = [
     "value_before",
     "value_after",
     "loss",
+    "kind",
+    "depth",
 ];
+
+/// The `kind` of a row whose values are the solver's, and of one whose values are the
+/// engines' search's estimates.
+const EXACT: &str = "exact";
+const ESTIMATED: &str = "estimated";
 
 fn opt(v: Option<i32>) -> String {
     v.map_or(String::new(), |v| v.to_string())
@@ -42,6 +49,12 @@ pub fn rows_text(rows: &[PlyAnalysis]) -> Vec<u8> {
             &opt(r.value_before),
             &opt(r.value_after),
             &opt(r.loss()),
+            match (r.estimate_depth, r.loss()) {
+                (Some(_), _) => ESTIMATED,
+                (None, Some(_)) => EXACT,
+                (None, None) => "",
+            },
+            &r.estimate_depth.map_or(String::new(), |d| d.to_string()),
         ])
         .expect("writing to memory");
     }
@@ -101,6 +114,11 @@ fn parse_row(r: &csv::StringRecord) -> Option<PlyAnalysis> {
         pit: r.get(4)?.trim().parse().ok()?,
         value_before: value(5)?,
         value_after: value(6)?,
+        // Files written before estimates have neither column: their values are exact.
+        estimate_depth: match r.get(8).map(str::trim) {
+            Some(ESTIMATED) => Some(r.get(9)?.trim().parse().ok()?),
+            _ => None,
+        },
     })
 }
 
@@ -189,16 +207,19 @@ mod tests {
             pit: 3,
             value_before: before,
             value_after: Some(-2),
+            estimate_depth: None,
         }
     }
 
     #[test]
     fn rows_round_trip_and_incomplete_games_are_dropped() {
         let dir = tempfile::tempdir().unwrap();
-        let plies: HashMap<String, usize> = [("a".to_string(), 2), ("b".to_string(), 2)].into();
+        let plies: HashMap<String, usize> = [("a".to_string(), 3), ("b".to_string(), 2)].into();
         let (mut f, kept) = AnalysisFile::open(dir.path(), &plies).unwrap();
         assert!(kept.is_empty());
-        let a = vec![row("a", 1, Some(4)), row("a", 2, None)];
+        let mut estimated = row("a", 2, Some(1));
+        estimated.estimate_depth = Some(12);
+        let a = vec![row("a", 1, Some(4)), row("a", 2, None), estimated];
         f.append(&a).unwrap();
         f.append(&[row("b", 1, Some(0))]).unwrap();
         drop(f);
@@ -209,17 +230,36 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
 
         let (read, skipped) = read_analysis(&path).unwrap();
-        assert_eq!((read.len(), skipped), (3, 1));
-        assert_eq!(read[..2], a);
+        assert_eq!((read.len(), skipped), (4, 1));
+        assert_eq!(read[..3], a);
         assert_eq!(a[0].loss(), Some(6));
         assert_eq!(a[1].loss(), None);
         let (_, kept) = AnalysisFile::open(dir.path(), &plies).unwrap();
         assert_eq!(kept, a, "game b was incomplete");
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("game,ply,side,engine,pit,value_before,value_after,loss\n"));
         assert!(
-            text.contains("a,1,north,\"'=odd, name\",3,4,-2,6\n"),
+            text.starts_with("game,ply,side,engine,pit,value_before,value_after,loss,kind,depth\n")
+        );
+        assert!(
+            text.contains("a,1,north,\"'=odd, name\",3,4,-2,6,exact,\n"),
             "{text}"
         );
+        assert!(
+            text.contains("a,2,north,\"'=odd, name\",3,,-2,,,\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("a,2,north,\"'=odd, name\",3,1,-2,3,estimated,12\n"),
+            "{text}"
+        );
+        // A file of the columns before estimates reads as exact values.
+        let old = dir.path().join("old.csv");
+        std::fs::write(
+            &old,
+            "game,ply,side,engine,pit,value_before,value_after,loss\nx,1,south,e,2,3,1,2\n",
+        )
+        .unwrap();
+        let (read, _) = read_analysis(&old).unwrap();
+        assert_eq!((read[0].loss(), read[0].estimated()), (Some(2), false));
     }
 }

@@ -17,7 +17,10 @@ mod run;
 mod summary;
 
 pub use file::{ANALYSIS_COLUMNS, ANALYSIS_CSV, AnalysisFile, read_analysis};
-pub use game::{PlyAnalysis, analysable, analyse_game, positions, value_within};
+pub use game::{
+    Analyser, DEFAULT_ORDER, ESTIMATE_DEPTH, Order, PlyAnalysis, analysable, analyse_game,
+    positions, value_within,
+};
 pub use openings::{BalancedOpening, OpeningsSpec, balanced_openings, openings_text};
 pub use run::{AnalysisSettings, Counts, Tables, analyse_games};
 pub use summary::{
@@ -27,7 +30,7 @@ pub use summary::{
 
 use crate::record::GameRecord;
 use crate::results::{GAMES_JSONL, read_games};
-use crate::rules::Rules;
+use crate::rules::{Position, Rules};
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
@@ -53,6 +56,32 @@ pub fn rules_of(games: &[GameRecord]) -> Vec<Rules> {
     out
 }
 
+/// The positions of the games of `rows` (whole games of `games`, analysed by an earlier
+/// run) with their values: a resumed analysis does not solve them again.
+fn known_values(games: &[GameRecord], rows: &[PlyAnalysis]) -> Vec<(Position, i32)> {
+    let by_id: HashMap<&str, &GameRecord> = games.iter().map(|g| (g.game.as_str(), g)).collect();
+    let mut out = Vec::new();
+    let mut replayed: Option<(&str, Vec<Position>)> = None;
+    for r in rows {
+        let Some(v) = r.value_before else { continue };
+        if replayed
+            .as_ref()
+            .is_none_or(|(id, _)| *id != r.game.as_str())
+        {
+            let Some(pos) = by_id.get(r.game.as_str()).and_then(|g| g.replay().ok()) else {
+                continue;
+            };
+            replayed = Some((r.game.as_str(), pos));
+        }
+        if let Some((_, pos)) = &replayed
+            && let Some(p) = pos.get(r.ply as usize - 1)
+        {
+            out.push((*p, v));
+        }
+    }
+    out
+}
+
 /// What [`analyse_folder`] did.
 #[derive(Clone, Debug, Default)]
 pub struct FolderAnalysis {
@@ -66,6 +95,10 @@ pub struct FolderAnalysis {
     pub complete: bool,
     /// Sowings left without a value, over the whole folder.
     pub unsolved: u64,
+    /// Sowings with estimated values, over the whole folder.
+    pub estimated: u64,
+    /// Sowings analysed, over the whole folder.
+    pub sowings: u64,
     /// Games whose record the rules refuse (not analysed).
     pub errors: Vec<String>,
     /// The accuracy of each engine over the whole folder.
@@ -93,9 +126,11 @@ pub fn analyse_folder(
         .cloned()
         .collect();
     let kept_games = done.len() as u64;
-    let (counts, errors) = analyse_games(&todo, tables, settings, &mut file, stop, &mut |c| {
-        progress(kept_games, c)
-    })?;
+    let known = known_values(games, &kept);
+    let (counts, errors) =
+        analyse_games(&todo, tables, settings, &known, &mut file, stop, &mut |c| {
+            progress(kept_games, c)
+        })?;
     let (mut rows, _) = read_analysis(&dir.join(ANALYSIS_CSV))?;
     let complete = kept_games + counts.games + errors.len() as u64 == games.len() as u64;
     if complete {
@@ -114,6 +149,8 @@ pub fn analyse_folder(
         total: games.len() as u64,
         complete,
         unsolved: rows.iter().filter(|r| r.loss().is_none()).count() as u64,
+        estimated: rows.iter().filter(|r| r.estimated()).count() as u64,
+        sowings: rows.len() as u64,
         errors,
         accuracy: accuracy(&rows),
     })

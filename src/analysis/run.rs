@@ -1,17 +1,16 @@
-//! Analysing many games on every core: each thread has its own solver (sharing the endgame
-//! tables) and takes the next game; the rows of each finished game are appended to
-//! `analysis.csv` at once, so an interruption loses at most the games being analysed.
+//! Analysing many games on every core: one solver whose threads search each position
+//! together; the rows of each finished game are appended to `analysis.csv` at once, so an
+//! interruption loses at most the game being analysed.
 
 use super::file::AnalysisFile;
-use super::game::{PlyAnalysis, analyse_game};
+use super::game::{Analyser, Order, PlyAnalysis};
 use crate::record::GameRecord;
-use crate::rules::Rules;
-use crate::solver::{EndgameTable, Solver};
+use crate::rules::{Position, Rules};
+use crate::solver::EndgameTable;
 use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The endgame table for each rule variant of the games (`None`: solve without one).
@@ -20,12 +19,14 @@ pub type Tables = HashMap<Rules, Option<Arc<EndgameTable>>>;
 /// How to analyse.
 #[derive(Clone, Copy, Debug)]
 pub struct AnalysisSettings {
-    /// Threads, each analysing its own game.
+    /// Threads searching each position.
     pub threads: usize,
     /// Time for each position; `None` for no limit.
     pub budget: Option<Duration>,
-    /// Memory of each thread's transposition table, in MiB.
+    /// Memory of the transposition table the threads share, in MiB.
     pub hash_mb: usize,
+    /// The order in which the positions of a game are solved.
+    pub order: Order,
 }
 
 /// What an analysis has done so far.
@@ -36,6 +37,8 @@ pub struct Counts {
     pub positions: u64,
     /// Sowings whose loss is unknown: a position around them was not solved in time.
     pub unsolved: u64,
+    /// Sowings whose values are estimates: a position around them was not solved in time.
+    pub estimated: u64,
 }
 
 impl Counts {
@@ -43,63 +46,53 @@ impl Counts {
         self.games += 1;
         self.positions += rows.len() as u64 + 1;
         self.unsolved += rows.iter().filter(|r| r.loss().is_none()).count() as u64;
+        self.estimated += rows.iter().filter(|r| r.estimated()).count() as u64;
     }
 }
 
-/// Analyses `games` on `settings.threads` threads, appending each game's rows to `file` as
-/// soon as it is done and telling `progress` the counts after each game. Stops starting
-/// games once `stop` is set. Games whose record the rules refuse are reported in the
-/// returned list and skipped.
+/// Analyses `games` one after the other with one [`Analyser`] searching on
+/// `settings.threads` threads (games of the same rules together), appending each game's
+/// rows to `file` as soon as it is done and telling `progress` the counts after each game.
+/// `known` gives exact values already known (from an earlier run). Stops starting games
+/// once `stop` is set. Games whose record the rules refuse are reported in the returned
+/// list and skipped.
 pub fn analyse_games(
     games: &[GameRecord],
     tables: &Tables,
     settings: AnalysisSettings,
+    known: &[(Position, i32)],
     file: &mut AnalysisFile,
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&Counts),
 ) -> io::Result<(Counts, Vec<String>)> {
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<Result<Vec<PlyAnalysis>, String>>();
+    // One analyser for every game rather than one per thread on its own games: the
+    // threads then share one transposition table and what each game teaches it, and a
+    // position two games share is solved once (with a table per thread, the early
+    // positions of every game were solved anew by each thread).
+    let mut analyser = Analyser::new(settings.hash_mb, settings.threads, settings.budget);
+    analyser.set_order(settings.order);
+    for (pos, v) in known {
+        analyser.remember(pos, *v);
+    }
+    let mut order: Vec<&GameRecord> = games.iter().collect();
+    // Changing rules clears the transposition table.
+    let rules = crate::analysis::rules_of(games);
+    order.sort_by_key(|g| rules.iter().position(|r| *r == g.rules));
     let mut counts = Counts::default();
     let mut errors = Vec::new();
-    std::thread::scope(|scope| -> io::Result<()> {
-        for _ in 0..settings.threads.max(1) {
-            let tx = tx.clone();
-            let next = &next;
-            scope.spawn(move || {
-                let mut solver = Solver::new(settings.hash_mb.max(1));
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= games.len() || stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let g = &games[i];
-                    solver.set_endgame(tables.get(&g.rules).cloned().flatten());
-                    if tx
-                        .send(analyse_game(&mut solver, g, settings.budget))
-                        .is_err()
-                    {
-                        break;
-                    }
-                }
-            });
+    for g in order {
+        if stop.load(Ordering::Relaxed) {
+            break;
         }
-        drop(tx);
-        for done in rx {
-            match done {
-                Ok(rows) => {
-                    if let Err(e) = file.append(&rows) {
-                        // The workers stop at their next game.
-                        stop.store(true, Ordering::Relaxed);
-                        return Err(e);
-                    }
-                    counts.add(&rows);
-                    progress(&counts);
-                }
-                Err(e) => errors.push(e),
+        analyser.set_endgame(tables.get(&g.rules).cloned().flatten());
+        match analyser.analyse(g) {
+            Ok(rows) => {
+                file.append(&rows)?;
+                counts.add(&rows);
+                progress(&counts);
             }
+            Err(e) => errors.push(e),
         }
-        Ok(())
-    })?;
+    }
     Ok((counts, errors))
 }

@@ -13,7 +13,7 @@ use std::path::Path;
 pub const GAMES_SUMMARY_CSV: &str = "analysis_games.csv";
 
 /// The columns of `analysis_games.csv`: one row per game and side.
-pub const GAMES_SUMMARY_COLUMNS: [&str; 9] = [
+pub const GAMES_SUMMARY_COLUMNS: [&str; 11] = [
     "game",
     "side",
     "engine",
@@ -23,6 +23,8 @@ pub const GAMES_SUMMARY_COLUMNS: [&str; 9] = [
     "perfect",
     "blunders",
     "unsolved",
+    "estimated",
+    "estimated_seeds_lost",
 ];
 
 /// The loss of a row as the scoreboard counts it (`None`: unsolved).
@@ -30,12 +32,23 @@ fn loss(r: &PlyAnalysis) -> Option<u32> {
     r.loss().map(|l| l.max(0) as u32)
 }
 
+/// Counts `r` in `a`: exact and estimated losses apart.
+fn add(a: &mut Accuracy, r: &PlyAnalysis) {
+    match (r.estimated(), r.loss()) {
+        (true, Some(l)) => a.add_estimated(l),
+        _ => a.add(loss(r)),
+    }
+}
+
 /// Every engine's accuracy over the engines' sowings of `rows` (opening sowings are not
 /// counted).
 pub fn accuracy(rows: &[PlyAnalysis]) -> AccuracyTable {
     let mut t = AccuracyTable::new();
     for r in rows.iter().filter(|r| r.by_engine()) {
-        t.add(&r.engine, loss(r));
+        match (r.estimated(), r.loss()) {
+            (true, Some(l)) => t.add_estimated(&r.engine, l),
+            _ => t.add(&r.engine, loss(r)),
+        }
     }
     t
 }
@@ -67,7 +80,7 @@ pub fn per_game(rows: &[PlyAnalysis]) -> Vec<(String, Side, String, Accuracy)> {
                 out.len() - 1
             }
         };
-        out[i].3.add(loss(r));
+        add(&mut out[i].3, r);
     }
     out
 }
@@ -95,6 +108,8 @@ pub fn write_games_summary(dir: &Path, rows: &[PlyAnalysis]) -> io::Result<()> {
             &a.perfect.to_string(),
             &a.blunders.to_string(),
             &a.unsolved.to_string(),
+            &a.estimated.to_string(),
+            &a.estimated_lost.to_string(),
         ])?;
     }
     let bytes = w
@@ -107,7 +122,8 @@ pub fn write_games_summary(dir: &Path, rows: &[PlyAnalysis]) -> io::Result<()> {
 }
 
 /// The per-engine table as text for a terminal: name, moves, seeds lost per move, perfect
-/// moves, blunders, best first.
+/// moves, blunders, unsolved moves and moves with an estimated loss (with their estimated
+/// loss per move), best first.
 pub fn accuracy_text(t: &AccuracyTable) -> String {
     let mut list: Vec<(&str, &Accuracy)> = t.iter().collect();
     list.sort_by(|a, b| {
@@ -122,18 +138,20 @@ pub fn accuracy_text(t: &AccuracyTable) -> String {
         .unwrap_or(6)
         .max(6);
     let mut s = format!(
-        "{:<width$}  {:>7}  {:>9}  {:>7}  {:>8}  {:>8}\n",
-        "engine", "moves", "loss/move", "perfect", "blunders", "unsolved"
+        "{:<width$}  {:>7}  {:>9}  {:>7}  {:>8}  {:>8}  {:>9}  {:>9}\n",
+        "engine", "moves", "loss/move", "perfect", "blunders", "unsolved", "estimated", "est. loss"
     );
     for (name, a) in list {
         s.push_str(&format!(
-            "{:<width$}  {:>7}  {:>9}  {:>6.1}%  {:>8}  {:>8}\n",
+            "{:<width$}  {:>7}  {:>9}  {:>6.1}%  {:>8}  {:>8}  {:>9}  {:>9}\n",
             crate::record::clean_text(name),
             a.moves,
             num(a.loss_per_move()),
             100.0 * a.perfect_share(),
             a.blunders,
-            a.unsolved
+            a.unsolved,
+            a.estimated,
+            num(a.estimated_loss_per_move())
         ));
     }
     s

@@ -52,7 +52,7 @@ fn perfect_play_loses_nothing_and_values_match_minimax() {
     let mut solver = Solver::new(16);
     let pits = play(rules, |pos| solver.solve(pos).best_move().unwrap());
     let g = record(rules, &pits, 1);
-    let rows = analyse_game(&mut Solver::new(16), &g, None).unwrap();
+    let rows = analyse_game(&g, 16, None).unwrap();
     let mut memo = HashMap::new();
     let start = minimax(&Position::start(rules), &mut memo);
     assert_eq!(rows.len(), pits.len());
@@ -104,7 +104,7 @@ fn a_bad_move_shows_its_exact_loss() {
     });
     let (ply, before, after) = bad.unwrap();
     let g = record(rules, &pits, 0);
-    let rows = analyse_game(&mut Solver::new(16), &g, None).unwrap();
+    let rows = analyse_game(&g, 16, None).unwrap();
     for r in &rows {
         let expected = if r.ply == ply { before - after } else { 0 };
         assert_eq!(r.loss(), Some(expected), "{r:?}");
@@ -131,4 +131,57 @@ fn a_budget_too_small_leaves_values_empty() {
         value_within(&mut solver, &pos, budget, None),
         Some(pos.store_margin(pos.to_move()))
     );
+}
+
+#[test]
+fn positions_out_of_budget_get_marked_estimates_that_depend_on_the_position_alone() {
+    let rules = Rules::new(6, 3, false, Sweep::Owner).unwrap();
+    let pits = play(rules, |pos| pos.legal_moves().last().unwrap());
+    let g = record(rules, &pits, 0);
+    let zero = Some(std::time::Duration::ZERO);
+    let rows = analyse_game(&g, 16, zero).unwrap();
+    assert_eq!(rows.len(), pits.len());
+    // Only positions whose value needs no search are solved in no time: the others are
+    // estimated, and say how.
+    assert!(rows.iter().all(|r| r.loss().is_some()));
+    assert_eq!(rows[0].estimate_depth, Some(ESTIMATE_DEPTH));
+    let estimated = rows.iter().filter(|r| r.estimated()).count();
+    assert!(estimated > rows.len() / 2, "{rows:?}");
+    // The same game again, after another game has been through the same analyser: the
+    // same estimates.
+    let mut a = Analyser::new(16, 1, zero);
+    let other = record(
+        rules,
+        &play(rules, |pos| pos.legal_moves().next().unwrap()),
+        1,
+    );
+    a.analyse(&other).unwrap();
+    assert_eq!(a.analyse(&g).unwrap(), rows);
+    // Without estimates, the values stay empty; with a budget, all are exact.
+    a.set_estimates(false);
+    let bare = a.analyse(&g).unwrap();
+    for (r, e) in bare.iter().zip(&rows) {
+        assert_eq!(r.loss().is_none(), e.estimated(), "{r:?}");
+        assert!(!r.estimated());
+    }
+    let exact = analyse_game(&g, 16, None).unwrap();
+    assert!(exact.iter().all(|r| !r.estimated() && r.loss().is_some()));
+    // The summaries count the two kinds apart.
+    let i = rows
+        .iter()
+        .rposition(|r| r.estimated() && r.by_engine())
+        .unwrap();
+    let mut mixed = exact.clone();
+    mixed[i] = rows[i].clone();
+    let t = accuracy(&mixed);
+    let engine = &rows[i].engine;
+    let (m, e): (u64, u64) = t
+        .iter()
+        .map(|(_, a)| (a.moves, a.estimated))
+        .fold((0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
+    assert_eq!(
+        (m, e),
+        (exact.iter().filter(|r| r.by_engine()).count() as u64 - 1, 1)
+    );
+    assert_eq!(t.get(engine).unwrap().estimated, 1);
 }

@@ -32,8 +32,9 @@ use std::time::{Duration, Instant};
 /// that is stopped (Ctrl-C, kill) continues where it stopped when run again.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Positions the solver does not finish within --budget are left with empty values and counted \
-in the summary. On the standard board the solver needs its endgame table (built once, with a \
+A sowing next to a position the solver does not finish within --budget gets values estimated by \
+the engines' search to a fixed depth instead: its kind column says estimated (else exact) and \
+its depth column the depth; the summaries count estimated moves apart from exact ones. On the standard board the solver needs its endgame table (built once, with a \
 progress bar, and kept; see kalaha tables --help): then a position of a game takes \
 milliseconds, the first few sowings from the start position longer.
 
@@ -51,17 +52,33 @@ pub struct Args {
     /// Games analysed at once, each on its own thread [default: the number of cores].
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Memory for each thread's transposition table, in MiB (1 to 65536).
-    #[arg(long, default_value_t = 128, value_name = "N")]
+    /// Memory for the transposition table the threads share, in MiB (1 to 65536).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
     pub hash_mb: usize,
+    /// The order in which the positions of a game are solved (for measurements).
+    #[arg(long, value_enum, default_value = "backward", hide = true)]
+    pub order: OrderArg,
     /// No progress bar and no table of engines.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Measure instead: analyse a copy of DIR's games in a temporary folder (DIR is left
+    /// as it is), solve the start position of their rules with the same threads as
+    /// `kalaha solve` does, and print the analysis time divided by that solve's time,
+    /// positions per second and the positions without an exact value.
+    #[arg(long)]
+    pub bench: bool,
     #[command(flatten)]
     pub tables: TableArgs,
     /// Only the games of these rules (by default every game, each under its own rules).
     #[command(flatten)]
     pub rules: TournamentRulesArgs,
+}
+
+/// `--order`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum OrderArg {
+    Forward,
+    Backward,
 }
 
 /// Reads a `--budget`: a time, or `none`.
@@ -98,7 +115,12 @@ pub fn run(args: Args) -> CliResult {
         GAMES_JSONL,
         "give the folder a tournament, match or sprt wrote its results to",
     )?;
-    let _lock = FolderLock::acquire(dir).map_err(CliError::input)?;
+    let _lock = if args.bench {
+        // Only read.
+        None
+    } else {
+        Some(FolderLock::acquire(dir).map_err(CliError::input)?)
+    };
     let (mut games, skipped) = analysis::analysable_games(dir)?;
     if let Some(skipped) = skipped {
         eprintln!(
@@ -137,7 +159,14 @@ pub fn run(args: Args) -> CliResult {
         threads,
         budget,
         hash_mb: args.hash_mb,
+        order: match args.order {
+            OrderArg::Forward => analysis::Order::Forward,
+            OrderArg::Backward => analysis::Order::Backward,
+        },
     };
+    if args.bench {
+        return bench(&games, &tables, settings, args.quiet);
+    }
     let bar = progress_bar(args.quiet, games.len() as u64);
     let started = Instant::now();
     let stop = AtomicBool::new(false);
@@ -207,6 +236,15 @@ fn report(
         format!("within the budget of {} a position", format_duration(b))
     });
     writeln!(out, "unsolved {} sowings ({within})", done.unsolved)?;
+    writeln!(
+        out,
+        "exact {} of {} sowings, estimated {} (the solver did not finish {within}: the engines' \
+         search to depth {})",
+        done.sowings - done.estimated - done.unsolved,
+        done.sowings,
+        done.estimated,
+        analysis::ESTIMATE_DEPTH
+    )?;
     if !quiet && !done.accuracy.is_empty() {
         write!(out, "{}", accuracy_text(&done.accuracy))?;
     }
@@ -222,4 +260,122 @@ fn report(
         )?;
     }
     Ok(0)
+}
+
+/// The `kalaha solve` of the start position that `--bench` measures against: the same
+/// memory for the table (its default), the first guess of a heuristic search, `threads`
+/// threads and the endgame table of the games; within `budget` (a board beyond the solver
+/// is not solved). Returns the value (`None`: out of budget) and the time taken.
+///
+/// The budget is the analysis's per position, times six and at least a minute: the start
+/// is the longest solve of a game, and on a loaded machine the standard board's takes
+/// longer than the 10 s a position of the default budget.
+fn bench_solve(
+    rules: &Rules,
+    tables: &Tables,
+    threads: usize,
+    budget: Option<Duration>,
+) -> (Option<i32>, Duration) {
+    let pos = crate::rules::Position::start(*rules);
+    let started = Instant::now();
+    let mut solver = crate::solver::Solver::new(super::solve::DEFAULT_HASH_MB);
+    solver.allow_huge_pages();
+    solver.set_threads(threads);
+    solver.set_endgame(tables.get(rules).cloned().flatten());
+    let (guess, _) = crate::engines::first_guess(
+        &pos,
+        super::solve::GUESS_DEPTH,
+        Instant::now() + super::solve::GUESS_TIME,
+    );
+    let budget = crate::solver::Budget {
+        deadline: budget.map(|b| Instant::now() + b),
+        max_nodes: None,
+    };
+    let value = solver
+        .solve_observed(&pos, budget, Some(guess), &mut |_| {})
+        .map(|s| s.value);
+    (value, started.elapsed())
+}
+
+/// `--bench`: the analysis of `games` in a temporary folder, timed against one solve of
+/// the start position in the same run.
+fn bench(
+    games: &[crate::record::GameRecord],
+    tables: &Tables,
+    settings: AnalysisSettings,
+    quiet: bool,
+) -> CliResult {
+    let rules = games[0].rules;
+    let mut out = std::io::stdout().lock();
+    let solve_budget = settings
+        .budget
+        .map(|b| (b * 6).max(Duration::from_secs(60)));
+    let (value, solve_time) = bench_solve(&rules, tables, settings.threads, solve_budget);
+    let solve_secs = solve_time.as_secs_f64();
+    match value {
+        Some(v) => writeln!(
+            out,
+            "solve of the start position of {rules} ({}): value {v} in {solve_secs:.2} s",
+            crate::record::counted(settings.threads as u64, "thread")
+        )?,
+        None => writeln!(
+            out,
+            "solve of the start position of {rules}: not finished within the budget \
+             ({solve_secs:.1} s)"
+        )?,
+    }
+    out.flush()?;
+    let dir = std::env::temp_dir().join(format!("kalaha-analyze-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let result = (|| -> CliResult {
+        let mut jsonl = Vec::new();
+        for g in games {
+            jsonl.extend_from_slice(&serde_json::to_vec(g).map_err(anyhow::Error::from)?);
+            jsonl.push(b'\n');
+        }
+        std::fs::write(dir.join(GAMES_JSONL), jsonl)?;
+        let bar = progress_bar(quiet, games.len() as u64);
+        let started = Instant::now();
+        let stop = AtomicBool::new(false);
+        let done = analysis::analyse_folder(
+            &dir,
+            games,
+            tables,
+            settings,
+            &stop,
+            &mut |kept, c: &Counts| bar.set_position(kept + c.games),
+        )?;
+        bar.finish_and_clear();
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        let c = &done.counts;
+        let ratio = match value {
+            Some(_) => format!(
+                "{:.1} solves of the start position",
+                secs / solve_secs.max(1e-9)
+            ),
+            None => "the start position is not solved".to_string(),
+        };
+        writeln!(
+            out,
+            "analysis of {} ({} positions, {} threads): {secs:.2} s = {ratio}, {:.1} positions/s, \
+             {:.2} s a game",
+            crate::record::counted(c.games, "game"),
+            c.positions,
+            settings.threads,
+            c.positions as f64 / secs,
+            secs / c.games.max(1) as f64,
+        )?;
+        let exact = done.sowings - done.estimated - done.unsolved;
+        writeln!(
+            out,
+            "exact {exact} of {} sowings ({:.1}%), estimated {}, unsolved {}",
+            done.sowings,
+            100.0 * exact as f64 / done.sowings.max(1) as f64,
+            done.estimated,
+            done.unsolved
+        )?;
+        Ok(0)
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }

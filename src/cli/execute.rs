@@ -240,7 +240,8 @@ fn print_summary(
 }
 
 /// The `--analyze` view: one thread, the endgame table of the run's rules (built once if
-/// needed), 10 s a position at most.
+/// needed), 10 s a position at most while it keeps up with the games (less when games
+/// wait), a 512 MiB transposition table kept for the whole run.
 fn analysis_view(
     config: &TournamentConfig,
     out: &std::path::Path,
@@ -257,7 +258,8 @@ fn analysis_view(
         crate::analysis::AnalysisSettings {
             threads: 1,
             budget: Some(Duration::from_secs(10)),
-            hash_mb: 128,
+            hash_mb: 512,
+            order: crate::analysis::DEFAULT_ORDER,
         },
     ))
 }

@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long, value_name = "COMPACT")]
     pub position: Option<String>,
     /// Memory for the transposition table, in MiB (1 to 65536).
-    #[arg(long, default_value_t = 256, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_HASH_MB, value_name = "N")]
     pub hash_mb: usize,
     /// Threads for the table build and the search (they share the transposition table).
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -57,8 +57,11 @@ pub struct Args {
 /// The most time and depth of the heuristic search that gives MTD(f) its first guess when
 /// `--guess` is not given: a fraction of a second, which saves whole null-window searches
 /// of a long solve (on Kalah(6,5) each takes minutes).
-const GUESS_TIME: Duration = Duration::from_millis(500);
-const GUESS_DEPTH: u32 = 14;
+pub(super) const GUESS_TIME: Duration = Duration::from_millis(500);
+pub(super) const GUESS_DEPTH: u32 = 14;
+
+/// The default `--hash-mb`.
+pub(super) const DEFAULT_HASH_MB: usize = 256;
 
 /// Checks a `--hash-mb`.
 pub fn check_hash_mb(mb: usize) -> Result<(), CliError> {

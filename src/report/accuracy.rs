@@ -12,7 +12,12 @@ use std::fmt::Write;
 fn analysed<'a>(s: &'a Standings, t: &'a AccuracyTable) -> Vec<(&'a str, &'a Accuracy)> {
     s.rows
         .iter()
-        .filter_map(|r| Some((r.engine.as_str(), t.get(&r.engine).filter(|a| a.moves > 0)?)))
+        .filter_map(|r| {
+            Some((
+                r.engine.as_str(),
+                t.get(&r.engine).filter(|a| a.moves + a.estimated > 0)?,
+            ))
+        })
         .collect()
 }
 
@@ -26,10 +31,21 @@ pub(crate) fn loss_cell(t: Option<&AccuracyTable>, engine: &str) -> String {
 const EXPLAIN: &str = "Every sowing of the games was solved exactly: a move's loss is the \
 value of the position for the mover under perfect play by both sides (final store difference) \
 minus the value after the move. Loss/move is the mean over the engine's moves (openings not \
-counted); perfect moves lose nothing";
+counted); perfect moves lose nothing. Where the solver did not finish, the loss is estimated by \
+the engines' search to a fixed depth: those moves are counted apart, under Estimated (with \
+their estimated seeds lost per move), and in none of the other columns";
 
 fn blunder_words() -> String {
     format!("blunders lose {BLUNDER_SEEDS} seeds or more")
+}
+
+/// The estimated seeds lost per move, empty without estimated moves.
+fn estimated_cell(a: &Accuracy) -> String {
+    if a.estimated == 0 {
+        String::new()
+    } else {
+        num(a.estimated_loss_per_move(), 3)
+    }
 }
 
 /// The Markdown section.
@@ -42,19 +58,21 @@ pub(crate) fn md_section(o: &mut String, s: &Standings, t: &AccuracyTable) {
     let _ = writeln!(o, "{EXPLAIN}; {}.\n", blunder_words());
     let _ = writeln!(
         o,
-        "| Engine | Moves | Seeds lost/move | Perfect moves | Blunders | Unsolved |"
+        "| Engine | Moves | Seeds lost/move | Perfect moves | Blunders | Unsolved | Estimated | Estimated loss/move |"
     );
-    let _ = writeln!(o, "|:--|--:|--:|--:|--:|--:|");
+    let _ = writeln!(o, "|:--|--:|--:|--:|--:|--:|--:|--:|");
     for (name, a) in rows {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {}% | {} | {} |",
+            "| {} | {} | {} | {}% | {} | {} | {} | {} |",
             md(name),
             a.moves,
             num(a.loss_per_move(), 3),
             num(100.0 * a.perfect_share(), 1),
             a.blunders,
-            a.unsolved
+            a.unsolved,
+            a.estimated,
+            estimated_cell(a)
         );
     }
 }
@@ -69,20 +87,22 @@ pub(crate) fn html_section(o: &mut String, s: &Standings, t: &AccuracyTable) {
         o,
         "<section id=\"accuracy\">\n<h2>Accuracy against perfect play</h2>\n<p class=\"note\">{}; {}.</p>\n\
          <div class=\"wrap\">\n<table id=\"accuracy-table\">\n<thead><tr><th class=\"name\">Engine</th>\
-         <th>Moves</th><th>Seeds lost/move</th><th>Perfect moves</th><th>Blunders</th><th>Unsolved</th></tr></thead>\n<tbody>",
+         <th>Moves</th><th>Seeds lost/move</th><th>Perfect moves</th><th>Blunders</th><th>Unsolved</th><th>Estimated</th><th>Estimated loss/move</th></tr></thead>\n<tbody>",
         esc(EXPLAIN),
         esc(&blunder_words())
     );
     for (name, a) in &rows {
         let _ = writeln!(
             o,
-            "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}%</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(name),
             a.moves,
             num(a.loss_per_move(), 3),
             num(100.0 * a.perfect_share(), 1),
             a.blunders,
-            a.unsolved
+            a.unsolved,
+            a.estimated,
+            estimated_cell(a)
         );
     }
     let _ = writeln!(

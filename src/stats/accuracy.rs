@@ -19,6 +19,11 @@ pub struct Accuracy {
     pub blunders: u64,
     /// Moves left unsolved within the budget (not in the other counts).
     pub unsolved: u64,
+    /// Moves whose loss is an estimate of the engines' search at a fixed depth, where the
+    /// solver did not finish (not in the other counts).
+    pub estimated: u64,
+    /// The estimated seeds lost in them (each move's estimate taken as 0 when negative).
+    pub estimated_lost: u64,
 }
 
 impl Accuracy {
@@ -32,6 +37,18 @@ impl Accuracy {
         self.seeds_lost += loss as u64;
         self.perfect += u64::from(loss == 0);
         self.blunders += u64::from(loss >= BLUNDER_SEEDS);
+    }
+
+    /// Counts a move whose loss is an estimate of `loss` seeds (see
+    /// [`Accuracy::estimated`]).
+    pub fn add_estimated(&mut self, loss: i32) {
+        self.estimated += 1;
+        self.estimated_lost += loss.max(0) as u64;
+    }
+
+    /// Estimated seeds lost per move with an estimated loss (NaN without such moves).
+    pub fn estimated_loss_per_move(&self) -> f64 {
+        self.estimated_lost as f64 / self.estimated as f64
     }
 
     /// Seeds lost per move (NaN without moves).
@@ -63,14 +80,20 @@ impl AccuracyTable {
 
     /// Counts a move of `engine` that lost `loss` seeds (`None`: not solved).
     pub fn add(&mut self, engine: &str, loss: Option<u32>) {
-        match self.by_engine.get_mut(engine) {
-            Some(a) => a.add(loss),
-            None => {
-                let mut a = Accuracy::default();
-                a.add(loss);
-                self.by_engine.insert(engine.to_string(), a);
-            }
+        self.entry(engine).add(loss);
+    }
+
+    /// Counts a move of `engine` whose loss is an estimate of `loss` seeds.
+    pub fn add_estimated(&mut self, engine: &str, loss: i32) {
+        self.entry(engine).add_estimated(loss);
+    }
+
+    fn entry(&mut self, engine: &str) -> &mut Accuracy {
+        if !self.by_engine.contains_key(engine) {
+            self.by_engine
+                .insert(engine.to_string(), Accuracy::default());
         }
+        self.by_engine.get_mut(engine).expect("just inserted")
     }
 
     pub fn get(&self, engine: &str) -> Option<&Accuracy> {
@@ -103,6 +126,13 @@ mod tests {
             (4, 4, 2, 1, 1)
         );
         assert_eq!(a.loss_per_move(), 1.0);
+        // Estimates are counted apart and change nothing of the exact counts.
+        t.add_estimated("hard", 3);
+        t.add_estimated("hard", -1);
+        let a = t.get("hard").unwrap();
+        assert_eq!((a.moves, a.seeds_lost, a.unsolved), (4, 4, 1));
+        assert_eq!((a.estimated, a.estimated_lost), (2, 3));
+        assert_eq!(a.estimated_loss_per_move(), 1.5);
         assert_eq!(a.perfect_share(), 0.5);
         assert!(t.get("easy").is_none());
     }

@@ -97,7 +97,10 @@ fn perfect_against_itself_loses_nothing_and_the_reports_say_so() {
     let printed = String::from_utf8(printed.stdout).unwrap();
     assert!(printed.contains("unsolved 0 sowings"), "{printed}");
     let csv = out.join("analysis.csv");
-    assert!(text(&csv).starts_with("game,ply,side,engine,pit,value_before,value_after,loss\n"));
+    assert!(
+        text(&csv)
+            .starts_with("game,ply,side,engine,pit,value_before,value_after,loss,kind,depth\n")
+    );
     let analysed = rows(&csv);
     let games = text(&out.join("games.jsonl"));
     let plies: usize = games
@@ -463,4 +466,122 @@ fn a_folder_without_games_is_not_analysed() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("holds no game to analyse yet"), "{err}");
     assert!(!dir.path().join("analysis.csv").exists());
+}
+
+/// The positions of each game of `dir/games.jsonl` from the start, by game id.
+fn replayed(dir: &Path, rules: Rules) -> HashMap<String, Vec<Position>> {
+    text(&dir.join("games.jsonl"))
+        .lines()
+        .map(|l| {
+            let g: serde_json::Value = serde_json::from_str(l).unwrap();
+            let mut pos = Position::start(rules);
+            let mut line = vec![pos];
+            for m in g["moves"].as_array().unwrap() {
+                pos = pos.play(m["pit"].as_i64().unwrap()).unwrap();
+                line.push(pos);
+            }
+            (g["game"].as_str().unwrap().to_string(), line)
+        })
+        .collect()
+}
+
+/// The `value N` line of `kalaha solve --position` for `pos`.
+fn solved(pos: &Position, rules_flags: &[&str], tables: &str) -> i32 {
+    let compact = pos.to_compact();
+    let mut args = vec!["solve", "--position", &compact, "--tables", tables];
+    args.extend(rules_flags);
+    let out = String::from_utf8(kalaha(&args).stdout).unwrap();
+    out.lines()
+        .last()
+        .and_then(|l| l.strip_prefix("value "))
+        .unwrap_or_else(|| panic!("{out}"))
+        .parse()
+        .unwrap()
+}
+
+/// Every value the analysis writes, on a sample of the positions of several games under
+/// both capture rules, is the value `kalaha solve --position` gives for that position; the
+/// analysis is the same byte for byte with one thread and with two.
+#[test]
+fn analysed_values_are_those_of_solve_and_do_not_depend_on_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = dir.path().join("tables");
+    let t = tables.to_str().unwrap();
+    let mut compared = 0;
+    for (rules, flags) in [
+        (Rules::new(4, 4, false, Sweep::Owner).unwrap(), vec![]),
+        (
+            Rules::new(4, 4, true, Sweep::Owner).unwrap(),
+            vec!["--empty-capture"],
+        ),
+    ] {
+        let one = dir.path().join(format!("one-{}", flags.len()));
+        let two = dir.path().join(format!("two-{}", flags.len()));
+        let mut args = vec![
+            "match",
+            "--engine",
+            "builtin=random",
+            "--engine",
+            "builtin=easy",
+            "--pits",
+            "4",
+            "--games",
+            "6",
+            "--move-time",
+            "20ms",
+            "--out",
+            one.to_str().unwrap(),
+            "-q",
+        ];
+        args.extend(&flags);
+        kalaha(&args);
+        std::fs::create_dir(&two).unwrap();
+        for f in ["games.jsonl", "games.csv", "tournament.toml"] {
+            std::fs::copy(one.join(f), two.join(f)).unwrap();
+        }
+        for (out, threads) in [(&one, "1"), (&two, "2")] {
+            let o = out.to_str().unwrap();
+            kalaha(&[
+                "analyze",
+                o,
+                "--threads",
+                threads,
+                "--budget",
+                "none",
+                "--tables",
+                t,
+                "-q",
+            ]);
+        }
+        let csv = text(&one.join("analysis.csv"));
+        assert_eq!(csv, text(&two.join("analysis.csv")), "{flags:?}");
+        let games = replayed(&one, rules);
+        let analysed = rows(&one.join("analysis.csv"));
+        assert_eq!(
+            analysed.len() + games.len(),
+            games.values().map(Vec::len).sum::<usize>()
+        );
+        for r in analysed.iter().step_by(5) {
+            let ply: usize = r["ply"].parse().unwrap();
+            let line = &games[&r["game"]];
+            let before = &line[ply - 1];
+            assert_eq!(
+                r["value_before"],
+                solved(before, &flags, t).to_string(),
+                "{r:?}"
+            );
+            let after = &line[ply];
+            let mover = before.to_move();
+            let expected = if after.is_over() {
+                after.store_margin(mover)
+            } else if after.to_move() == mover {
+                solved(after, &flags, t)
+            } else {
+                -solved(after, &flags, t)
+            };
+            assert_eq!(r["value_after"], expected.to_string(), "{r:?}");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 20, "{compared}");
 }

@@ -206,10 +206,69 @@ impl Solver {
                 nodes: 0,
             });
         }
-        let started = Instant::now();
         let s = seeds_in_pits(pos);
-        let (mut lower, mut upper) = (-s, s);
-        let mut g = guess.map_or(0, |v| v - margin).clamp(lower, upper);
+        let g = guess.map_or(0, |v| v - margin);
+        let (lower, mut nodes) = self.mtd(pos, (-s, s), g, budget, observer)?;
+        let mut worker = self.worker(0, budget, None);
+        let pv = worker.principal_variation(pos, lower);
+        nodes += worker.nodes;
+        if worker.aborted {
+            return None;
+        }
+        Some(Solution {
+            value: lower + margin,
+            pv,
+            nodes,
+        })
+    }
+
+    /// The exact value of `pos` for the side to move (stores included), known to lie in
+    /// `lower..=upper`, by MTD(f) from `guess` (clamped to the bounds), without a line of
+    /// best play; `None` if the budget ran out first. A bound that is already proved saves
+    /// a null-window search: with `lower` the value of the move played and `guess` equal
+    /// to it, a position whose move was best is solved by one search.
+    pub fn value_between(
+        &mut self,
+        pos: &Position,
+        lower: i32,
+        upper: i32,
+        guess: Option<i32>,
+        budget: Budget,
+    ) -> Option<i32> {
+        self.prepare(pos);
+        let margin = pos.store_margin(pos.to_move());
+        if pos.is_over() {
+            return Some(margin);
+        }
+        let s = seeds_in_pits(pos);
+        let bounds = ((lower - margin).max(-s), (upper - margin).min(s));
+        if bounds.0 > bounds.1 {
+            debug_assert!(
+                false,
+                "{lower}..={upper} is not a range of values of {pos:?}"
+            );
+            // Not bounds of this position: search without them.
+            return self.value_between(pos, i32::MIN / 2, i32::MAX / 2, guess, budget);
+        }
+        let g = guess.map_or(bounds.0, |v| v - margin);
+        let (gain, _) = self.mtd(pos, bounds, g, budget, &mut |_| {})?;
+        Some(gain + margin)
+    }
+
+    /// MTD(f) on the future gain of `pos` (not over, prepared) within `bounds` (proved),
+    /// from `g`: the future gain and the nodes searched, `None` if the budget ran out.
+    fn mtd(
+        &mut self,
+        pos: &Position,
+        bounds: (i32, i32),
+        g: i32,
+        budget: Budget,
+        observer: &mut dyn FnMut(&Step),
+    ) -> Option<(i32, u64)> {
+        let margin = pos.store_margin(pos.to_move());
+        let started = Instant::now();
+        let (mut lower, mut upper) = bounds;
+        let mut g = g.clamp(lower, upper);
         let mut nodes = 0;
         while lower < upper {
             let beta = if g == lower { g + 1 } else { g };
@@ -229,17 +288,7 @@ impl Solver {
                 fill_permille: self.table.fill_permille(),
             });
         }
-        let mut worker = self.worker(0, budget, None);
-        let pv = worker.principal_variation(pos, lower);
-        nodes += worker.nodes;
-        if worker.aborted {
-            return None;
-        }
-        Some(Solution {
-            value: lower + margin,
-            pv,
-            nodes,
-        })
+        Some((lower, nodes))
     }
 
     /// Whether the value of `pos` (not over; stores included) is at least `value`, by one

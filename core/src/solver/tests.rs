@@ -519,3 +519,36 @@ fn the_table_is_sized_to_the_board() {
     let solved = solver.solve(&pos);
     assert_eq!(Some(solved.value), minimax_south(&pos, &mut budget));
 }
+
+/// A value searched within proved bounds, from any guess in them (or none), is the exact
+/// value: the bound of the move played, as an analysis gives it, and the tight bounds
+/// that need no search at all.
+#[test]
+fn values_between_proved_bounds_match_minimax() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut compared = 0;
+    for rules in all_variants(4, 3).into_iter().chain(all_variants(3, 3)) {
+        let mut solver = Solver::new(1);
+        for _ in 0..30 {
+            let pos = random_position(&mut rng, rules);
+            let Some(v) = try_reference_value(&pos) else {
+                continue;
+            };
+            let s = seeds_in_pits(&pos);
+            let m = pos.store_margin(pos.to_move());
+            let lo = rng.random_range(m - s..=v);
+            let hi = rng.random_range(v..=m + s);
+            let guess = [None, Some(lo), Some(hi), Some(rng.random_range(lo..=hi))];
+            for g in guess {
+                let got = solver.value_between(&pos, lo, hi, g, Budget::unlimited());
+                assert_eq!(got, Some(v), "{pos:?} in {lo}..={hi} from {g:?}");
+            }
+            assert_eq!(
+                solver.value_between(&pos, v, v, None, Budget::unlimited()),
+                Some(v)
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 200, "{compared}");
+}
