@@ -59,8 +59,9 @@
 //!   of its sandbox: write its marker (the second argument) to every terminal it can
 //!   open and read from them, create a file named after the marker in each folder of its
 //!   third argument (`:`-separated), in `/tmp`, `$TMPDIR` and its working folder, and find
-//!   `SECRET_TOKEN` in any process's command line or environment, find a SysV segment and
-//!   a session key made from the marker, and list `/run`; says on stderr, one
+//!   `SECRET_TOKEN` in any process's command line or environment, find the SysV segment
+//!   of the key in `ESCAPE_IPC_KEY` and a session key named after the marker, and list
+//!   `/run`; says on stderr, one
 //!   `escape: ...` line each, what worked.
 
 use kalaha::protocol::{FromEngine, HelloReply, ToEngine};
@@ -518,11 +519,14 @@ fn try_to_escape() {
         }
     }
     eprintln!("escape: secret seen in: {seen:?}");
-    // The machine's IPC and keys, planted by the test under names made from the marker.
-    let key = ipc_key(&mark);
+    // The machine's IPC and keys, planted by the test: a segment of the key in
+    // ESCAPE_IPC_KEY, a session key named after the marker.
+    let key: Option<libc::key_t> = std::env::var("ESCAPE_IPC_KEY")
+        .ok()
+        .and_then(|k| k.parse().ok());
     // SAFETY: shmget and syscall with integer arguments and a valid C string.
     let (segment, keyring) = unsafe {
-        let segment = libc::shmget(key, 0, 0) != -1;
+        let segment = key.is_some_and(|k| libc::shmget(k, 0, 0) != -1);
         let desc = std::ffi::CString::new(format!("kalaha-{mark}")).unwrap_or_default();
         const KEYCTL_SEARCH: libc::c_long = 10;
         const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;
@@ -551,14 +555,6 @@ fn try_to_escape() {
         "escape: /proc/1/cmdline: {:?}",
         String::from_utf8_lossy(&init).replace('\0', " ")
     );
-}
-
-/// The SysV IPC key the tests and the `escape` mode derive from a marker.
-pub fn ipc_key(mark: &str) -> libc::key_t {
-    let h = mark.bytes().fold(0x811c_9dc5_u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    });
-    (h & 0x3fff_ffff) as libc::key_t
 }
 
 /// What the `stop-parent` and `kill-others` modes do at their first `go`.

@@ -112,8 +112,8 @@ fn build(plan: &Plan, report: &mut std::fs::File) -> Result<std::convert::Infall
             layers.landlock = got.writes;
             layers.landlock_scopes = got.scopes;
         }
-        Err(e) if plan.probe => {
-            tracing::debug!("landlock: {e}");
+        // The probe only learns that the layer is missing (the helper has no log).
+        Err(_) if plan.probe => {
             layers.landlock = false;
             layers.landlock_scopes = false;
         }
@@ -216,8 +216,7 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
     let proc = mount(Some("proc"), Path::new("/proc"), Some("proc"), safe, None);
     match proc {
         Ok(()) => {}
-        Err(e) if plan.probe => {
-            tracing::debug!("{e}");
+        Err(_) if plan.probe => {
             layers.own_proc = false;
         }
         Err(e) if layers.own_proc => return Err(e),
@@ -327,8 +326,7 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
                     })?;
                 }
             }
-            Err(e) if plan.probe => {
-                tracing::debug!("read-only mounts: {e}");
+            Err(_) if plan.probe => {
                 layers.read_only = false;
             }
             Err(e) => return Err(format!("failed to make the engine's mounts read-only: {e}")),

@@ -307,9 +307,9 @@ impl Engine {
         self.ping().await.map(|_| ())
     }
 
-    /// Writes `text` in the engine's log.
+    /// Writes `text` in the engine's log, cleaned (it may quote the engine's own lines).
     pub fn log_note(&self, text: &str) {
-        self.process.log().note(text);
+        self.process.log().note(&crate::record::clean_text(text));
     }
 
     /// Tells the engine the game is over (no answer expected).

@@ -280,17 +280,11 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     all
 }
 
-/// The key `fake_engine escape` derives from `mark` (as its `ipc_key`).
-fn ipc_key(mark: &str) -> libc::key_t {
-    let h = mark.bytes().fold(0x811c_9dc5_u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    });
-    (h & 0x3fff_ffff) as libc::key_t
-}
-
 /// A SysV shared memory segment and a key in the session keyring of this process (which
 /// the referee inherits), for the escape engine to look for; removed on drop.
 struct Planted {
+    /// The segment's key, for the engine's `ESCAPE_IPC_KEY`.
+    ipc_key: libc::key_t,
     segment: i32,
     key: i64,
 }
@@ -300,7 +294,10 @@ impl Planted {
         let desc = std::ffi::CString::new(format!("kalaha-{mark}")).unwrap();
         // SAFETY: shmget and add_key with valid arguments; both are undone on drop.
         unsafe {
-            let segment = libc::shmget(ipc_key(mark), 4096, libc::IPC_CREAT | 0o666);
+            // A key of this process's own.
+            let ipc_key = (std::process::id() as libc::key_t & 0xff_ffff) << 6
+                | (mark.len() as libc::key_t & 0x3f);
+            let segment = libc::shmget(ipc_key, 4096, libc::IPC_CREAT | 0o666);
             assert!(segment != -1, "{}", std::io::Error::last_os_error());
             const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;
             let key = libc::syscall(
@@ -311,7 +308,11 @@ impl Planted {
                 6 as libc::size_t,
                 KEY_SPEC_SESSION_KEYRING,
             );
-            Planted { segment, key }
+            Planted {
+                ipc_key,
+                segment,
+                key,
+            }
         }
     }
 }
@@ -343,7 +344,16 @@ fn nothing_of_the_referee_or_the_other_engine_is_in_view() {
         let mark = marker("view");
         let planted = Planted::new(&mark);
         let o = s
-            .kalaha(&escape_match(&out, &mark, &[], &[]), &s.root, &[])
+            .kalaha(
+                &escape_match(
+                    &out,
+                    &mark,
+                    &[],
+                    &[format!("env.ESCAPE_IPC_KEY={}", planted.ipc_key)],
+                ),
+                &s.root,
+                &[],
+            )
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(0), "{user:?}: {}", text(&o));
