@@ -18,7 +18,7 @@ pub const CONFIG_LIMIT: u64 = 16 << 20;
 pub const OPENINGS_LIMIT: u64 = 256 << 20;
 
 /// `path` opened with `options` when it is a regular file; a FIFO, socket or device is
-/// refused (`InvalidInput`, saying what it is; the caller names the path) without
+/// refused (`InvalidData`, saying what it is; the caller names the path) without
 /// blocking on it.
 pub fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     // Non-blocking, so that opening a FIFO with no writer does not wait for one.
@@ -36,8 +36,9 @@ pub fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::Result<F
         } else {
             "not a regular file"
         };
+        // Bad input, as the callers treat bad data (exit 2), not a failure to write.
         return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
+            io::ErrorKind::InvalidData,
             format!("it is {what}, not a regular file"),
         ));
     }

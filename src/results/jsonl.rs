@@ -43,15 +43,6 @@ pub fn read_jsonl_from(
         }
         Err(e) => return Err(with_path(e)),
     };
-    if !f.metadata().map_err(with_path)?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "{} is not a file of game records",
-                crate::record::shown_path(path)
-            ),
-        ));
-    }
     if offset > 0 {
         f.seek(SeekFrom::Start(offset)).map_err(with_path)?;
     }

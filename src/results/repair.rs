@@ -225,7 +225,7 @@ fn read_rows(path: &Path) -> io::Result<(bool, Vec<RawRow>)> {
     }) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((false, Vec::new())),
-        Err(e) => return Err(e),
+        Err(e) => return Err(named(path, e)),
     };
     if text.is_empty() {
         return Ok((false, Vec::new()));
@@ -277,13 +277,21 @@ fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// `e`, with the file it is about.
+fn named(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("{}: {e}", crate::record::shown_path(path)),
+    )
+}
+
 /// Cuts a torn last line (one without its newline) off a file; returns whether it did.
 fn cut_torn_tail(path: &Path) -> io::Result<bool> {
     let mut f =
         match crate::input::open_regular_with(path, OpenOptions::new().read(true).write(true)) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(e),
+            Err(e) => return Err(named(path, e)),
         };
     let len = f.metadata()?.len();
     // Look back for the last newline, a block at a time.
