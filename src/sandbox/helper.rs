@@ -243,7 +243,9 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
     )?;
     // What of the machine's /tmp the engine needs (its program, working folder, the
     // folders its arguments name, its `write=` folders), opened before /tmp is replaced.
-    let kept: Vec<(PathBuf, std::fs::File)> = kept_in_tmp(plan)
+    // Found once, before /tmp is replaced.
+    let needed = needed_paths(plan);
+    let kept: Vec<(PathBuf, std::fs::File)> = kept_in_tmp(&needed)
         .into_iter()
         .filter_map(|d| {
             let f = std::fs::OpenOptions::new()
@@ -293,7 +295,7 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
     // /run holds the machine's and the user's sockets (ssh-agent, D-Bus, a container
     // engine's): a socket with a path is reached by its path, so none is in view, unless
     // the engine needs something there.
-    let needs_run = kept_in(plan, Path::new("/run"));
+    let needs_run = needed.iter().any(|p| p.starts_with("/run"));
     if !needs_run && Path::new("/run").is_dir() {
         mount(
             Some("kalaha-no-run"),
@@ -354,11 +356,6 @@ fn set_limits(plan: &Plan) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether the engine needs something under `root` (see [`needed_paths`]).
-fn kept_in(plan: &Plan, root: &Path) -> bool {
-    needed_paths(plan).iter().any(|p| p.starts_with(root))
-}
-
 /// The paths an engine needs, links resolved: its working folder, its program, what its
 /// arguments name and its `write=` folders.
 fn needed_paths(plan: &Plan) -> Vec<PathBuf> {
@@ -379,9 +376,10 @@ fn needed_paths(plan: &Plan) -> Vec<PathBuf> {
 /// working folder and each argument that names an existing file or folder (the file
 /// itself when it lies in `/tmp` directly), and its `write=` folders; each with its links
 /// resolved, none inside another.
-fn kept_in_tmp(plan: &Plan) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = needed_paths(plan)
-        .into_iter()
+fn kept_in_tmp(needed: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = needed
+        .iter()
+        .cloned()
         .filter_map(|p| {
             let keep = match p.parent() {
                 Some(parent) if !p.is_dir() && parent != Path::new("/tmp") => parent.to_path_buf(),
