@@ -111,8 +111,9 @@ impl Layers {
                 "they can read your terminal and the run's results folder, see every \
                  process and its command line, reach the machine's shared memory, message \
                  queues and sockets, change the mode, owner and times of files your user \
-                 owns, and processes they start outlive the run if it is killed; only their \
-                 TMPDIR is theirs to write (not /tmp nor /dev/shm)",
+                 owns, and processes they start outlive the run if it is killed; of the \
+                 temporary folders only their TMPDIR is theirs to write (not /tmp nor \
+                 /dev/shm)",
             );
         } else if !self.own_proc {
             lost.push("they get an empty /proc");
