@@ -259,7 +259,7 @@ fn report(
             crate::record::shown_path(&dir.join(GAMES_SUMMARY_CSV))
         )?;
     }
-    Ok(0)
+    Ok(super::exit::OK)
 }
 
 /// The `kalaha solve` of the start position that `--bench` measures against: the same
@@ -374,7 +374,7 @@ fn bench(
             done.estimated,
             done.unsolved
         )?;
-        Ok(0)
+        Ok(super::exit::OK)
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result

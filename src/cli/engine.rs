@@ -50,7 +50,7 @@ pub fn run(args: Args) -> CliResult {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     serve(player.as_mut(), stdin.lock(), stdout.lock())?;
-    Ok(0)
+    Ok(super::exit::OK)
 }
 
 /// Applies `--NAME VALUE` / `--NAME=VALUE` pairs, converting each value to the option's

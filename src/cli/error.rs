@@ -37,14 +37,14 @@ impl CliError {
                 .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
         });
         if broken_pipe {
-            return ExitCode::SUCCESS;
+            return ExitCode::from(super::exit::OK);
         }
         // The message may quote a path or a line the user gave: it is shown, not obeyed.
         let message = format!("{:#}", self.error());
         eprintln!("error: {}", crate::record::clean_message(&message));
         ExitCode::from(match self {
-            CliError::Input(_) => 2,
-            CliError::Failure(_) => 1,
+            CliError::Input(_) => super::exit::USAGE,
+            CliError::Failure(_) => super::exit::FAILURE,
         })
     }
 }

@@ -151,7 +151,10 @@ pub fn execute(
             kind.command(),
             shell_path(&out)
         );
-        return Ok(Executed { outcome, code: 130 });
+        return Ok(Executed {
+            outcome,
+            code: super::exit::INTERRUPTED,
+        });
     }
     if s.restarted_between_games > 0 {
         eprintln!(
@@ -168,7 +171,10 @@ pub fn execute(
     if mode != DisplayMode::Quiet {
         print_summary(s.moves, cpu_at_start, &out)?;
     }
-    Ok(Executed { outcome, code: 0 })
+    Ok(Executed {
+        outcome,
+        code: super::exit::OK,
+    })
 }
 
 /// Prints the run's header (unless quiet): what is played, by how many engines, under which

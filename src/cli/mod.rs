@@ -8,6 +8,7 @@ mod common;
 mod engine;
 mod error;
 mod execute;
+pub mod exit;
 mod match_cmd;
 mod openings;
 mod perft;
@@ -331,7 +332,7 @@ pub fn main() -> ExitCode {
         .or_else(|| time_words(&args))
     {
         eprintln!("{hint}");
-        return ExitCode::from(2);
+        return ExitCode::from(exit::USAGE);
     }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
@@ -343,7 +344,11 @@ pub fn main() -> ExitCode {
             {
                 eprintln!("hint: {hint}");
             }
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
         }
     };
     let result = match cli.command {

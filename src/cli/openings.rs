@@ -177,5 +177,5 @@ pub fn run(args: Args) -> CliResult {
             );
         }
     }
-    Ok(0)
+    Ok(super::exit::OK)
 }

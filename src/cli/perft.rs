@@ -32,5 +32,5 @@ pub fn run(args: Args) -> CliResult {
         writeln!(out, "{depth} {nodes} {secs:.3} {nps:.0}")?;
         out.flush()?;
     }
-    Ok(0)
+    Ok(super::exit::OK)
 }

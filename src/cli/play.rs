@@ -219,7 +219,7 @@ pub fn run(args: Args) -> CliResult {
             }
         }
         println!("no game was played: no results were kept");
-        return Ok(0);
+        return Ok(super::exit::OK);
     }
     println!(
         "{} game{} recorded in {}",
@@ -227,7 +227,7 @@ pub fn run(args: Args) -> CliResult {
         if summary.played == 1 { "" } else { "s" },
         crate::record::shown_path(&out)
     );
-    Ok(0)
+    Ok(super::exit::OK)
 }
 
 /// Serves `live` on 127.0.0.1:`port`, prints the address (naming `what` it shows), opens

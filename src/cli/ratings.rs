@@ -363,7 +363,7 @@ pub fn run(args: Args) -> CliResult {
         (counted, duplicates, ignored),
         &out_dir,
     )?;
-    Ok(0)
+    Ok(super::exit::OK)
 }
 
 /// Why no game of `csv` counts, from what reading it found.

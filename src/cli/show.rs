@@ -153,7 +153,7 @@ pub fn run(args: Args) -> CliResult {
     if let Some(line) = &g.line {
         writeln!(out, "offending line: {}", clean_text(line))?;
     }
-    Ok(0)
+    Ok(super::exit::OK)
 }
 
 /// `--serve`: the folder's page, until Ctrl-C.
@@ -176,5 +176,5 @@ fn serve(args: &Args) -> CliResult {
         .enable_all()
         .build()?;
     runtime.block_on(tokio::signal::ctrl_c())?;
-    Ok(0)
+    Ok(super::exit::OK)
 }

@@ -155,7 +155,7 @@ pub fn run(args: Args) -> CliResult {
         solver.table_fill_permille() / 10
     )?;
     writeln!(out, "value {}", sol.value)?;
-    Ok(0)
+    Ok(super::exit::OK)
 }
 
 /// Solves `pos` with a progress line on standard error (drawn only on a terminal): the

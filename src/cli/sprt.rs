@@ -6,10 +6,11 @@
 use super::common::{CommonArgs, RunFlags};
 use super::execute::{RunKind, execute};
 use super::{CliError, CliResult};
+use crate::stats::SprtModel;
 use crate::tournament::config::TournamentConfig;
 use crate::tournament::load_saved_run;
 use crate::views::sprt::{
-    ModelName, SprtRule, SprtSettings, SprtView, replay, save_verdict, verdict,
+    SprtRule, SprtSettings, SprtView, Verdict, replay, save_verdict, verdict,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -56,7 +57,7 @@ pub struct Args {
     pub beta: Option<f64>,
     /// How ELO0 and ELO1 are read [default: normalized].
     #[arg(long, value_enum)]
-    pub model: Option<ModelArg>,
+    pub model: Option<SprtModel>,
     /// Stop after this many games (rounded up to whole pairs) without a decision (exit 4)
     /// [default: 200000].
     #[arg(long, value_name = "N")]
@@ -64,14 +65,6 @@ pub struct Args {
     /// Continue the test in DIR (only --concurrency, --quiet and --debug may change).
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ModelArg {
-    /// Normalized Elo: independent of the draw ratio (fishtest's default).
-    Normalized,
-    /// Logistic Elo: an expected score.
-    Logistic,
 }
 
 /// A new test: its configuration, folder, settings and how to run it.
@@ -85,10 +78,7 @@ fn new_test(args: &Args) -> Result<NewTest, CliError> {
         elo1: args.elo1.unwrap_or(5.0),
         alpha: args.alpha.unwrap_or(0.05),
         beta: args.beta.unwrap_or(0.05),
-        model: match args.model.unwrap_or(ModelArg::Normalized) {
-            ModelArg::Normalized => ModelName::Normalized,
-            ModelArg::Logistic => ModelName::Logistic,
-        },
+        model: args.model.unwrap_or_default(),
         max_games: args.max_games,
     };
     settings
@@ -233,8 +223,8 @@ pub fn run(args: Args) -> CliResult {
     // The names as settled at the start (an engine without `name=` goes by its hello name).
     let names = executed.outcome.config.names();
     let (new, base) = (names[0].clone(), names[1].clone());
-    if view.end.is_none() && executed.code == 130 {
-        return Ok(130);
+    if view.end.is_none() && executed.code == super::exit::INTERRUPTED {
+        return Ok(super::exit::INTERRUPTED);
     }
     if !common.quiet {
         view.print_last(&executed.outcome.tally)?;
@@ -250,7 +240,12 @@ fn conclude(
     new: &str,
     base: &str,
 ) -> CliResult {
-    let (code, text) = verdict(end, last, new, base);
+    let (verdict, text) = verdict(end, last, new, base);
+    let code = match verdict {
+        Verdict::H1 => super::exit::OK,
+        Verdict::H0 => super::exit::H0_ACCEPTED,
+        Verdict::NoDecision => super::exit::NO_DECISION,
+    };
     save_verdict(out, code, &text, &last)?;
     // The leaderboards were written before the verdict existed: write them again with it.
     if let Err(e) = crate::report::refresh_tournament_reports(out) {

@@ -337,7 +337,7 @@ fn build(args: BuildArgs) -> CliResult {
         t.elapsed().as_secs_f64(),
         crate::record::shown_path(&store.path(tr, k))
     )?;
-    Ok(0)
+    Ok(super::exit::OK)
 }
 
 fn info(args: InfoArgs) -> CliResult {
@@ -427,7 +427,7 @@ fn clear(args: ClearArgs) -> CliResult {
         mib(bytes),
         crate::record::shown_path(store.dir())
     )?;
-    Ok(0)
+    Ok(super::exit::OK)
 }
 
 fn book(args: BookArgs) -> CliResult {
@@ -461,5 +461,5 @@ fn book(args: BookArgs) -> CliResult {
             );
         }
     }
-    Ok(0)
+    Ok(super::exit::OK)
 }

@@ -17,13 +17,25 @@
 
 use super::elo::{Estimate, NELO_PER_T, Pentanomial, elo_to_score};
 
-/// How `elo0` and `elo1` are read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// How `elo0` and `elo1` are read: `--model` and `model` in `sprt.toml`. Normalized Elo is a
+/// t-value scaled by `800/ln 10`.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum SprtModel {
-    /// Normalized Elo (a t-value scaled by `800/ln 10`); insensitive to the draw ratio.
+    /// Normalized Elo: independent of the draw ratio (fishtest's default).
     #[default]
     Normalized,
-    /// Logistic Elo (an expected score).
+    /// Logistic Elo: an expected score.
     Logistic,
 }
 

@@ -16,16 +16,6 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// How `elo0` and `elo1` are read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ModelName {
-    /// Normalized Elo: independent of the draw ratio (fishtest's default).
-    Normalized,
-    /// Logistic Elo: an expected score.
-    Logistic,
-}
-
 /// The test's parameters as saved in `sprt.toml`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SprtSettings {
@@ -33,7 +23,7 @@ pub struct SprtSettings {
     pub elo1: f64,
     pub alpha: f64,
     pub beta: f64,
-    pub model: ModelName,
+    pub model: SprtModel,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_games: Option<u64>,
 }
@@ -60,13 +50,13 @@ const PROBE_COUNTS: [[u64; 5]; 10] = [
 ];
 
 /// The bounds each model can test, for messages.
-fn sane_range(model: ModelName) -> &'static str {
+fn sane_range(model: SprtModel) -> &'static str {
     match model {
-        ModelName::Normalized => {
+        SprtModel::Normalized => {
             "normalized Elo bounds between -200 and 200 (typically 0 and 5; larger \
              differences need --model logistic)"
         }
-        ModelName::Logistic => "logistic Elo bounds between -2000 and 2000",
+        SprtModel::Logistic => "logistic Elo bounds between -2000 and 2000",
     }
 }
 
@@ -77,10 +67,7 @@ impl SprtSettings {
             elo1: self.elo1,
             alpha: self.alpha,
             beta: self.beta,
-            model: match self.model {
-                ModelName::Normalized => SprtModel::Normalized,
-                ModelName::Logistic => SprtModel::Logistic,
-            },
+            model: self.model,
         }
     }
 
@@ -388,12 +375,20 @@ pub fn replay(
     Ok((status_in(&sprt, &tally, new, base), end))
 }
 
-/// The verdict: the exit code (0 H1, 3 H0, 4 no decision) and the line that says it.
-pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) -> (u8, String) {
+/// What a test concluded; `cli::exit` gives each its exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    H1,
+    H0,
+    NoDecision,
+}
+
+/// The verdict and the line that says it.
+pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) -> (Verdict, String) {
     let elo = |s: &SprtStatus| format!("Elo {}", fmt_estimate(s.elo));
     match end {
         Some(SprtEnd::Decided(s)) if s.decision == SprtDecision::H1 => (
-            0,
+            Verdict::H1,
             format!(
                 "H1 accepted: {new} is stronger than {base} (LLR {} >= {} after {} pairs, {})",
                 fmt_llr(s.llr),
@@ -403,7 +398,7 @@ pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) ->
             ),
         ),
         Some(SprtEnd::Decided(s)) => (
-            3,
+            Verdict::H0,
             format!(
                 "H0 accepted: {new} is not stronger than {base} (LLR {} <= {} after {} pairs, {})",
                 fmt_llr(s.llr),
@@ -413,7 +408,7 @@ pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) ->
             ),
         ),
         Some(SprtEnd::Stalled(s)) => (
-            4,
+            Verdict::NoDecision,
             format!(
                 "no decision possible: all {} pairs were drawn 1-1 (each opening gave the \
                  same game from both seats), so the LLR cannot move. Deterministic engines \
@@ -423,7 +418,7 @@ pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) ->
             ),
         ),
         Some(SprtEnd::Undefined(s)) => (
-            4,
+            Verdict::NoDecision,
             format!(
                 "no decision possible: the LLR is not a number after {} pairs (the model \
                  cannot fit the bounds in sprt.toml); start a new test with narrower bounds",
@@ -431,7 +426,7 @@ pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) ->
             ),
         ),
         None => (
-            4,
+            Verdict::NoDecision,
             format!(
                 "no decision: the game limit was reached (LLR {} in [{}, {}] after {} pairs, {})",
                 fmt_llr(last.llr),
@@ -485,7 +480,7 @@ mod tests {
             elo1: 5.0,
             alpha: 0.05,
             beta: 0.05,
-            model: ModelName::Normalized,
+            model: SprtModel::Normalized,
             max_games: None,
         }
     }
@@ -519,21 +514,21 @@ mod tests {
             model,
             ..settings()
         };
-        let e = with(0.0, 2000.0, ModelName::Normalized)
+        let e = with(0.0, 2000.0, SprtModel::Normalized)
             .validate()
             .unwrap_err();
         assert!(
             e.starts_with("elo1 2000") && e.contains("-200 and 200"),
             "{e}"
         );
-        let e = with(-500.0, 0.0, ModelName::Normalized)
+        let e = with(-500.0, 0.0, SprtModel::Normalized)
             .validate()
             .unwrap_err();
         assert!(e.starts_with("elo0 -500"), "{e}");
-        assert!(with(0.0, 150.0, ModelName::Normalized).validate().is_ok());
-        assert!(with(0.0, 2000.0, ModelName::Logistic).validate().is_ok());
+        assert!(with(0.0, 150.0, SprtModel::Normalized).validate().is_ok());
+        assert!(with(0.0, 2000.0, SprtModel::Logistic).validate().is_ok());
         assert!(
-            with(-2000.0, 2000.0, ModelName::Logistic)
+            with(-2000.0, 2000.0, SprtModel::Logistic)
                 .validate()
                 .is_ok()
         );
@@ -552,7 +547,7 @@ mod tests {
         assert!(s.llr.is_nan());
         assert!(matches!(end_of(s, penta), Some(SprtEnd::Undefined(_))));
         let (code, text) = verdict(end_of(s, penta), s, "a", "b");
-        assert_eq!(code, 4);
+        assert_eq!(code, Verdict::NoDecision);
         assert!(text.contains("not a number"), "{text}");
     }
 
@@ -564,7 +559,7 @@ mod tests {
         assert_eq!(s.decision, SprtDecision::Continue);
         assert!(matches!(end_of(s, penta), Some(SprtEnd::Stalled(_))));
         let (code, text) = verdict(end_of(s, penta), s, "a", "b");
-        assert_eq!(code, 4);
+        assert_eq!(code, Verdict::NoDecision);
         assert!(text.contains("drawn 1-1"), "{text}");
         let fewer = [0, 0, 10, 0, 0];
         let s = sprt.status(crate::stats::Pentanomial(fewer), 20);
