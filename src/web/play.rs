@@ -18,9 +18,7 @@ use crate::tournament::events::{RunSummary, StartInfo, View};
 use crate::tournament::launcher::{ProcessLauncher, RunningEngine};
 use crate::tournament::run::{Launcher, RunInput, ctrl_c_interrupts, run_games};
 use crate::tournament::schedule::ScheduledGame;
-use crate::tournament::spec::{
-    EngineProtocol, EngineSpec, NameSource, ResolvedEngine, dedupe_names,
-};
+use crate::tournament::spec::{EngineSpec, Identity, NameSource, ResolvedEngine, dedupe_names};
 use crate::tournament::{Recorder, TournamentError};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -296,7 +294,8 @@ pub struct SessionOptions {
 /// `clock` or no clock at all.
 pub fn person_entry(name: &str, clock: Option<TimeControl>, explicit: bool) -> EngineEntry {
     let spec = EngineSpec {
-        name: Some(name.to_string()),
+        // Only a name the person chose counts as chosen (another engine then yields it).
+        name: explicit.then(|| name.to_string()),
         tc: clock,
         command: Some(match clock {
             Some(c) => format!("{PERSON_COMMAND}, with a clock of {c}"),
@@ -306,19 +305,12 @@ pub fn person_entry(name: &str, clock: Option<TimeControl>, explicit: bool) -> E
     };
     EngineEntry {
         spec,
+        // No program: the launcher of the session seats the person.
         resolved: ResolvedEngine {
-            name: name.to_string(),
-            program: PathBuf::new(),
-            args: Vec::new(),
-            dir: None,
-            env: Vec::new(),
-            options: Vec::new(),
             tc: Some(clock.unwrap_or(TimeControl::MoveTime(NO_CLOCK))),
-            limits: Default::default(),
-            write: Vec::new(),
-            protocol: EngineProtocol::Kalaha,
+            ..ResolvedEngine::default()
         },
-        explicit_name: explicit,
+        identity: Identity::named(name),
     }
 }
 
@@ -365,21 +357,21 @@ pub fn run_session(
     let mut ready: Vec<Option<Vec<RunningEngine>>> = ready.into_iter().map(Some).collect();
     for (i, p) in processes.iter().enumerate() {
         if let Some(p) = p {
-            config.engines[i].resolved.name = process_config.engines[*p].resolved.name.clone();
+            config.engines[i].identity = process_config.engines[*p].identity.clone();
         }
     }
     let mut names = config.names();
     let sources: Vec<NameSource> = config
         .engines
         .iter()
-        .map(|e| match e.explicit_name {
+        .map(|e| match e.explicit_name() {
             true => NameSource::User,
             false => NameSource::Given,
         })
         .collect();
     dedupe_names(&mut names, &sources).map_err(|e| TournamentError::Input(e.to_string()))?;
     for (e, name) in config.engines.iter_mut().zip(names) {
-        e.resolved.name = name;
+        e.identity.name = name;
     }
     save_session(out, &config).map_err(io_err)?;
     // A person on a clock starts the first game from the page; otherwise it starts at once.
@@ -389,7 +381,7 @@ pub fn run_session(
             .tc
             .is_some_and(|tc| tc != TimeControl::MoveTime(NO_CLOCK));
     let gate = Gate::new(!clocked);
-    let person_name = person.then(|| config.engines[0].resolved.name.clone());
+    let person_name = person.then(|| config.engines[0].identity.name.clone());
     // The first player's advantage, when known: at once for the standard board, else
     // from the solver if it finishes within a moment, away from the games.
     {
@@ -477,11 +469,6 @@ fn save_session(dir: &Path, config: &TournamentConfig) -> io::Result<()> {
     let mut file = config.to_file();
     // An open-ended schedule: the number of games is whatever was played.
     file.games = None;
-    for (entry, saved) in config.engines.iter().zip(file.engines.iter_mut()) {
-        if entry.spec.cmd.is_none() && entry.spec.builtin.is_none() {
-            saved.command = entry.spec.command.clone();
-        }
-    }
     let text = toml::to_string(&file).map_err(io::Error::other)?;
     let header = "# The games of a kalaha play session: one game at a time, the seats swapped \
                   every game. The person has no clock unless `tc` says so.\n";
