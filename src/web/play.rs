@@ -144,8 +144,8 @@ impl Contestant for Person {
     }
 }
 
-/// Who sits in a seat.
-pub enum Player {
+/// Who sits in a seat (not a built-in's move chooser, [`crate::engines::Player`]).
+pub enum Occupant {
     Person(Person),
     Engine(Box<RunningEngine>),
 }
@@ -153,7 +153,7 @@ pub enum Player {
 /// A seat of the session: the seat playing south waits for the page's permission before
 /// each game; an engine's moves are paced so that people can follow them.
 pub struct Seat {
-    player: Player,
+    occupant: Occupant,
     gate: Arc<Gate>,
     pace: Duration,
 }
@@ -163,9 +163,9 @@ impl Contestant for Seat {
         if side == Side::South {
             self.gate.wait().await;
         }
-        match &mut self.player {
-            Player::Person(p) => p.new_game(game, rules, side).await,
-            Player::Engine(e) => Contestant::new_game(&mut **e, game, rules, side).await,
+        match &mut self.occupant {
+            Occupant::Person(p) => p.new_game(game, rules, side).await,
+            Occupant::Engine(e) => Contestant::new_game(&mut **e, game, rules, side).await,
         }
     }
 
@@ -176,9 +176,9 @@ impl Contestant for Seat {
         time: TimeLimit,
         deadline: Duration,
     ) -> Result<Reply, Fault> {
-        match &mut self.player {
-            Player::Person(p) => p.go(pos, moves, time, deadline).await,
-            Player::Engine(e) => {
+        match &mut self.occupant {
+            Occupant::Person(p) => p.go(pos, moves, time, deadline).await,
+            Occupant::Engine(e) => {
                 // Before the engine's clock starts: the pause is not its time.
                 if !self.pace.is_zero() {
                     tokio::time::sleep(self.pace).await;
@@ -196,18 +196,18 @@ impl Contestant for Seat {
         north: u16,
         termination: Termination,
     ) -> Result<(), Fault> {
-        match &mut self.player {
-            Player::Person(p) => p.game_over(game, result, south, north, termination).await,
-            Player::Engine(e) => {
+        match &mut self.occupant {
+            Occupant::Person(p) => p.game_over(game, result, south, north, termination).await,
+            Occupant::Engine(e) => {
                 Contestant::game_over(&mut **e, game, result, south, north, termination).await
             }
         }
     }
 
     fn resigned(&self) -> bool {
-        match &self.player {
-            Player::Person(p) => p.resigned(),
-            Player::Engine(_) => false,
+        match &self.occupant {
+            Occupant::Person(p) => p.resigned(),
+            Occupant::Engine(_) => false,
         }
     }
 }
@@ -223,9 +223,9 @@ struct SessionLauncher {
 }
 
 impl SessionLauncher {
-    fn seat(&self, player: Player) -> Seat {
+    fn seat(&self, occupant: Occupant) -> Seat {
         Seat {
-            player,
+            occupant,
             gate: self.gate.clone(),
             pace: self.pace,
         }
@@ -237,18 +237,18 @@ impl Launcher for SessionLauncher {
 
     async fn start(&self, index: usize) -> Result<Seat, Fault> {
         match self.processes[index] {
-            None => Ok(self.seat(Player::Person(Person {
+            None => Ok(self.seat(Occupant::Person(Person {
                 live: self.live.clone(),
                 game: String::new(),
             }))),
             Some(p) => Launcher::start(&self.engines, p)
                 .await
-                .map(|e| self.seat(Player::Engine(Box::new(e)))),
+                .map(|e| self.seat(Occupant::Engine(Box::new(e)))),
         }
     }
 
     async fn stop(&self, seat: Seat) {
-        if let Player::Engine(e) = seat.player {
+        if let Occupant::Engine(e) = seat.occupant {
             Launcher::stop(&self.engines, *e).await;
         }
     }
@@ -409,7 +409,7 @@ pub fn run_session(
                 .take()
                 .unwrap_or_default()
                 .into_iter()
-                .map(|e| launcher.seat(Player::Engine(Box::new(e))))
+                .map(|e| launcher.seat(Occupant::Engine(Box::new(e))))
                 .collect(),
             None => Vec::new(),
         })
