@@ -77,13 +77,7 @@ pub fn engine_command(words: &[String]) -> Result<CheckedEngine, CliError> {
         _ if is_spec => {
             let spec = EngineSpec::parse(words).map_err(CliError::input)?;
             let r = spec.resolve().map_err(CliError::input)?;
-            let cmd = EngineCommand {
-                program: r.program,
-                args: r.args,
-                dir: r.dir,
-                env: r.env,
-            };
-            Ok((cmd, r.options, r.protocol))
+            Ok((r.command, r.options, r.protocol))
         }
         [program, args @ ..] => {
             check_program(Path::new(program))?;

@@ -50,7 +50,7 @@ fn time_controls(config: &TournamentConfig) -> String {
             .engines
             .iter()
             .zip(&tcs)
-            .map(|(e, t)| format!("{} {t}", e.resolved.name))
+            .map(|(e, t)| format!("{} {t}", e.identity.name))
             .collect();
         each.join(", ")
     }

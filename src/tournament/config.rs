@@ -7,7 +7,7 @@ use crate::record::{TimeControl, format_duration, parse_duration};
 use crate::referee::Adjudication;
 use crate::rules::Rules;
 use crate::tournament::schedule::{Openings, Schedule, ScheduleKind, Shard, parse_openings};
-use crate::tournament::spec::{EngineSpec, ResolvedEngine, SpecError};
+use crate::tournament::spec::{EngineSpec, Identity, ResolvedEngine, SpecError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -456,21 +456,15 @@ impl ConfigFile {
         }
         let mut engines = Vec::new();
         for spec in &self.engines {
-            let spec = spec.with_defaults(&each);
-            let resolved = spec.resolve()?;
-            engines.push(EngineEntry {
-                explicit_name: spec.name.is_some(),
-                spec,
-                resolved,
-            });
+            engines.push(EngineEntry::new(spec.with_defaults(&each))?);
         }
         // Two engines the user named alike: refused now, before anything starts.
         let mut names = Vec::new();
-        for e in engines.iter().filter(|e| e.explicit_name) {
-            if names.contains(&&e.resolved.name) {
-                return Err(SpecError::DuplicateName(e.resolved.name.clone()).into());
+        for e in engines.iter().filter(|e| e.explicit_name()) {
+            if names.contains(&&e.identity.name) {
+                return Err(SpecError::DuplicateName(e.identity.name.clone()).into());
             }
-            names.push(&e.resolved.name);
+            names.push(&e.identity.name);
         }
         if engines.len() < 2 {
             return Err(refuse(
@@ -570,14 +564,31 @@ pub fn new_tournament_id() -> String {
     format!("{:012x}", rand::random::<u64>() >> 16)
 }
 
-/// One engine of a resolved configuration.
+/// One engine of a resolved configuration, in its three stages.
 #[derive(Clone, Debug)]
 pub struct EngineEntry {
-    /// As given (after `--each`), for `tournament.toml`.
+    /// As given (after `--each`), for `tournament.toml`; never changed.
     pub spec: EngineSpec,
+    /// What the run starts.
     pub resolved: ResolvedEngine,
+    /// Who it is: its given name, until the start-up checks settle it from its handshake.
+    pub identity: Identity,
+}
+
+impl EngineEntry {
+    /// The engine `spec` gives, resolved and checked.
+    pub fn new(spec: EngineSpec) -> Result<EngineEntry, SpecError> {
+        Ok(EngineEntry {
+            resolved: spec.resolve()?,
+            identity: Identity::named(spec.default_name()),
+            spec,
+        })
+    }
+
     /// The user chose the name (otherwise the engine's `hello` name may replace it).
-    pub explicit_name: bool,
+    pub fn explicit_name(&self) -> bool {
+        self.spec.name.is_some()
+    }
 }
 
 /// The most openings `balanced_openings` makes.
@@ -619,7 +630,7 @@ impl TournamentConfig {
     pub fn names(&self) -> Vec<String> {
         self.engines
             .iter()
-            .map(|e| e.resolved.name.clone())
+            .map(|e| e.identity.name.clone())
             .collect()
     }
 
@@ -636,9 +647,12 @@ impl TournamentConfig {
             .iter()
             .map(|e| {
                 let mut spec = e.spec.clone();
-                spec.name = Some(e.resolved.name.clone());
+                spec.name = Some(e.identity.name.clone());
+                spec.version = e.identity.version.clone();
+                spec.author = e.identity.author.clone();
+                let command = &e.resolved.command;
                 if spec.cmd.is_some() {
-                    spec.cmd = Some(e.resolved.program.clone());
+                    spec.cmd = Some(command.program.clone());
                     // Absolute, so that a resume runs the engine where this run did (a
                     // file's engine without `dir` runs in the file's folder).
                     let dir = spec.dir.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -646,9 +660,12 @@ impl TournamentConfig {
                 }
                 // Resolved, so that a resume from another folder finds them.
                 spec.write = e.resolved.write.clone();
-                let mut line = vec![e.resolved.program.display().to_string()];
-                line.extend(e.resolved.args.iter().cloned());
-                spec.command = Some(line.join(" "));
+                // A seat that runs no program (a person) keeps what its spec says it is.
+                if spec.cmd.is_some() || spec.builtin.is_some() {
+                    let mut line = vec![command.program.display().to_string()];
+                    line.extend(command.args.iter().cloned());
+                    spec.command = Some(line.join(" "));
+                }
                 spec
             })
             .collect();

@@ -5,7 +5,7 @@
 
 use super::config::TournamentConfig;
 use super::run::Launcher;
-use super::spec::{EngineProtocol, NameSource, dedupe_names};
+use super::spec::{EngineProtocol, Identity, NameSource, dedupe_names};
 use crate::kgp::{KgpEngine, KgpError};
 use crate::record::{Fault, SideResult, Termination, TimeLimit, clean_text, shown_name};
 use crate::referee::{Contestant, Reply};
@@ -208,19 +208,14 @@ impl ProcessLauncher {
                 .engines
                 .iter()
                 .map(|e| LaunchSpec {
-                    command: EngineCommand {
-                        program: e.resolved.program.clone(),
-                        args: e.resolved.args.clone(),
-                        dir: e.resolved.dir.clone(),
-                        env: e.resolved.env.clone(),
-                    },
+                    command: e.resolved.command.clone(),
                     options: Vec::new(),
                     protocol: e.resolved.protocol,
                     settings: Settings {
                         startup_timeout: config.startup_timeout,
                         line_limit: config.line_limit,
                         logs: logs.as_ref().map(|dir| {
-                            let stem = file_safe(&e.resolved.name);
+                            let stem = file_safe(&e.identity.name);
                             let left = LOG_BUDGET.saturating_sub(logged(dir, &stem));
                             LogPlace {
                                 dir: dir.clone(),
@@ -245,11 +240,11 @@ impl ProcessLauncher {
                 tracing::warn!(
                     "engine {}: KGP tells an agent the board, not the rule variant; it plays \
                      legal moves but may assume the standard rules, not {rules}",
-                    e.resolved.name
+                    e.identity.name
                 );
             }
         }
-        let name_of = |i: usize| config.engines[i].resolved.name.clone();
+        let name_of = |i: usize| config.engines[i].identity.name.clone();
         let mut first = launcher.start_all().await.map_err(|(i, e)| StartupError {
             engine: name_of(i),
             message: format!(
@@ -259,9 +254,16 @@ impl ProcessLauncher {
         })?;
         // Names first, so that what setting the options says names each engine as the
         // rest of the run does.
-        if let Err(e) = settle_names(config, &first) {
-            shutdown_all(first).await;
-            return Err(e);
+        match identities(config, &first) {
+            Ok(settled) => {
+                for (entry, identity) in config.engines.iter_mut().zip(settled) {
+                    entry.identity = identity;
+                }
+            }
+            Err(e) => {
+                shutdown_all(first).await;
+                return Err(e);
+            }
         }
         let mut launcher = match launcher.set_options(config, &mut first).await {
             Ok(l) => l,
@@ -279,7 +281,7 @@ impl ProcessLauncher {
     /// start there.
     fn follow_names(&mut self, config: &TournamentConfig, first: &mut [RunningEngine]) {
         for (i, running) in first.iter_mut().enumerate() {
-            let stem = file_safe(&config.engines[i].resolved.name);
+            let stem = file_safe(&config.engines[i].identity.name);
             let Some(place) = &mut self.engines[i].settings.logs else {
                 continue;
             };
@@ -337,7 +339,7 @@ impl ProcessLauncher {
         for (i, running) in first.iter_mut().enumerate() {
             let entry = &config.engines[i];
             let problem = |message: String| StartupError {
-                engine: entry.resolved.name.clone(),
+                engine: entry.identity.name.clone(),
                 message,
             };
             let engine = match running {
@@ -353,7 +355,7 @@ impl ProcessLauncher {
                     tracing::warn!(
                         "engine {}: it declares no {name} option, so the {name} limit does \
                          not apply to it",
-                        entry.resolved.name
+                        entry.identity.name
                     );
                 } else if !wanted.iter().any(|(n, _)| n == name) {
                     wanted.push((name.to_string(), v.to_string()));
@@ -384,38 +386,38 @@ impl ProcessLauncher {
     }
 }
 
-/// Settles the engines' names: the `hello` name of an engine given by command without
-/// `name=` (made safe to show, and cut to the longest name allowed), duplicates numbered.
-fn settle_names(
-    config: &mut TournamentConfig,
+/// The engines' identities from their handshakes: the `hello` name of an engine given by
+/// command without `name=` (made safe to show, and cut to the longest name allowed),
+/// duplicates numbered, and the version and author each gave.
+fn identities(
+    config: &TournamentConfig,
     first: &[RunningEngine],
-) -> Result<(), StartupError> {
+) -> Result<Vec<Identity>, StartupError> {
     let mut names: Vec<String> = Vec::new();
     let mut sources = Vec::new();
     for (i, entry) in config.engines.iter().enumerate() {
-        let use_hello = !entry.explicit_name && entry.spec.cmd.is_some();
+        let given = &entry.identity.name;
+        let use_hello = !entry.explicit_name() && entry.spec.cmd.is_some();
         let hello_name = shown_name(first[i].own_name());
         let (name, source) = match (use_hello, hello_name) {
             (true, Some(name)) => {
                 if name != first[i].own_name().trim() {
                     tracing::warn!(
-                        "engine {}: its hello name was cut or cleaned to \"{name}\"",
-                        entry.resolved.name
+                        "engine {given}: its hello name was cut or cleaned to \"{name}\""
                     );
                 }
                 (name, NameSource::Hello)
             }
             (true, None) => {
                 tracing::warn!(
-                    "engine {}: its hello name \"{}\" holds nothing that can be shown; it \
+                    "engine {given}: its hello name \"{}\" holds nothing that can be shown; it \
                      is named after its program",
-                    entry.resolved.name,
                     crate::record::shown_line(first[i].own_name())
                 );
-                (entry.resolved.name.clone(), NameSource::Given)
+                (given.clone(), NameSource::Given)
             }
-            _ if entry.explicit_name => (entry.resolved.name.clone(), NameSource::User),
-            _ => (entry.resolved.name.clone(), NameSource::Given),
+            _ if entry.explicit_name() => (given.clone(), NameSource::User),
+            _ => (given.clone(), NameSource::Given),
         };
         names.push(name);
         sources.push(source);
@@ -427,12 +429,15 @@ fn settle_names(
     for w in crate::record::look_alike_warnings(names.iter().map(String::as_str)) {
         tracing::warn!("{w}");
     }
-    for (i, name) in names.into_iter().enumerate() {
-        config.engines[i].resolved.name = name;
-        config.engines[i].spec.version = shown_name(first[i].version());
-        config.engines[i].spec.author = shown_name(first[i].author());
-    }
-    Ok(())
+    Ok(names
+        .into_iter()
+        .zip(first)
+        .map(|(name, running)| Identity {
+            name,
+            version: shown_name(running.version()),
+            author: shown_name(running.author()),
+        })
+        .collect())
 }
 
 async fn shutdown_all(engines: Vec<RunningEngine>) {

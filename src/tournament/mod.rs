@@ -356,20 +356,20 @@ fn oversubscribed(concurrency: usize, left: u64) -> Option<String> {
 }
 
 /// A warning for each engine whose `hello` version differs from the one `tournament.toml`
-/// recorded (`recorded`, in configuration order): the results would mix its versions.
-fn version_changes(recorded: &[Option<String>], config: &TournamentConfig) -> Vec<String> {
-    recorded
+/// recorded (read back in its spec): the results would mix its versions.
+fn version_changes(config: &TournamentConfig) -> Vec<String> {
+    config
+        .engines
         .iter()
-        .zip(&config.engines)
-        .filter_map(|(old, e)| {
-            let old = old.as_deref()?;
-            let new = e.spec.version.as_deref().unwrap_or("");
+        .filter_map(|e| {
+            let old = e.spec.version.as_deref()?;
+            let new = e.identity.version.as_deref().unwrap_or("");
             (old != new).then(|| {
                 format!(
                     "engine {}: its hello version is now {new:?}, but it was {old:?} when \
                      the tournament started (tournament.toml): the results mix two versions \
                      of it; start a new tournament to compare one version",
-                    e.resolved.name
+                    e.identity.name
                 )
             })
         })
@@ -399,11 +399,6 @@ pub fn run_tournament(
         .enable_all()
         .build()
         .map_err(io_err)?;
-    let recorded: Vec<Option<String>> = config
-        .engines
-        .iter()
-        .map(|e| e.spec.version.clone())
-        .collect();
     let prepared = runtime.block_on(launcher::ProcessLauncher::prepare(
         &mut config,
         Some(out.join("logs")),
@@ -419,7 +414,7 @@ pub fn run_tournament(
         _ => io_err(e),
     })?;
     if options.resume {
-        for warning in version_changes(&recorded, &config) {
+        for warning in version_changes(&config) {
             tracing::warn!("{warning}");
             notes.push(warning);
         }

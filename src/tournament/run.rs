@@ -352,8 +352,8 @@ impl TournamentConfig {
             round: g.round,
             pair: g.pair,
             names: [
-                self.engines[g.south].resolved.name.clone(),
-                self.engines[g.north].resolved.name.clone(),
+                self.engines[g.south].identity.name.clone(),
+                self.engines[g.north].identity.name.clone(),
             ],
             rules: self.rules(),
             opening: g.opening.clone(),

@@ -3,7 +3,7 @@
 
 use super::program::find_program;
 use crate::record::{TimeControl, check_name, clean_text, fit_width};
-use crate::supervisor::ResourceLimits;
+use crate::supervisor::{EngineCommand, ResourceLimits};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -48,11 +48,12 @@ pub struct EngineSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<EngineProtocol>,
     /// The full command line as run: written to `tournament.toml` for people to read,
-    /// ignored when read back.
+    /// ignored when read back (a person's seat, which runs no program, says what it is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
-    /// The version and author the engine gave in its `hello`: written to `tournament.toml`
-    /// for the leaderboard, ignored when read back.
+    /// The version and author the engine gave in its `hello` (its [`Identity`]): written
+    /// to `tournament.toml` for the leaderboard; read back, only to warn when a resumed
+    /// engine's version changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -436,11 +437,12 @@ impl EngineSpec {
             }
         }
         Ok(ResolvedEngine {
-            name,
-            program,
-            args,
-            dir: self.dir.clone(),
-            env: self.env.clone().into_iter().collect(),
+            command: EngineCommand {
+                program,
+                args,
+                dir: self.dir.clone(),
+                env: self.env.clone().into_iter().collect(),
+            },
             options: self
                 .options
                 .iter()
@@ -512,14 +514,11 @@ pub fn split_words<S: AsRef<str>>(words: &[S]) -> Vec<&str> {
     out
 }
 
-/// An engine ready to be started: its final name, full command line and settings.
-#[derive(Clone, Debug, PartialEq)]
+/// The definition a run uses of an engine: what to start and how (its name is in its
+/// [`Identity`]).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResolvedEngine {
-    pub name: String,
-    pub program: PathBuf,
-    pub args: Vec<String>,
-    pub dir: Option<PathBuf>,
-    pub env: Vec<(String, String)>,
+    pub command: EngineCommand,
     /// Options as text, converted to the declared type after the handshake.
     pub options: Vec<(String, String)>,
     pub tc: Option<TimeControl>,
@@ -527,6 +526,27 @@ pub struct ResolvedEngine {
     /// The folders of `write=`, with their links resolved.
     pub write: Vec<PathBuf>,
     pub protocol: EngineProtocol,
+}
+
+/// Who an engine is in the results. Until the start-up checks it is the name given
+/// ([`EngineSpec::default_name`]) and nothing else; the checks replace it with what the
+/// handshake settled: the final name (see [`dedupe_names`]), and the version and author
+/// the engine gave, made safe to show.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub name: String,
+    pub version: Option<String>,
+    pub author: Option<String>,
+}
+
+impl Identity {
+    /// An engine known by its name only (before its handshake).
+    pub fn named(name: impl Into<String>) -> Identity {
+        Identity {
+            name: name.into(),
+            ..Identity::default()
+        }
+    }
 }
 
 /// How an engine got its name, strongest first: a name the user chose wins over a built-in

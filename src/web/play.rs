@@ -18,9 +18,7 @@ use crate::tournament::events::{RunSummary, StartInfo, View};
 use crate::tournament::launcher::{ProcessLauncher, RunningEngine};
 use crate::tournament::run::{Launcher, RunInput, ctrl_c_interrupts, run_games};
 use crate::tournament::schedule::ScheduledGame;
-use crate::tournament::spec::{
-    EngineProtocol, EngineSpec, NameSource, ResolvedEngine, dedupe_names,
-};
+use crate::tournament::spec::{EngineSpec, Identity, NameSource, ResolvedEngine, dedupe_names};
 use crate::tournament::{Recorder, TournamentError};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -146,8 +144,8 @@ impl Contestant for Person {
     }
 }
 
-/// Who sits in a seat.
-pub enum Player {
+/// Who sits in a seat (not a built-in's move chooser, [`crate::engines::Player`]).
+pub enum Occupant {
     Person(Person),
     Engine(Box<RunningEngine>),
 }
@@ -155,7 +153,7 @@ pub enum Player {
 /// A seat of the session: the seat playing south waits for the page's permission before
 /// each game; an engine's moves are paced so that people can follow them.
 pub struct Seat {
-    player: Player,
+    occupant: Occupant,
     gate: Arc<Gate>,
     pace: Duration,
 }
@@ -165,9 +163,9 @@ impl Contestant for Seat {
         if side == Side::South {
             self.gate.wait().await;
         }
-        match &mut self.player {
-            Player::Person(p) => p.new_game(game, rules, side).await,
-            Player::Engine(e) => Contestant::new_game(&mut **e, game, rules, side).await,
+        match &mut self.occupant {
+            Occupant::Person(p) => p.new_game(game, rules, side).await,
+            Occupant::Engine(e) => Contestant::new_game(&mut **e, game, rules, side).await,
         }
     }
 
@@ -178,9 +176,9 @@ impl Contestant for Seat {
         time: TimeLimit,
         deadline: Duration,
     ) -> Result<Reply, Fault> {
-        match &mut self.player {
-            Player::Person(p) => p.go(pos, moves, time, deadline).await,
-            Player::Engine(e) => {
+        match &mut self.occupant {
+            Occupant::Person(p) => p.go(pos, moves, time, deadline).await,
+            Occupant::Engine(e) => {
                 // Before the engine's clock starts: the pause is not its time.
                 if !self.pace.is_zero() {
                     tokio::time::sleep(self.pace).await;
@@ -198,18 +196,18 @@ impl Contestant for Seat {
         north: u16,
         termination: Termination,
     ) -> Result<(), Fault> {
-        match &mut self.player {
-            Player::Person(p) => p.game_over(game, result, south, north, termination).await,
-            Player::Engine(e) => {
+        match &mut self.occupant {
+            Occupant::Person(p) => p.game_over(game, result, south, north, termination).await,
+            Occupant::Engine(e) => {
                 Contestant::game_over(&mut **e, game, result, south, north, termination).await
             }
         }
     }
 
     fn resigned(&self) -> bool {
-        match &self.player {
-            Player::Person(p) => p.resigned(),
-            Player::Engine(_) => false,
+        match &self.occupant {
+            Occupant::Person(p) => p.resigned(),
+            Occupant::Engine(_) => false,
         }
     }
 }
@@ -225,9 +223,9 @@ struct SessionLauncher {
 }
 
 impl SessionLauncher {
-    fn seat(&self, player: Player) -> Seat {
+    fn seat(&self, occupant: Occupant) -> Seat {
         Seat {
-            player,
+            occupant,
             gate: self.gate.clone(),
             pace: self.pace,
         }
@@ -239,18 +237,18 @@ impl Launcher for SessionLauncher {
 
     async fn start(&self, index: usize) -> Result<Seat, Fault> {
         match self.processes[index] {
-            None => Ok(self.seat(Player::Person(Person {
+            None => Ok(self.seat(Occupant::Person(Person {
                 live: self.live.clone(),
                 game: String::new(),
             }))),
             Some(p) => Launcher::start(&self.engines, p)
                 .await
-                .map(|e| self.seat(Player::Engine(Box::new(e)))),
+                .map(|e| self.seat(Occupant::Engine(Box::new(e)))),
         }
     }
 
     async fn stop(&self, seat: Seat) {
-        if let Player::Engine(e) = seat.player {
+        if let Occupant::Engine(e) = seat.occupant {
             Launcher::stop(&self.engines, *e).await;
         }
     }
@@ -296,7 +294,8 @@ pub struct SessionOptions {
 /// `clock` or no clock at all.
 pub fn person_entry(name: &str, clock: Option<TimeControl>, explicit: bool) -> EngineEntry {
     let spec = EngineSpec {
-        name: Some(name.to_string()),
+        // Only a name the person chose counts as chosen (another engine then yields it).
+        name: explicit.then(|| name.to_string()),
         tc: clock,
         command: Some(match clock {
             Some(c) => format!("{PERSON_COMMAND}, with a clock of {c}"),
@@ -306,19 +305,12 @@ pub fn person_entry(name: &str, clock: Option<TimeControl>, explicit: bool) -> E
     };
     EngineEntry {
         spec,
+        // No program: the launcher of the session seats the person.
         resolved: ResolvedEngine {
-            name: name.to_string(),
-            program: PathBuf::new(),
-            args: Vec::new(),
-            dir: None,
-            env: Vec::new(),
-            options: Vec::new(),
             tc: Some(clock.unwrap_or(TimeControl::MoveTime(NO_CLOCK))),
-            limits: Default::default(),
-            write: Vec::new(),
-            protocol: EngineProtocol::Kalaha,
+            ..ResolvedEngine::default()
         },
-        explicit_name: explicit,
+        identity: Identity::named(name),
     }
 }
 
@@ -365,21 +357,21 @@ pub fn run_session(
     let mut ready: Vec<Option<Vec<RunningEngine>>> = ready.into_iter().map(Some).collect();
     for (i, p) in processes.iter().enumerate() {
         if let Some(p) = p {
-            config.engines[i].resolved.name = process_config.engines[*p].resolved.name.clone();
+            config.engines[i].identity = process_config.engines[*p].identity.clone();
         }
     }
     let mut names = config.names();
     let sources: Vec<NameSource> = config
         .engines
         .iter()
-        .map(|e| match e.explicit_name {
+        .map(|e| match e.explicit_name() {
             true => NameSource::User,
             false => NameSource::Given,
         })
         .collect();
     dedupe_names(&mut names, &sources).map_err(|e| TournamentError::Input(e.to_string()))?;
     for (e, name) in config.engines.iter_mut().zip(names) {
-        e.resolved.name = name;
+        e.identity.name = name;
     }
     save_session(out, &config).map_err(io_err)?;
     // A person on a clock starts the first game from the page; otherwise it starts at once.
@@ -389,7 +381,7 @@ pub fn run_session(
             .tc
             .is_some_and(|tc| tc != TimeControl::MoveTime(NO_CLOCK));
     let gate = Gate::new(!clocked);
-    let person_name = person.then(|| config.engines[0].resolved.name.clone());
+    let person_name = person.then(|| config.engines[0].identity.name.clone());
     // The first player's advantage, when known: at once for the standard board, else
     // from the solver if it finishes within a moment, away from the games.
     {
@@ -417,7 +409,7 @@ pub fn run_session(
                 .take()
                 .unwrap_or_default()
                 .into_iter()
-                .map(|e| launcher.seat(Player::Engine(Box::new(e))))
+                .map(|e| launcher.seat(Occupant::Engine(Box::new(e))))
                 .collect(),
             None => Vec::new(),
         })
@@ -477,11 +469,6 @@ fn save_session(dir: &Path, config: &TournamentConfig) -> io::Result<()> {
     let mut file = config.to_file();
     // An open-ended schedule: the number of games is whatever was played.
     file.games = None;
-    for (entry, saved) in config.engines.iter().zip(file.engines.iter_mut()) {
-        if entry.spec.cmd.is_none() && entry.spec.builtin.is_none() {
-            saved.command = entry.spec.command.clone();
-        }
-    }
     let text = toml::to_string(&file).map_err(io::Error::other)?;
     let header = "# The games of a kalaha play session: one game at a time, the seats swapped \
                   every game. The person has no clock unless `tc` says so.\n";

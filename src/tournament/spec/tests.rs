@@ -18,7 +18,7 @@ fn parses_cutechess_style_specs() {
     assert_eq!(s.env["RUST_LOG"], "debug");
     assert_eq!(s.tc, Some("10s+100ms".parse().unwrap()));
     let r = s.resolve().unwrap();
-    assert_eq!(r.program, PathBuf::from("/bin/sh"));
+    assert_eq!(r.command.program, PathBuf::from("/bin/sh"));
     assert_eq!(r.options, [("depth".to_string(), "8".to_string())]);
 
     assert_eq!(
@@ -61,13 +61,11 @@ fn a_quoted_spec_is_split_at_its_keys() {
 
 #[test]
 fn builtins_run_this_executable() {
-    let r = EngineSpec::parse(&["builtin=hard", "option.depth=3"])
-        .unwrap()
-        .resolve()
-        .unwrap();
-    assert_eq!(r.name, "hard");
-    assert_eq!(r.program, std::env::current_exe().unwrap());
-    assert_eq!(r.args, ["engine", "hard"]);
+    let spec = EngineSpec::parse(&["builtin=hard", "option.depth=3"]).unwrap();
+    let r = spec.resolve().unwrap();
+    assert_eq!(spec.default_name(), "hard");
+    assert_eq!(r.command.program, std::env::current_exe().unwrap());
+    assert_eq!(r.command.args, ["engine", "hard"]);
 }
 
 #[test]
