@@ -79,14 +79,14 @@ impl Failure {
     fn with_line(reason: impl Into<String>, line: &str) -> Failure {
         Failure {
             reason: reason.into(),
-            received: Some(crate::referee::truncate(line, DISPLAY_BYTES)),
+            received: Some(crate::record::truncate(line, DISPLAY_BYTES)),
         }
     }
 }
 
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Failure {
-        let received = e.line().map(|l| crate::referee::truncate(l, DISPLAY_BYTES));
+        let received = e.line().map(|l| crate::record::truncate(l, DISPLAY_BYTES));
         let reason = match &e {
             EngineError::NotJson { error, .. } => {
                 format!("a line that is not a JSON object: {error}")

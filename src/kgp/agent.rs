@@ -204,7 +204,7 @@ impl KgpEngine {
                 });
             };
             if said.is_empty() && Command::parse(&line).is_ok_and(|c| c.name == "error") {
-                said = format!("; the agent said: {}", crate::referee::truncate(&line, 200));
+                said = format!("; the agent said: {}", crate::record::truncate(&line, 200));
             }
             if let Heard::Mode(mode) = self.hear(&line).await? {
                 let id = Command::parse(&line).ok().and_then(|c| c.id);

@@ -33,7 +33,7 @@ const MOVE_SLACK: Duration = Duration::from_millis(250);
 fn failure(e: &KgpError) -> Failure {
     Failure {
         reason: e.reason(),
-        received: e.line().map(|l| crate::referee::truncate(l, DISPLAY_BYTES)),
+        received: e.line().map(|l| crate::record::truncate(l, DISPLAY_BYTES)),
     }
 }
 
@@ -149,7 +149,7 @@ impl Checker<'_> {
                         reason: format!(
                             "{err} (KGP pits are numbered from 1, from the mover's left)"
                         ),
-                        received: Some(crate::referee::truncate(&reply.line, DISPLAY_BYTES)),
+                        received: Some(crate::record::truncate(&reply.line, DISPLAY_BYTES)),
                     },
                     false,
                 )
@@ -218,7 +218,7 @@ impl Checker<'_> {
                 (
                     Failure {
                         reason: format!("the move for the state after a stop: {err}"),
-                        received: Some(crate::referee::truncate(&reply.line, DISPLAY_BYTES)),
+                        received: Some(crate::record::truncate(&reply.line, DISPLAY_BYTES)),
                     },
                     false,
                 )

@@ -228,7 +228,7 @@ fn parse_arg(text: &str) -> Result<(Arg, usize), ParseError> {
             .find(char::is_whitespace)
             .map_or(text.len(), |i| from + i)
     };
-    let bad = |end: usize| ParseError::BadArg(crate::referee::truncate(&text[..end], 40));
+    let bad = |end: usize| ParseError::BadArg(crate::record::truncate(&text[..end], 40));
     if let Some(body) = text.strip_prefix('"') {
         let mut out = String::new();
         let mut chars = body.char_indices();

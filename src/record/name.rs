@@ -164,6 +164,18 @@ fn without_escape_sequences(text: &str) -> impl Iterator<Item = char> + '_ {
     })
 }
 
+/// Shortens a line for a record or a message, marking the cut.
+pub fn truncate(line: &str, max: usize) -> String {
+    if line.len() <= max {
+        return line.to_string();
+    }
+    let mut end = max;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &line[..end], line.len())
+}
+
 /// The longest piece of a line from an engine shown in a message or note, in bytes.
 pub const MAX_SHOWN_LINE: usize = 1000;
 
@@ -173,7 +185,7 @@ pub const MAX_SHOWN_VALUES: usize = 20;
 /// A line from an engine as a message shows it: cut to [`MAX_SHOWN_LINE`] bytes (the cut
 /// says how long the line was) and made safe with [`clean_text`].
 pub fn shown_line(line: &str) -> String {
-    clean_text(&crate::referee::truncate(line, MAX_SHOWN_LINE)).into_owned()
+    clean_text(&truncate(line, MAX_SHOWN_LINE)).into_owned()
 }
 
 /// Values from an engine (an option's choices) as a message lists them: the first

@@ -152,6 +152,9 @@ impl<'de> Deserialize<'de> for Termination {
     }
 }
 
+/// The longest offending line kept in a record, in bytes.
+pub const MAX_RECORDED_LINE: usize = 1000;
+
 /// An engine's fault as the referee records it: its kind, what happened, and the line
 /// the engine sent when a line was to blame.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,10 +175,7 @@ impl Fault {
 
     /// The same fault with the offending line, cut to what a record keeps of it.
     pub fn with_line(mut self, line: &str) -> Fault {
-        self.line = Some(crate::referee::truncate(
-            line,
-            crate::referee::MAX_RECORDED_LINE,
-        ));
+        self.line = Some(super::name::truncate(line, MAX_RECORDED_LINE));
         self
     }
 

@@ -155,21 +155,6 @@ enum End {
     Resigned(Side),
 }
 
-/// The longest offending line kept in a record, in bytes.
-pub const MAX_RECORDED_LINE: usize = 1000;
-
-/// Shortens a line for a record or a message, marking the cut.
-pub fn truncate(line: &str, max: usize) -> String {
-    if line.len() <= max {
-        return line.to_string();
-    }
-    let mut end = max;
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes)", &line[..end], line.len())
-}
-
 /// What the referee tells a [`GameObserver`] while a game goes on.
 #[derive(Debug)]
 pub enum GameUpdate<'a> {

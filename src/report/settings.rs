@@ -554,7 +554,7 @@ fn program_words(cmd: &str, args: Option<&toml::Value>) -> String {
     if args.len() > MAX_ARGS {
         words.push("…".to_string());
     }
-    crate::referee::truncate(&words.join(" "), 80)
+    crate::record::truncate(&words.join(" "), 80)
 }
 
 #[cfg(test)]

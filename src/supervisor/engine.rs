@@ -513,8 +513,8 @@ impl Engine {
     /// [`crate::record::MAX_SHOWN_LINE`] bytes.
     fn note(&mut self, level: String, text: &str) {
         // The level is the engine's text too: cleaned before it reaches a log or a terminal.
-        let level = crate::record::clean_text(&crate::referee::truncate(&level, 40)).into_owned();
-        let text = &crate::referee::truncate(text, crate::record::MAX_SHOWN_LINE);
+        let level = crate::record::clean_text(&crate::record::truncate(&level, 40)).into_owned();
+        let text = &crate::record::truncate(text, crate::record::MAX_SHOWN_LINE);
         let shown = crate::record::clean_text(text);
         self.process.log().note(&format!("[{level}] {shown}"));
         tracing::debug!(engine = %self.name, "{level}: {shown}");

@@ -3,8 +3,8 @@
 //! On a terminal it is a progress bar with the standings below, sized to the terminal;
 //! otherwise a plain line every few seconds.
 
+use crate::record::truncate;
 use crate::record::{clean_text, format_duration};
-use crate::referee::truncate;
 use crate::report::{match_summary, standings_line, standings_table};
 use crate::stats::{Standings, Tally};
 use crate::tournament::events::{Control, Event, RunSummary, StartInfo, View};
