@@ -11,6 +11,8 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod record;
+
 /// Rate engines from the games of one or more tournaments.
 ///
 /// Reads every FILE_OR_DIR (a folder means its games.csv), counts a game id seen twice only
@@ -243,7 +245,15 @@ pub fn run(args: Args) -> CliResult {
     let mut summary = ReadSummary::default();
     let (mut counted, mut duplicates, mut ignored) = (0u64, 0u64, 0u64);
     let mut settings: Vec<SettingsSection> = Vec::new();
-    let bar = progress_bar(&csvs);
+    // The record of each run that has one: its games are rated from it.
+    let records: Vec<Option<PathBuf>> = csvs.iter().map(|csv| record_beside(csv)).collect();
+    let read_files: Vec<PathBuf> = csvs
+        .iter()
+        .cloned()
+        .chain(records.iter().flatten().map(|dir| dir.join(GAMES_JSONL)))
+        .collect();
+    let bar = progress_bar(&read_files);
+    let mut checks: Vec<String> = Vec::new();
     // Files of which no game counts, and why.
     let mut empty: Vec<String> = Vec::new();
     // The rules of the runs read, with the games.csv of each run played under them.
@@ -265,14 +275,36 @@ pub fn run(args: Args) -> CliResult {
             bar: bar.clone(),
         };
         let counted_before = counted;
-        let read = read_games_from(csv, reader, |row| match tally.add(row) {
+        let mut count = |added: Added| match added {
             Added::Counted { .. } => counted += 1,
             Added::Duplicate => duplicates += 1,
             Added::Ignored => ignored += 1,
+        };
+        // Rows of a run with a record are only compared with it.
+        let mut rows: std::collections::HashMap<String, record::RowView> = Default::default();
+        let read = read_games_from(csv, reader, |row| match &records[k] {
+            Some(_) => {
+                rows.entry(row.game.to_string())
+                    .or_insert_with(|| record::RowView::of(row));
+            }
+            None => count(tally.add(row)),
         })
         .map_err(CliError::input)?;
+        if let Some(dir) = &records[k] {
+            let checked = record::read_record(
+                dir,
+                rows,
+                |bytes| bar.inc(bytes),
+                |row| count(tally.add(row)),
+            )
+            .map_err(|e| CliError::input_msg(format!("failed to read the record: {e}")))?;
+            checks.extend(checked.warnings(dir));
+        }
         if counted == counted_before {
-            empty.push(no_games(csv, &read));
+            empty.push(match &records[k] {
+                Some(dir) => no_recorded_games(dir),
+                None => no_games(csv, &read),
+            });
         }
         summary.add(read);
         if let Some(rules) = csv.parent().and_then(run_rules) {
@@ -293,7 +325,7 @@ pub fn run(args: Args) -> CliResult {
             empty.join("; ")
         )));
     }
-    for e in &empty {
+    for e in empty.iter().chain(&checks) {
         bar.suspend(|| eprintln!("warning: {}", clean_message(&e.to_string())));
     }
     let mut warnings: Vec<String> = names_of_two_engines(&settings);
@@ -364,6 +396,20 @@ pub fn run(args: Args) -> CliResult {
         &out_dir,
     )?;
     Ok(super::exit::OK)
+}
+
+/// The folder of the run of `csv` when it holds the run's record, `games.jsonl`.
+fn record_beside(csv: &Path) -> Option<PathBuf> {
+    let dir = run_folder(csv);
+    dir.join(GAMES_JSONL).exists().then_some(dir)
+}
+
+/// Why no game of the run in `dir`, which holds its record, counts.
+fn no_recorded_games(dir: &Path) -> String {
+    format!(
+        "{}: none of the games of its record counts (none recorded, or none its tournament          could have played, or ids seen before)",
+        crate::record::shown_path(&dir.join(GAMES_JSONL))
+    )
 }
 
 /// Why no game of `csv` counts, from what reading it found.

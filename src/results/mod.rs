@@ -26,7 +26,7 @@ pub use jsonl::{
     Games, JsonlSummary, find_game, names_game, read_games, read_jsonl, read_jsonl_from,
 };
 pub use lock::{FolderLock, LockError};
-pub use repair::{Repaired, repair};
+pub use repair::{Repaired, could_have_played, repair};
 pub use writer::ResultsWriter;
 
 #[cfg(test)]

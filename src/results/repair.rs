@@ -110,6 +110,28 @@ pub(crate) fn belongs_to(game: &str, id: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Whether tournament `id` of the engines `names` could have played the game of `row`:
+/// two different engines of it, and an id `<id>-<n>` with `n` a game of `schedule` (any
+/// `n` without one: a session of `kalaha play` has no end planned). A recorded game that
+/// fails this was edited in, or is of another run: neither a resume nor `kalaha ratings`
+/// counts it.
+pub fn could_have_played(
+    row: &crate::record::GameRow<'_>,
+    id: &str,
+    names: &[String],
+    schedule: Option<&crate::tournament::schedule::Schedule>,
+) -> bool {
+    let number = row
+        .game
+        .strip_prefix(id)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .and_then(|n| n.parse::<u64>().ok());
+    row.south != row.north
+        && names.iter().any(|n| n == row.south)
+        && names.iter().any(|n| n == row.north)
+        && number.is_some_and(|n| schedule.is_none_or(|s| s.has_game(n)))
+}
+
 /// Repairs the results folder `dir` of tournament `id` (see the module documentation) and
 /// returns what it holds. Fails with `InvalidData` when `games.csv` is not a games file.
 pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {

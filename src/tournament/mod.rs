@@ -302,15 +302,10 @@ fn existing(
     let mut tally = Tally::new();
     let csv = out.join(results::GAMES_CSV);
     let names = config.names();
-    let prefix = format!("{}-", config.id);
     // A recorded game the schedule could not have played (edited by hand, or of another
     // run): not counted, and said so.
     let fits = |row: &crate::record::GameRow<'_>| {
-        let number = row.game.strip_prefix(&prefix).and_then(|n| n.parse().ok());
-        row.south != row.north
-            && names.iter().any(|n| n == row.south)
-            && names.iter().any(|n| n == row.north)
-            && number.is_some_and(|n| config.schedule.has_game(n))
+        results::could_have_played(row, &config.id, &names, Some(&config.schedule))
     };
     let mut misfits = 0u64;
     if csv.exists() {

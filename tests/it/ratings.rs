@@ -878,3 +878,85 @@ fn ratings_leave_other_files_alone_and_skip_impossible_names() {
     let html = std::fs::read_to_string(board.join("leaderboard.html")).unwrap();
     assert!(html.len() < 60_000, "{} bytes", html.len());
 }
+
+/// In a folder with games.jsonl, ratings rate the record: a result edited in games.csv,
+/// a row added there and a record outside the tournament's schedule change nothing, and
+/// each is warned about, naming the folder and the game.
+#[test]
+fn ratings_rate_the_record_not_an_edited_games_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let args: Vec<String> = [
+        "match", "--engine", "first", "--engine", "random", "--pits", "3", "--seeds", "2",
+        "--games", "4", "--quiet", "--out",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain([run.display().to_string()])
+    .collect();
+    let o = run_kalaha(&args);
+    assert!(o.status.success(), "{}", describe(&o));
+    let o = ratings(std::slice::from_ref(&run), &dir.path().join("before"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let before = std::fs::read_to_string(dir.path().join("before/standings.csv")).unwrap();
+
+    // The first row's result turned around (its stores too, so that the row is one kalaha
+    // could have written), and a game added that was never recorded.
+    let csv_path = run.join("games.csv");
+    let text = std::fs::read_to_string(&csv_path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut cells: Vec<String> = lines[1].split(',').map(String::from).collect();
+    let first_id = cells[0].clone();
+    cells[6] = match cells[6].as_str() {
+        "1-0" => "0-1".into(),
+        "0-1" => "1-0".into(),
+        other => panic!("a draw in the first game: {other}"),
+    };
+    cells.swap(7, 8);
+    lines[1] = cells.join(",");
+    let tournament = first_id.rsplit_once('-').unwrap().0.to_string();
+    let mut added: Vec<String> = lines[1].split(',').map(String::from).collect();
+    added[0] = format!("{tournament}-77");
+    lines.push(added.join(","));
+    std::fs::write(&csv_path, lines.join("\n") + "\n").unwrap();
+    // A record of a game number outside the 4-game schedule.
+    let jsonl_path = run.join("games.jsonl");
+    let jsonl = std::fs::read_to_string(&jsonl_path).unwrap();
+    let mut extra: serde_json::Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    extra["game"] = serde_json::json!(format!("{tournament}-99"));
+    extra["number"] = serde_json::json!(99);
+    std::fs::write(&jsonl_path, format!("{jsonl}{extra}\n")).unwrap();
+
+    let o = ratings(std::slice::from_ref(&run), &dir.path().join("after"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let after = std::fs::read_to_string(dir.path().join("after/standings.csv")).unwrap();
+    assert_eq!(before, after, "the edited games.csv changed the standings");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("4 games counted"),
+        "{}",
+        describe(&o)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    let folder = run.display().to_string();
+    assert!(
+        err.contains(&format!(
+            "warning: {folder}: 1 row of games.csv disagrees with the record of its game"
+        )) && err.contains(&format!("game {first_id}: result "))
+            && err.contains("where the record says"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{folder}: 1 row of games.csv has no record in games.jsonl (the first: game \
+             {tournament}-77)"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{folder}: 1 record of games.jsonl could not have been played by its tournament \
+             (the first: game {tournament}-99"
+        )),
+        "{err}"
+    );
+}
