@@ -15,7 +15,7 @@ mod perft;
 mod play;
 mod ratings;
 mod rules_args;
-pub(crate) mod shell;
+use crate::record::shell;
 mod show;
 mod solve;
 mod sprt;

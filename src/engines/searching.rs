@@ -517,7 +517,7 @@ fn find_endgame(
             // The folder the engine was told to use, where the build must put the table.
             tables.map_or(String::new(), |dir| format!(
                 " --tables {}",
-                crate::cli::shell::shell_path(dir)
+                crate::record::shell::shell_path(dir)
             )),
         ),
     ));

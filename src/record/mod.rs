@@ -10,6 +10,7 @@
 mod game;
 pub(crate) mod name;
 mod result;
+pub(crate) mod shell;
 mod termination;
 mod time;
 

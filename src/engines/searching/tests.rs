@@ -273,7 +273,7 @@ fn perfect_without_a_table_names_its_folder_in_the_build_command() {
     ));
     let expected = format!(
         "`kalaha tables build --pits 6 --seeds 4 --tables {}`",
-        crate::cli::shell::shell_path(&folder)
+        crate::record::shell::shell_path(&folder)
     );
     assert!(log.iter().any(|(_, m)| m.contains(&expected)), "{log:?}");
     let mut log = Vec::new();
