@@ -21,7 +21,10 @@ pub use game::{
     Analyser, DEFAULT_ORDER, ESTIMATE_DEPTH, Order, PlyAnalysis, analysable, analyse_game,
     positions, value_within,
 };
-pub use openings::{BalancedOpening, OpeningsSpec, balanced_openings, openings_text};
+pub use openings::{
+    BalancedOpening, OpeningsError, OpeningsSpec, balanced_openings, openings_text, parse_openings,
+    random_opening,
+};
 pub use run::{AnalysisSettings, Counts, Tables, analyse_games};
 pub use summary::{
     GAMES_SUMMARY_COLUMNS, GAMES_SUMMARY_CSV, accuracy, accuracy_text, per_game, read_accuracy,

@@ -6,7 +6,8 @@ use super::game::value_within;
 use crate::record::counted;
 use crate::rules::{Position, Rules, Side};
 use crate::solver::{EndgameTable, Solver};
-use crate::tournament::schedule::random_opening;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -202,12 +203,86 @@ pub fn openings_text(rules: Rules, spec: &OpeningsSpec, openings: &[BalancedOpen
     s
 }
 
+/// `plies` random legal sowings from the start that do not end the game. Deterministic in
+/// `(seed, round)`: the generator is ChaCha8 seeded with `seed`, on stream `round`.
+pub fn random_opening(rules: Rules, plies: u32, seed: u64, round: u64) -> Vec<u8> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(round);
+    let mut best = Vec::new();
+    for _attempt in 0..100 {
+        let mut pos = Position::start(rules);
+        let mut line = Vec::new();
+        for _ in 0..plies {
+            let legal: Vec<u8> = pos.legal_moves().collect();
+            let pit = legal[rng.random_range(0..legal.len())];
+            let next = pos.play(pit as i64).expect("a legal move");
+            if next.is_over() {
+                break;
+            }
+            pos = next;
+            line.push(pit);
+        }
+        if line.len() == plies as usize {
+            return line;
+        }
+        if line.len() > best.len() {
+            best = line;
+        }
+    }
+    best
+}
+
+/// Why an openings file was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OpeningsError {
+    #[error("openings line {line}: {reason}")]
+    Line { line: usize, reason: String },
+    #[error("the openings file holds no opening")]
+    Empty,
+}
+
+/// Reads an openings file: one opening per line, pit numbers separated by spaces (or
+/// commas); `#` starts a comment; blank lines are skipped. Every opening must be legal under
+/// `rules` and must not end the game.
+pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Vec<u8>>, OpeningsError> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let err = |reason: String| OpeningsError::Line {
+            line: i + 1,
+            reason,
+        };
+        let mut pos = Position::start(rules);
+        let mut pits = Vec::new();
+        for word in line.split(|c: char| c.is_whitespace() || c == ',') {
+            if word.is_empty() {
+                continue;
+            }
+            let pit: i64 = word
+                .parse()
+                .map_err(|_| err(format!("{word:?} is not a pit number")))?;
+            pos = pos.play(pit).map_err(|e| err(e.to_string()))?;
+            pits.push(pit as u8);
+        }
+        if pos.is_over() {
+            return Err(err("the opening ends the game".into()));
+        }
+        out.push(pits);
+    }
+    if out.is_empty() {
+        return Err(OpeningsError::Empty);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::tests::minimax;
     use crate::rules::Sweep;
-    use crate::tournament::schedule::parse_openings;
 
     /// `openings --help`'s example finds its five openings; with fewer sowings there are
     /// too few lines, and the error does not suggest a longer budget when every line was

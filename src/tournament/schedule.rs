@@ -9,11 +9,11 @@
 //! pairing `p % K` in round `p / K`; its two games are numbers `2p + 1` and `2p + 2`, the
 //! second with the seats swapped. Shard `k/N` takes the pairs with `p % N == k - 1`.
 
-use crate::rules::{Position, Rules};
-use rand::rngs::ChaCha8Rng;
-use rand::{RngExt, SeedableRng};
+use crate::rules::Rules;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+
+pub use crate::analysis::{OpeningsError, parse_openings, random_opening};
 
 /// Which engines meet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,81 +54,6 @@ impl Openings {
             Openings::List(list) => list[(round % list.len() as u64) as usize].clone(),
         }
     }
-}
-
-/// `plies` random legal sowings from the start that do not end the game. Deterministic in
-/// `(seed, round)`: the generator is ChaCha8 seeded with `seed`, on stream `round`.
-pub fn random_opening(rules: Rules, plies: u32, seed: u64, round: u64) -> Vec<u8> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(round);
-    let mut best = Vec::new();
-    for _attempt in 0..100 {
-        let mut pos = Position::start(rules);
-        let mut line = Vec::new();
-        for _ in 0..plies {
-            let legal: Vec<u8> = pos.legal_moves().collect();
-            let pit = legal[rng.random_range(0..legal.len())];
-            let next = pos.play(pit as i64).expect("a legal move");
-            if next.is_over() {
-                break;
-            }
-            pos = next;
-            line.push(pit);
-        }
-        if line.len() == plies as usize {
-            return line;
-        }
-        if line.len() > best.len() {
-            best = line;
-        }
-    }
-    best
-}
-
-/// Why an openings file was refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum OpeningsError {
-    #[error("openings line {line}: {reason}")]
-    Line { line: usize, reason: String },
-    #[error("the openings file holds no opening")]
-    Empty,
-}
-
-/// Reads an openings file: one opening per line, pit numbers separated by spaces (or
-/// commas); `#` starts a comment; blank lines are skipped. Every opening must be legal under
-/// `rules` and must not end the game.
-pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Vec<u8>>, OpeningsError> {
-    let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let err = |reason: String| OpeningsError::Line {
-            line: i + 1,
-            reason,
-        };
-        let mut pos = Position::start(rules);
-        let mut pits = Vec::new();
-        for word in line.split(|c: char| c.is_whitespace() || c == ',') {
-            if word.is_empty() {
-                continue;
-            }
-            let pit: i64 = word
-                .parse()
-                .map_err(|_| err(format!("{word:?} is not a pit number")))?;
-            pos = pos.play(pit).map_err(|e| err(e.to_string()))?;
-            pits.push(pit as u8);
-        }
-        if pos.is_over() {
-            return Err(err("the opening ends the game".into()));
-        }
-        out.push(pits);
-    }
-    if out.is_empty() {
-        return Err(OpeningsError::Empty);
-    }
-    Ok(out)
 }
 
 /// The most games a tournament may have (far beyond any real one; game numbers stay exact
@@ -318,6 +243,7 @@ impl Iterator for Games {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::Position;
 
     fn schedule(engines: usize, pairs: u64, plies: u32, seed: u64) -> Schedule {
         Schedule {
