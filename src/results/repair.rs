@@ -111,15 +111,15 @@ pub(crate) fn belongs_to(game: &str, id: &str) -> bool {
 }
 
 /// Whether tournament `id` of the engines `names` could have played the game of `row`:
-/// two different engines of it, and an id `<id>-<n>` with `n` a game of `schedule` (any
-/// `n` without one: a session of `kalaha play` has no end planned). A recorded game that
+/// two different engines of it, and an id `<id>-<n>` with `n` a game of its schedule
+/// (`scheduled(n)`; any `n` without one: a session of `kalaha play` has no end planned). A recorded game that
 /// fails this was edited in, or is of another run: neither a resume nor `kalaha ratings`
 /// counts it.
 pub fn could_have_played(
     row: &crate::record::GameRow<'_>,
     id: &str,
     names: &[String],
-    schedule: Option<&crate::tournament::schedule::Schedule>,
+    scheduled: Option<&dyn Fn(u64) -> bool>,
 ) -> bool {
     let number = row
         .game
@@ -129,7 +129,7 @@ pub fn could_have_played(
     row.south != row.north
         && names.iter().any(|n| n == row.south)
         && names.iter().any(|n| n == row.north)
-        && number.is_some_and(|n| schedule.is_none_or(|s| s.has_game(n)))
+        && number.is_some_and(|n| scheduled.is_none_or(|has| has(n)))
 }
 
 /// Repairs the results folder `dir` of tournament `id` (see the module documentation) and

@@ -305,7 +305,12 @@ fn existing(
     // A recorded game the schedule could not have played (edited by hand, or of another
     // run): not counted, and said so.
     let fits = |row: &crate::record::GameRow<'_>| {
-        results::could_have_played(row, &config.id, &names, Some(&config.schedule))
+        results::could_have_played(
+            row,
+            &config.id,
+            &names,
+            Some(&|n| config.schedule.has_game(n)),
+        )
     };
     let mut misfits = 0u64;
     if csv.exists() {

@@ -211,11 +211,12 @@ pub(super) fn read_record(
             Ok(_) => plan
                 .as_ref()
                 .filter(|p| {
+                    let scheduled = p.schedule.as_ref().map(|s| move |n| s.has_game(n));
                     !crate::results::could_have_played(
                         &rec.row(),
                         &p.id,
                         &p.names,
-                        p.schedule.as_ref(),
+                        scheduled.as_ref().map(|f| f as &dyn Fn(u64) -> bool),
                     )
                 })
                 .map(|p| {
