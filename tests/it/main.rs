@@ -5,6 +5,7 @@ mod common;
 mod kgp_common;
 
 mod analysis;
+mod architecture;
 mod check;
 mod containment;
 mod first_hour;

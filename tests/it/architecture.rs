@@ -1,0 +1,162 @@
+//! The layers of ARCHITECTURE.md hold: no `crate::` path of the library's code (tests aside)
+//! makes a cycle between its top-level modules.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The `.rs` files below `dir`, test files left out.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs")
+            && path.file_name().is_some_and(|n| n != "tests.rs")
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a file without its comments and its `#[cfg(test)] mod tests`.
+fn code(text: &str) -> String {
+    let text = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn ident(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The top-level modules a piece of code names by `crate::` paths, also in `use crate::{..}`.
+fn named_modules(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (at, _) in code.match_indices("crate::") {
+        let rest = code[at + "crate::".len()..].trim_start();
+        if let Some(group) = rest.strip_prefix('{') {
+            // The names at the top level of the group.
+            let mut depth = 0;
+            let mut start = true;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => start = true,
+                    c if start && depth == 0 && !c.is_whitespace() => {
+                        start = false;
+                        out.insert(ident(&group[i..]).to_string());
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.insert(ident(rest).to_string());
+        }
+    }
+    out
+}
+
+/// The edges between top-level modules of `src/`.
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let rel = file.strip_prefix(src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let top = first.trim_end_matches(".rs").to_string();
+        if top == "lib" || top == "main" {
+            continue;
+        }
+        let named = named_modules(&code(&std::fs::read_to_string(&file).unwrap()));
+        let edges = graph.entry(top.clone()).or_default();
+        edges.extend(named.into_iter().filter(|m| *m != top));
+    }
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for edges in graph.values_mut() {
+        edges.retain(|m| modules.contains(m));
+    }
+    graph
+}
+
+/// A cycle of the graph, if it has one, as the path of modules that returns to its start.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        m: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == m) {
+            let mut c = path[at..].to_vec();
+            c.push(m.to_string());
+            return Some(c);
+        }
+        if done.contains(m) {
+            return None;
+        }
+        path.push(m.to_string());
+        for next in &graph[m] {
+            if let Some(c) = visit(next, graph, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(m.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|m| visit(m, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_modules_form_layers_without_a_cycle() {
+    let graph = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    assert!(
+        graph.len() > 10,
+        "the modules of src/ were not found: {graph:?}"
+    );
+    assert!(graph["cli"].contains("tournament"), "{graph:?}");
+    if let Some(c) = cycle(&graph) {
+        panic!(
+            "the modules make a cycle by their crate:: paths: {}",
+            c.join(" -> ")
+        );
+    }
+}
+
+#[test]
+fn a_cycle_is_found_and_named() {
+    let code = "use crate::{record, rules::Side};\nfn f() { crate::referee::truncate(); }";
+    let named = named_modules(code);
+    assert_eq!(
+        named,
+        ["record", "referee", "rules"].map(String::from).into()
+    );
+    let mut graph = BTreeMap::new();
+    graph.insert(
+        "record".to_string(),
+        BTreeSet::from(["referee".to_string()]),
+    );
+    graph.insert(
+        "referee".to_string(),
+        BTreeSet::from(["record".to_string()]),
+    );
+    assert_eq!(cycle(&graph).unwrap(), ["record", "referee", "record"]);
+    graph.get_mut("record").unwrap().clear();
+    assert_eq!(cycle(&graph), None);
+}
