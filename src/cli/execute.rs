@@ -5,6 +5,7 @@ use super::CliError;
 use super::common::RunFlags;
 use super::shell::shell_path;
 use crate::record::format_duration;
+pub use crate::results::RunKind;
 use crate::tournament::config::TournamentConfig;
 use crate::tournament::events::{StopRule, View};
 use crate::tournament::schedule::ScheduleKind;
@@ -13,23 +14,6 @@ use crate::views::{AnalysisView, DisplayMode, LeaderboardView, LiveDisplay};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// What kind of run this is, for the header line and the resume hint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunKind {
-    Tournament,
-    Match,
-    Sprt,
-}
-
-impl RunKind {
-    fn command(self) -> &'static str {
-        match self {
-            RunKind::Tournament | RunKind::Match => "tournament",
-            RunKind::Sprt => "sprt",
-        }
-    }
-}
 
 /// A run that ended: its outcome and the exit code so far (0, or 130 when interrupted,
 /// after printing how to resume).

@@ -11,14 +11,7 @@
 use crate::record::TimeControl;
 use std::path::Path;
 
-/// What kind of run produced the games.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum RunKind {
-    #[default]
-    Tournament,
-    /// An SPRT (`sprt.toml` next to `tournament.toml`): its game count is a limit, not a plan.
-    Sprt,
-}
+pub use crate::results::RunKind;
 
 /// Labelled settings of one topic (rules, time...).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -61,7 +54,7 @@ impl SettingsSection {
             return t.clone();
         }
         let kind = match self.kind {
-            RunKind::Tournament => "Tournament",
+            RunKind::Tournament | RunKind::Match => "Tournament",
             RunKind::Sprt => "SPRT",
         };
         match &self.id {
@@ -77,7 +70,7 @@ impl SettingsSection {
         if let Some(first) = groups.first_mut() {
             if let Some(id) = &self.id {
                 let label = match self.kind {
-                    RunKind::Tournament => "Tournament id",
+                    RunKind::Tournament | RunKind::Match => "Tournament id",
                     RunKind::Sprt => "SPRT id",
                 };
                 first.entries.insert(0, (label.to_string(), id.clone()));

@@ -34,6 +34,28 @@ pub(crate) use tests::sample_record;
 
 pub use crate::record::{GameRecord, GameRow};
 
+/// What kind of run played the games of a folder: a tournament (of two or more engines),
+/// a match (`kalaha match`: a tournament of two, said so in its header) or an SPRT (its
+/// game count is a limit, not a plan).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunKind {
+    #[default]
+    Tournament,
+    Match,
+    /// An SPRT (`sprt.toml` next to `tournament.toml`).
+    Sprt,
+}
+
+impl RunKind {
+    /// The command that continues a run of this kind.
+    pub fn command(self) -> &'static str {
+        match self {
+            RunKind::Tournament | RunKind::Match => "tournament",
+            RunKind::Sprt => "sprt",
+        }
+    }
+}
+
 /// The file names.
 pub const GAMES_CSV: &str = "games.csv";
 pub const GAMES_JSONL: &str = "games.jsonl";
