@@ -5,7 +5,10 @@ use super::CliError;
 use super::rules_args::SweepArg;
 use crate::referee::Adjudication;
 use crate::rules::Sweep;
-use crate::tournament::config::{ConfigError, ConfigFile, Restart, RulesSpec, TournamentConfig};
+use crate::tournament::config::settings;
+use crate::tournament::config::{
+    ConfigError, ConfigFile, Origin, Origins, Restart, RulesSpec, TournamentConfig,
+};
 use crate::tournament::spec::EngineSpec;
 use std::path::{Path, PathBuf};
 
@@ -51,116 +54,122 @@ impl clap::Args for EngineArgs {
     }
 }
 
-/// Flags shared by `kalaha tournament` and `kalaha match`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct CommonArgs {
-    #[command(flatten)]
-    pub engines: EngineArgs,
-    /// Settings for every engine (same keys as --engine; an engine's own keys win).
-    #[arg(long, value_name = "KEY=VALUE", num_args = 1..)]
-    pub each: Vec<String>,
-    /// A TOML configuration file (command-line flags win over it).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Games per pairing, rounded up to whole game pairs (default 2; 20 in the demo that
-    /// `kalaha tournament` plays when given no engine).
-    #[arg(long, value_name = "N")]
-    pub games: Option<u64>,
-    /// A fixed time per move, e.g. 100ms (default 100ms; 20ms in the demo that `kalaha
-    /// tournament` plays when given no engine).
-    #[arg(long, value_name = "TIME", conflicts_with = "clock")]
-    pub move_time: Option<String>,
-    /// A game clock: base plus increment per move, e.g. 10s+100ms.
-    #[arg(long, value_name = "BASE+INC")]
-    pub clock: Option<String>,
-    /// Tolerance on top of every time limit [default: 50ms].
-    #[arg(long, value_name = "TIME")]
-    pub time_margin: Option<String>,
-    /// Random legal sowings from the start for each round's opening (0: every game from
-    /// the start position, so deterministic engines repeat their games); an opening stops
-    /// early rather than end the game [default: 4].
-    #[arg(long, value_name = "K")]
-    pub opening_plies: Option<u32>,
-    /// A file of openings: one per line, pit numbers separated by spaces, # comments.
-    #[arg(long, value_name = "FILE", conflicts_with = "opening_plies")]
-    pub openings: Option<PathBuf>,
-    /// Seed of the random openings [default: 0].
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-    /// Play only the K-th of N disjoint slices of the schedule (whole game pairs).
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<String>,
-    /// Games at once [default: the number of cores].
-    #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
-    pub concurrency: Option<usize>,
-    /// When to restart engines [default: on-fault].
-    #[arg(long, value_enum)]
-    pub restart: Option<Restart>,
-    /// End games early: `decided` once a store holds more than half of all seeds; `exact`
-    /// as soon as the solver proves the game's value within a small budget (the stores are
-    /// then those perfect play from there reaches; on the standard board it uses the endgame
-    /// table once built with `kalaha tables build`).
-    #[arg(long, value_enum)]
-    pub adjudicate: Option<Adjudication>,
-    /// Openings of --opening-plies sowings (default 4) whose exact value for south lies in
-    /// [-V, V], one per game pair (at most 200, then repeated), found by the solver as
-    /// `kalaha openings` does and kept in tournament.toml.
-    #[arg(long, value_name = "V", conflicts_with = "openings")]
-    pub balanced_openings: Option<u32>,
-    /// Analyse every game exactly as it finishes (as `kalaha analyze` does): analysis.csv,
-    /// and seeds lost per move in the standings and leaderboards.
-    #[arg(long)]
-    pub analyze: bool,
-    /// Time an engine has to answer the first hello [default: 10s].
-    #[arg(long, value_name = "TIME")]
-    pub startup_timeout: Option<String>,
-    /// The longest line an engine may send, in bytes; a longer one is a protocol error
-    /// [default: 1048576].
-    #[arg(long, value_name = "BYTES")]
-    pub line_limit: Option<u64>,
-    /// Search depth, passed to engines that declare a `depth` option.
-    #[arg(long, value_name = "N")]
-    pub depth: Option<i64>,
-    /// Node limit, passed to engines that declare a `nodes` option.
-    #[arg(long, value_name = "N")]
-    pub nodes: Option<i64>,
-    /// The results folder [default: results/<UTC date-time>].
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// The tournament id, prefix of every game id (shards of one tournament share it)
-    /// [default: random].
-    #[arg(long, value_name = "ID")]
-    pub id: Option<String>,
-    /// The title of the leaderboard, kept in tournament.toml [default: the tournament id].
-    #[arg(long, value_name = "TEXT")]
-    pub title: Option<String>,
-    /// No live display.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Refuse to run (exit 2) unless every layer of the engines' sandbox holds here
-    /// (`sandbox = "required"` in a configuration file).
-    #[arg(long)]
-    pub strict: bool,
-    /// Keep every engine's protocol transcript in DIR/logs/.
-    #[arg(long)]
-    pub debug: bool,
-    /// Also rewrite standings.csv, h2h.csv and the leaderboards every N games (they are
-    /// always written at the end).
-    #[arg(long, value_name = "N")]
-    pub report_every: Option<u64>,
-    /// Serve a live page of the run on 127.0.0.1: the games in progress, move by move,
-    /// the standings, and every finished game to replay.
-    #[arg(long)]
-    pub live: bool,
-    /// The port of the --live page [default: a free port].
-    #[arg(long, value_name = "PORT", requires = "live")]
-    pub port: Option<u16>,
-    /// Open the --live page in a browser (with xdg-open).
-    #[arg(long, requires = "live")]
-    pub open: bool,
-    #[command(flatten)]
-    pub rules: TournamentRulesArgs,
+macro_rules! common_args {
+    ($( $(#[doc = $doc:literal])* $key:ident : $ty:ty {
+        flag: $flag:literal, arg: ($($arg:tt)*), plays: $plays:literal, show: $show:expr $(,)?
+    }, )*) => {
+        /// Flags shared by `kalaha tournament`, `kalaha match` and `kalaha sprt`: the plain
+        /// settings (declared in [`crate::tournament::config::settings`]), then the rest.
+        #[derive(Debug, Clone, clap::Args)]
+        pub struct CommonArgs {
+            #[command(flatten)]
+            pub engines: EngineArgs,
+            /// Settings for every engine (same keys as --engine; an engine's own keys win).
+            #[arg(long, value_name = "KEY=VALUE", num_args = 1..)]
+            pub each: Vec<String>,
+            /// A TOML configuration file (command-line flags win over it).
+            #[arg(long, value_name = "FILE")]
+            pub config: Option<PathBuf>,
+            $(
+                $(#[doc = $doc])*
+                #[arg(long = $flag, $($arg)*)]
+                pub $key: Option<$ty>,
+            )*
+            /// Analyse every game exactly as it finishes (as `kalaha analyze` does):
+            /// analysis.csv, and seeds lost per move in the standings and leaderboards.
+            #[arg(long)]
+            pub analyze: bool,
+            /// No live display.
+            #[arg(long, short)]
+            pub quiet: bool,
+            /// Refuse to run (exit 2) unless every layer of the engines' sandbox holds here
+            /// (`sandbox = "required"` in a configuration file).
+            #[arg(long)]
+            pub strict: bool,
+            /// Keep every engine's protocol transcript in DIR/logs/.
+            #[arg(long)]
+            pub debug: bool,
+            /// Serve a live page of the run on 127.0.0.1: the games in progress, move by
+            /// move, the standings, and every finished game to replay.
+            #[arg(long)]
+            pub live: bool,
+            /// The port of the --live page [default: a free port].
+            #[arg(long, value_name = "PORT", requires = "live")]
+            pub port: Option<u16>,
+            /// Open the --live page in a browser (with xdg-open).
+            #[arg(long, requires = "live")]
+            pub open: bool,
+            #[command(flatten)]
+            pub rules: TournamentRulesArgs,
+        }
+
+        impl CommonArgs {
+            /// The plain settings given as flags, each with where it came from.
+            fn plain_settings(&self) -> ConfigFile {
+                let mut file = ConfigFile {
+                    $($key: self.$key.clone(),)*
+                    ..ConfigFile::default()
+                };
+                $(
+                    if let Some(v) = &self.$key {
+                        file.origins.set(stringify!($key), Origin::Flag {
+                            flag: concat!("--", $flag).to_string(),
+                            value: Some(Shown::shown(v)),
+                        });
+                    }
+                )*
+                file
+            }
+
+            /// The flags of plain settings that change what a tournament plays, with
+            /// whether each was given.
+            fn plays_given(&self) -> Vec<(&'static str, bool)> {
+                let mut given = Vec::new();
+                $(
+                    if $plays {
+                        given.push((concat!("--", $flag), self.$key.is_some()));
+                    }
+                )*
+                given
+            }
+        }
+    };
 }
+crate::tournament::config::settings::with_settings!(common_args);
+
+/// A flag's value as the user typed it, quoted for a shell where needed.
+trait Shown {
+    fn shown(&self) -> String;
+}
+
+macro_rules! shown_as_text {
+    ($($t:ty),*) => {
+        $(impl Shown for $t {
+            fn shown(&self) -> String {
+                super::shell::shell_word(&self.to_string())
+            }
+        })*
+    };
+}
+shown_as_text!(u32, u64, i64, usize, String);
+
+impl Shown for PathBuf {
+    fn shown(&self) -> String {
+        super::shell::shell_path(self)
+    }
+}
+
+macro_rules! shown_as_value {
+    ($($t:ty),*) => {
+        $(impl Shown for $t {
+            fn shown(&self) -> String {
+                clap::ValueEnum::to_possible_value(self)
+                    .map_or_else(String::new, |v| v.get_name().to_string())
+            }
+        })*
+    };
+}
+shown_as_value!(Restart, Adjudication, SweepArg);
 
 /// The rules flags of a tournament: each one given overrides the same rule of `--config`'s
 /// file (or of the defaults), one by one.
@@ -186,6 +195,26 @@ impl TournamentRulesArgs {
         self.pits.is_some() || self.seeds.is_some() || self.empty_capture || self.sweep.is_some()
     }
 
+    /// Records where the rules given as flags came from.
+    fn record(&self, origins: &mut Origins) {
+        let flag = |flag: &str, value: Option<String>| Origin::Flag {
+            flag: flag.to_string(),
+            value,
+        };
+        if let Some(p) = self.pits {
+            origins.set("rules.pits", flag("--pits", Some(p.shown())));
+        }
+        if let Some(n) = self.seeds {
+            origins.set("rules.seeds", flag("--seeds", Some(n.shown())));
+        }
+        if self.empty_capture {
+            origins.set("rules.empty_capture", flag("--empty-capture", None));
+        }
+        if let Some(s) = self.sweep {
+            origins.set("rules.sweep", flag("--sweep", Some(s.shown())));
+        }
+    }
+
     /// The rules given on the command line over `under` (the file's), one by one.
     pub fn over(&self, under: Option<RulesSpec>) -> Option<RulesSpec> {
         if !self.any() {
@@ -201,12 +230,41 @@ impl TournamentRulesArgs {
     }
 }
 
-/// A count of at least 1.
-pub(crate) fn at_least_one(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
+/// The origin of a switch or of a list of words, such as `--engine`.
+fn switch(flag: &str) -> Origin {
+    Origin::Flag {
+        flag: flag.to_string(),
+        value: None,
+    }
+}
+
+/// A configuration error in the words the user gave: `--pits 99: ...`, `t.toml, [rules]
+/// pits: ...`, or the key alone for a default.
+pub(crate) fn explain(e: ConfigError, origins: &Origins) -> CliError {
+    let (setting, message, with_value) = match e {
+        ConfigError::Setting { setting, message } => (setting, message, true),
+        ConfigError::Needs { setting, message } => (setting, message, false),
+        e => return CliError::input(e),
+    };
+    if setting == "tc" {
+        // The clash of several time controls, whatever their spelling.
+        return CliError::input_msg(format!("time control: {message}"));
+    }
+    CliError::input_msg(format!("{}: {message}", origins.given(setting, with_value)))
+}
+
+/// A configuration error of a command whose every setting is a flag: the setting is named
+/// by its declared flag.
+pub(crate) fn flag_error(e: ConfigError) -> CliError {
+    match e {
+        ConfigError::Setting { setting, message } | ConfigError::Needs { setting, message } => {
+            let flag = settings::setting(setting).map_or_else(
+                || format!("--{}", setting.replace('_', "-")),
+                |s| s.flag.into(),
+            );
+            CliError::input_msg(format!("{flag}: {message}"))
+        }
+        e => CliError::input(e),
     }
 }
 
@@ -239,134 +297,52 @@ impl CommonArgs {
     /// --quiet, --debug, --report-every, --out, --config and the engines).
     pub fn settings_given(&self) -> Option<&'static str> {
         let r = &self.rules;
-        [
-            ("--each", !self.each.is_empty()),
-            ("--games", self.games.is_some()),
-            ("--move-time", self.move_time.is_some()),
-            ("--clock", self.clock.is_some()),
-            ("--time-margin", self.time_margin.is_some()),
-            ("--opening-plies", self.opening_plies.is_some()),
-            ("--openings", self.openings.is_some()),
-            ("--seed", self.seed.is_some()),
-            ("--shard", self.shard.is_some()),
-            ("--restart", self.restart.is_some()),
-            ("--adjudicate", self.adjudicate.is_some()),
-            ("--balanced-openings", self.balanced_openings.is_some()),
-            ("--startup-timeout", self.startup_timeout.is_some()),
-            ("--line-limit", self.line_limit.is_some()),
-            ("--depth", self.depth.is_some()),
-            ("--nodes", self.nodes.is_some()),
-            ("--id", self.id.is_some()),
-            ("--title", self.title.is_some()),
+        let mut given = vec![("--each", !self.each.is_empty())];
+        given.extend(self.plays_given());
+        given.extend([
             ("--pits", r.pits.is_some()),
             ("--seeds", r.seeds.is_some()),
             ("--empty-capture", r.empty_capture),
             ("--sweep", r.sweep.is_some()),
-        ]
-        .into_iter()
-        .find(|(_, given)| *given)
-        .map(|(flag, _)| flag)
+        ]);
+        given
+            .into_iter()
+            .find(|(_, given)| *given)
+            .map(|(flag, _)| flag)
     }
 
-    /// The command line as a configuration, merged over `--config`'s file.
+    /// The command line as a configuration, merged over `--config`'s file, with where
+    /// each value came from.
     pub fn to_config_file(&self) -> Result<ConfigFile, CliError> {
-        let mut engines = Vec::new();
+        let mut cli = self.plain_settings();
         for words in &self.engines.0 {
-            engines.push(EngineSpec::parse(words).map_err(CliError::input)?);
+            cli.engines
+                .push(EngineSpec::parse(words).map_err(CliError::input)?);
         }
-        let each = if self.each.is_empty() {
-            None
-        } else {
-            Some(EngineSpec::parse(&self.each).map_err(CliError::input)?)
-        };
-        let cli = ConfigFile {
-            id: self.id.clone(),
-            title: self.title.clone(),
-            schedule: None,
-            games: self.games,
-            rules: None,
-            tc: None,
-            move_time: self.move_time.clone(),
-            clock: self.clock.clone(),
-            concurrency: self.concurrency,
-            report_every: self.report_every,
-            out: self.out.clone(),
-            sandbox: self.strict.then_some(crate::sandbox::Policy::Required),
-            time_margin: self.time_margin.clone(),
-            opening_plies: self.opening_plies,
-            openings: self.openings.clone(),
-            opening_list: None,
-            seed: self.seed,
-            shard: self.shard.clone(),
-            restart: self.restart,
-            adjudicate: self.adjudicate,
-            balanced_openings: self.balanced_openings,
-            startup_timeout: self.startup_timeout.clone(),
-            line_limit: self.line_limit,
-            depth: self.depth,
-            nodes: self.nodes,
-            each,
-            engines,
-        };
+        if !cli.engines.is_empty() {
+            cli.origins.set("engine", switch("--engine"));
+        }
+        if !self.each.is_empty() {
+            cli.each = Some(EngineSpec::parse(&self.each).map_err(CliError::input)?);
+            cli.origins.set("each", switch("--each"));
+        }
+        if self.strict {
+            cli.sandbox = Some(crate::sandbox::Policy::Required);
+            cli.origins.set("sandbox", switch("--strict"));
+        }
         let mut file = match &self.config {
             Some(path) => cli.or(ConfigFile::load(path).map_err(CliError::input)?),
             None => cli,
         };
         file.rules = self.rules.over(file.rules);
-        // A time control on the command line replaces the file's, whatever its spelling.
-        if self.move_time.is_some() || self.clock.is_some() {
-            file.tc = None;
-            file.move_time.clone_from(&self.move_time);
-            file.clock.clone_from(&self.clock);
-        }
+        self.rules.record(&mut file.origins);
         Ok(file)
     }
 
     /// Resolves a configuration built from these flags; a refused setting is named as
-    /// the user gave it: `--flag` when it came from the command line, the key and the
-    /// file when it came from `--config`.
+    /// the user gave it (see [`explain`]).
     pub fn resolve(&self, file: &ConfigFile) -> Result<TournamentConfig, CliError> {
-        file.resolve().map_err(|e| self.config_error(e))
-    }
-
-    /// A configuration error in the words of the command line.
-    pub fn config_error(&self, e: ConfigError) -> CliError {
-        match e {
-            ConfigError::Setting { setting, message } => {
-                if setting == "tc" {
-                    // No flag is called --tc: the clash is between time controls.
-                    return CliError::input_msg(format!("time control: {message}"));
-                }
-                let flag = format!("--{}", setting.replace('_', "-"));
-                match &self.config {
-                    Some(path) if !self.flag_given(setting) => CliError::input_msg(format!(
-                        "{setting} (in {}): {message}",
-                        crate::record::shown_path(path)
-                    )),
-                    _ => CliError::input_msg(format!("{flag}: {message}")),
-                }
-            }
-            e => CliError::input(e),
-        }
-    }
-
-    /// Whether the command line gave the flag of configuration key `setting`.
-    fn flag_given(&self, setting: &str) -> bool {
-        match setting {
-            "games" => self.games.is_some(),
-            "move_time" => self.move_time.is_some(),
-            "clock" => self.clock.is_some(),
-            "time_margin" => self.time_margin.is_some(),
-            "startup_timeout" => self.startup_timeout.is_some(),
-            "line_limit" => self.line_limit.is_some(),
-            "openings" => self.openings.is_some(),
-            "opening_plies" => self.opening_plies.is_some(),
-            "shard" => self.shard.is_some(),
-            "id" => self.id.is_some(),
-            "each" => !self.each.is_empty(),
-            "engine" => !self.engines.0.is_empty(),
-            _ => false,
-        }
+        file.resolve().map_err(|e| explain(e, &file.origins))
     }
 
     /// How to run a resumed run: the flags, else the games at once the run was started

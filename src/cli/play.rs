@@ -5,7 +5,7 @@ use super::common::{EngineArgs, TournamentRulesArgs};
 use super::{CliError, CliResult};
 use crate::record::{check_name, parse_duration};
 use crate::tournament::TournamentError;
-use crate::tournament::config::{ConfigError, ConfigFile};
+use crate::tournament::config::ConfigFile;
 use crate::tournament::events::{Control, Event, View};
 use crate::tournament::spec::EngineSpec;
 use crate::web::matches::{Format, Match};
@@ -126,12 +126,7 @@ pub fn run(args: Args) -> CliResult {
         opening_plies: Some(0),
         ..ConfigFile::default()
     };
-    let mut config = file.resolve().map_err(|e| match e {
-        ConfigError::Setting { setting, message } => {
-            CliError::input_msg(format!("--{}: {message}", setting.replace('_', "-")))
-        }
-        e => CliError::input(e),
-    })?;
+    let mut config = file.resolve().map_err(super::common::flag_error)?;
     if person {
         let clock = args.clock.is_some().then_some(config.tc);
         config.engines[0] = person_entry(&name, clock, args.name.is_some());

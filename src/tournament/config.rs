@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod settings;
+pub use settings::{Origin, Origins};
+
 /// When engines are restarted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -25,91 +28,84 @@ pub enum Restart {
     Always,
 }
 
-/// A configuration as written by a user (every field optional) or as saved in
-/// `tournament.toml` (every field filled).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConfigFile {
-    /// The tournament id: the prefix of every game id (drawn at random when not given).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// The title of the leaderboard (default: the tournament id).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schedule: Option<ScheduleKind>,
-    /// Games per pairing (rounded up to whole game pairs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub games: Option<u64>,
-    /// The rules; any of them may be left out (the defaults apply).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rules: Option<RulesSpec>,
-    /// `100ms` (per move) or `10s+100ms` (game clock).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tc: Option<TimeControl>,
-    /// A fixed time per move, as `--move-time` (another way to write `tc`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub move_time: Option<String>,
-    /// A game clock, as `--clock` (another way to write `tc`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock: Option<String>,
-    /// Tolerance on top of every time limit, e.g. `50ms`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_margin: Option<String>,
-    /// Random sowings from the start for each round's opening.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub opening_plies: Option<u32>,
-    /// A file of openings (read when the tournament starts; saved inline as `opening_list`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub openings: Option<PathBuf>,
-    /// Openings given inline, `"3 1"` each.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub opening_list: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
-    /// `K/N`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restart: Option<Restart>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adjudicate: Option<Adjudication>,
-    /// Openings of `opening_plies` sowings whose exact value for south lies in [-V, V],
-    /// one per game pair (saved as the `opening_list` they turned out to be).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub balanced_openings: Option<u32>,
-    /// Time an engine has to answer the first `hello`, e.g. `10s`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub startup_timeout: Option<String>,
-    /// The longest line an engine may send, in bytes (default 1 MiB).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line_limit: Option<u64>,
-    /// Passed as the `depth` option to engines that declare one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub depth: Option<i64>,
-    /// Passed as the `nodes` option to engines that declare one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<i64>,
-    /// Settings applied to every engine (its own keys win).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub each: Option<EngineSpec>,
-    /// How the run goes, not what it plays: games at once, reports every N games, the
-    /// results folder. Of these `tournament.toml` keeps only the games at once, so that a
-    /// resume runs as many as the run did (engines that use several threads may need 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub concurrency: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub report_every: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub out: Option<PathBuf>,
-    /// `"required"`: refuse to run unless every layer of the engines' sandbox holds (as
-    /// `--strict`); `"best-effort"` (the default): run with what holds, and say what does
-    /// not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<crate::sandbox::Policy>,
-    #[serde(default, rename = "engine", skip_serializing_if = "Vec::is_empty")]
-    pub engines: Vec<EngineSpec>,
+macro_rules! config_file {
+    ($( $(#[doc = $doc:literal])* $key:ident : $ty:ty {
+        flag: $flag:literal, arg: ($($arg:tt)*), plays: $plays:literal, show: $show:expr $(,)?
+    }, )*) => {
+        /// A configuration as written by a user (every field optional) or as saved in
+        /// `tournament.toml` (every field filled). The plain settings are declared in
+        /// [`settings`]; the fields after them have shapes of their own.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct ConfigFile {
+            $(
+                $(#[doc = $doc])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $key: Option<$ty>,
+            )*
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub schedule: Option<ScheduleKind>,
+            /// The rules; any of them may be left out (the defaults apply).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub rules: Option<RulesSpec>,
+            /// `100ms` (per move) or `10s+100ms` (game clock); `move_time` and `clock` are
+            /// other ways to write it.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub tc: Option<TimeControl>,
+            /// Openings given inline, `"3 1"` each (`tournament.toml` keeps the openings of
+            /// an `openings` file or of `balanced_openings` so).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub opening_list: Option<Vec<String>>,
+            /// Settings applied to every engine (its own keys win).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub each: Option<EngineSpec>,
+            /// `"required"`: refuse to run unless every layer of the engines' sandbox holds
+            /// (as `--strict`); `"best-effort"` (the default): run with what holds, and say
+            /// what does not.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub sandbox: Option<crate::sandbox::Policy>,
+            #[serde(default, rename = "engine", skip_serializing_if = "Vec::is_empty")]
+            pub engines: Vec<EngineSpec>,
+            /// Where each value came from (not a key of the file).
+            #[serde(skip)]
+            pub origins: Origins,
+        }
+
+        impl ConfigFile {
+            /// Fills every field this file leaves empty from `under`. A time control given
+            /// here (as `tc`, `move_time` or `clock`) replaces any of `under`.
+            pub fn or(self, mut under: ConfigFile) -> ConfigFile {
+                if self.tc.is_some() || self.move_time.is_some() || self.clock.is_some() {
+                    under.tc = None;
+                    under.move_time = None;
+                    under.clock = None;
+                    for key in ["tc", "move_time", "clock"] {
+                        under.origins.remove(key);
+                    }
+                }
+                ConfigFile {
+                    $($key: self.$key.or(under.$key),)*
+                    schedule: self.schedule.or(under.schedule),
+                    rules: match (self.rules, under.rules) {
+                        (Some(a), Some(b)) => Some(a.over(b)),
+                        (a, b) => a.or(b),
+                    },
+                    tc: self.tc.or(under.tc),
+                    opening_list: self.opening_list.or(under.opening_list),
+                    each: self.each.or(under.each),
+                    sandbox: self.sandbox.or(under.sandbox),
+                    engines: if self.engines.is_empty() {
+                        under.engines
+                    } else {
+                        self.engines
+                    },
+                    origins: self.origins.over(under.origins),
+                }
+            }
+        }
+    };
 }
+settings::with_settings!(config_file);
 
 /// Why a configuration was refused (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -125,13 +121,53 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
     #[error(transparent)]
     Spec(#[from] SpecError),
-    /// A setting's value is refused: `setting` is its key in a configuration file (the
-    /// command line calls it `--setting`, with `-` for `_`).
-    #[error("{setting}: {message}")]
+    /// A key of the file at `path` that does not parse, `games` or `[rules] pits`.
+    #[error("{}, {key}: {message}", crate::record::shown_path(path))]
+    Key {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
+    /// A setting's value is refused: `setting` is its key in a configuration file
+    /// (`rules.pits` for a rule); [`Origins::given`] names it as the user gave it.
+    #[error("{}: {message}", settings::key_words(setting))]
     Setting {
         setting: &'static str,
         message: String,
     },
+    /// A setting needs another one that is missing: the setting given is named, not its
+    /// value.
+    #[error("{}: {message}", settings::key_words(setting))]
+    Needs {
+        setting: &'static str,
+        message: String,
+    },
+}
+
+/// The first key of a configuration file's `table` that does not parse, as the file
+/// writes it (`games`, `[rules] pits`), with why.
+fn bad_key(table: &toml::Table) -> Option<(String, String)> {
+    fn alone<T: serde::de::DeserializeOwned>(key: &str, value: &toml::Value) -> Option<String> {
+        let mut one = toml::Table::new();
+        one.insert(key.to_string(), value.clone());
+        toml::Value::Table(one)
+            .try_into::<T>()
+            .err()
+            .map(|e| e.message().trim().to_string())
+    }
+    for (key, value) in table {
+        if let (true, toml::Value::Table(rules)) = (key == "rules", value) {
+            for (rule, v) in rules {
+                if let Some(message) = alone::<RulesSpec>(rule, v) {
+                    return Some((format!("[rules] {rule}"), message));
+                }
+            }
+        }
+        if let Some(message) = alone::<ConfigFile>(key, value) {
+            return Some((key.clone(), message));
+        }
+    }
+    None
 }
 
 fn refuse(setting: &'static str, message: impl Into<String>) -> ConfigError {
@@ -154,10 +190,36 @@ impl ConfigFile {
                     error,
                 }
             })?;
-        let mut file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        let parse = |message: String| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| parse(e.to_string()))?;
+        let mut file: ConfigFile = match table.clone().try_into() {
+            Ok(file) => file,
+            Err(e) => {
+                return Err(match bad_key(&table) {
+                    Some((key, message)) => ConfigError::Key {
+                        path: path.to_path_buf(),
+                        key,
+                        message,
+                    },
+                    None => parse(e.to_string()),
+                });
+            }
+        };
+        for (key, value) in &table {
+            file.origins
+                .set(key.clone(), Origin::File(path.to_path_buf()));
+            if let (true, toml::Value::Table(rules)) = (key == "rules", value) {
+                for rule in rules.keys() {
+                    file.origins
+                        .set(format!("rules.{rule}"), Origin::File(path.to_path_buf()));
+                }
+            }
+        }
         // The folder of a bare file name ("t.toml") is the empty path: the current folder.
         let folder = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
@@ -202,60 +264,15 @@ impl ConfigFile {
         }
     }
 
-    /// Fills every field this file leaves empty from `under`. A time control given here
-    /// (as `tc`, `move_time` or `clock`) replaces any of `under`.
-    pub fn or(self, under: ConfigFile) -> ConfigFile {
-        let time_given = self.tc.is_some() || self.move_time.is_some() || self.clock.is_some();
-        let (tc, move_time, clock) = if time_given {
-            (self.tc, self.move_time, self.clock)
-        } else {
-            (under.tc, under.move_time, under.clock)
-        };
-        ConfigFile {
-            id: self.id.or(under.id),
-            title: self.title.or(under.title),
-            schedule: self.schedule.or(under.schedule),
-            games: self.games.or(under.games),
-            rules: match (self.rules, under.rules) {
-                (Some(a), Some(b)) => Some(a.over(b)),
-                (a, b) => a.or(b),
-            },
-            tc,
-            move_time,
-            clock,
-            time_margin: self.time_margin.or(under.time_margin),
-            opening_plies: self.opening_plies.or(under.opening_plies),
-            openings: self.openings.or(under.openings),
-            opening_list: self.opening_list.or(under.opening_list),
-            seed: self.seed.or(under.seed),
-            shard: self.shard.or(under.shard),
-            restart: self.restart.or(under.restart),
-            adjudicate: self.adjudicate.or(under.adjudicate),
-            balanced_openings: self.balanced_openings.or(under.balanced_openings),
-            startup_timeout: self.startup_timeout.or(under.startup_timeout),
-            line_limit: self.line_limit.or(under.line_limit),
-            depth: self.depth.or(under.depth),
-            nodes: self.nodes.or(under.nodes),
-            each: self.each.or(under.each),
-            concurrency: self.concurrency.or(under.concurrency),
-            report_every: self.report_every.or(under.report_every),
-            out: self.out.or(under.out),
-            sandbox: self.sandbox.or(under.sandbox),
-            engines: if self.engines.is_empty() {
-                under.engines
-            } else {
-                self.engines
-            },
-        }
-    }
-
     /// Validates and resolves the configuration.
     pub fn resolve(&self) -> Result<TournamentConfig, ConfigError> {
-        let rules = self
-            .rules
-            .unwrap_or_default()
-            .resolve()
-            .map_err(|e| refuse("rules", e.to_string()))?;
+        let rules = self.rules.unwrap_or_default().resolve().map_err(|e| {
+            let rule = match e {
+                crate::rules::RulesError::Pits(_) => "rules.pits",
+                crate::rules::RulesError::Seeds(_) => "rules.seeds",
+            };
+            refuse(rule, e.to_string())
+        })?;
         let games = self.games.unwrap_or(DEFAULT_GAMES);
         if games == 0 {
             return Err(refuse("games", "must be at least 1"));
@@ -308,7 +325,7 @@ impl ConfigFile {
                 Duration::from_secs(10),
             )?,
             line_limit: match self.line_limit {
-                Some(0) => return Err(refuse("line_limit", "0: it must be at least 1 byte")),
+                Some(0) => return Err(refuse("line_limit", "it must be at least 1 byte")),
                 Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
                 None => crate::supervisor::Settings::default().line_limit,
             },
@@ -487,18 +504,16 @@ impl ConfigFile {
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
                 if !ok {
-                    return Err(refuse(
-                        "id",
-                        format!("{id:?}: use letters, digits, '_', '.' and '-'"),
-                    ));
+                    return Err(refuse("id", "use letters, digits, '_', '.' and '-'"));
                 }
                 Ok(id.clone())
             }
-            None if sharded => Err(refuse(
-                "shard",
-                "needs an id: every shard of one tournament must use the same id, or merged \
-                 results count games twice",
-            )),
+            None if sharded => Err(ConfigError::Needs {
+                setting: "shard",
+                message: "needs an id: every shard of one tournament must use the same id, or \
+                          merged results count games twice"
+                    .into(),
+            }),
             None => Ok(new_tournament_id()),
         }
     }
@@ -684,25 +699,17 @@ impl TournamentConfig {
             tc: Some(self.tc),
             time_margin: Some(format_duration(self.margin)),
             opening_plies: Some(self.opening_plies),
-            openings: None,
             opening_list,
             seed: Some(self.seed),
             shard: self.schedule.shard.map(|s| s.to_string()),
             restart: Some(self.restart),
             adjudicate: Some(self.adjudication),
-            balanced_openings: None,
             startup_timeout: Some(format_duration(self.startup_timeout)),
             line_limit: Some(self.line_limit as u64),
             depth: self.depth,
             nodes: self.nodes,
-            each: None,
-            move_time: None,
-            clock: None,
-            concurrency: None,
-            report_every: None,
-            out: None,
-            sandbox: None,
             engines,
+            ..ConfigFile::default()
         }
     }
 }

@@ -186,7 +186,7 @@ fn absurd_times_and_counts_are_refused_before_any_game() {
     let args = [two, strings(&["--config", cfg.to_str().unwrap()])].concat();
     let o = tournament(&args, &out);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("time_margin (in"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("t.toml, time_margin: "));
     // And the checker's own times.
     let o = run(&strings(&["check", "--quit-grace", huge, "builtin=first"]));
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
