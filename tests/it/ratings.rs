@@ -905,17 +905,17 @@ fn ratings_rate_the_record_not_an_edited_games_csv() {
     let csv_path = run.join("games.csv");
     let text = std::fs::read_to_string(&csv_path).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
-    let mut cells: Vec<String> = lines[1].split(',').map(String::from).collect();
+    // The first decisive row (a draw cannot be turned around).
+    let k = (1..lines.len())
+        .find(|&k| matches!(lines[k].split(',').nth(6), Some("1-0" | "0-1")))
+        .expect("a decisive game among the four");
+    let mut cells: Vec<String> = lines[k].split(',').map(String::from).collect();
     let first_id = cells[0].clone();
-    cells[6] = match cells[6].as_str() {
-        "1-0" => "0-1".into(),
-        "0-1" => "1-0".into(),
-        other => panic!("a draw in the first game: {other}"),
-    };
+    cells[6] = if cells[6] == "1-0" { "0-1" } else { "1-0" }.into();
     cells.swap(7, 8);
-    lines[1] = cells.join(",");
+    lines[k] = cells.join(",");
     let tournament = first_id.rsplit_once('-').unwrap().0.to_string();
-    let mut added: Vec<String> = lines[1].split(',').map(String::from).collect();
+    let mut added: Vec<String> = lines[k].split(',').map(String::from).collect();
     added[0] = format!("{tournament}-77");
     lines.push(added.join(","));
     std::fs::write(&csv_path, lines.join("\n") + "\n").unwrap();
