@@ -375,18 +375,11 @@ impl CommonArgs {
     }
 }
 
-/// Writes `text` to `path` through a temporary file beside it, so a reader (or a crash)
-/// never sees half a file.
+/// Writes `text` to `path` durably and whole (see [`crate::results::write_file`]); the
+/// error names the path.
 pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("failed to write {}: {e}", crate::record::shown_path(path))
-        })
+    crate::results::write_file(path, text.as_bytes())
+        .map_err(|e| format!("failed to write {}: {e}", crate::record::shown_path(path)))
 }
 
 /// `, but N folders in it do, e.g. DIR/x` when folders inside `dir` hold `file` (the user

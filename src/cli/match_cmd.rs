@@ -46,7 +46,7 @@ pub fn run(args: Args) -> CliResult {
     let config = args.common.resolve(&file)?;
     let out = match file.out.clone() {
         Some(out) => out,
-        None => crate::tournament::claim_default_out_dir("")?,
+        None => crate::results::claim_default_folder("")?,
     };
     let flags = args.common.run_flags(Some(&file));
     Ok(execute(config, out, false, RunKind::Match, &flags, &mut [], None)?.code)

@@ -53,10 +53,7 @@ impl SettingsSection {
         if let Some(t) = &self.title {
             return t.clone();
         }
-        let kind = match self.kind {
-            RunKind::Tournament | RunKind::Match => "Tournament",
-            RunKind::Sprt => "SPRT",
-        };
+        let kind = self.kind.title();
         match &self.id {
             Some(id) => format!("{kind} {id}"),
             None => kind.to_string(),
@@ -69,11 +66,8 @@ impl SettingsSection {
         let mut groups = self.groups.clone();
         if let Some(first) = groups.first_mut() {
             if let Some(id) = &self.id {
-                let label = match self.kind {
-                    RunKind::Tournament | RunKind::Match => "Tournament id",
-                    RunKind::Sprt => "SPRT id",
-                };
-                first.entries.insert(0, (label.to_string(), id.clone()));
+                let label = format!("{} id", self.kind.title());
+                first.entries.insert(0, (label, id.clone()));
             }
             if !self.shards.is_empty() {
                 first
@@ -124,9 +118,9 @@ pub fn read_settings(dir: &Path) -> Option<SettingsSection> {
     let read = |name: &str| {
         crate::input::read_text_limited(&dir.join(name), crate::input::CONFIG_LIMIT).ok()
     };
-    let text = read("tournament.toml")?;
-    let sprt = read("sprt.toml");
-    let result = read("sprt-result.toml");
+    let text = read(crate::results::TOURNAMENT_TOML)?;
+    let sprt = read(crate::results::SPRT_TOML);
+    let result = read(crate::results::SPRT_RESULT_TOML);
     Some(settings_from_files(
         &text,
         sprt.as_deref(),
@@ -156,12 +150,14 @@ pub fn settings_from_files(
             };
         }
     };
-    let kind = if sprt.is_some() {
-        RunKind::Sprt
-    } else {
-        RunKind::Tournament
-    };
     let mut take = |key: &str| table.remove(key);
+    // What `tournament.toml` says; a folder written before it said so is an SPRT when
+    // it holds `sprt.toml`.
+    let kind = match take("run").and_then(|v| v.try_into::<RunKind>().ok()) {
+        Some(kind) => kind,
+        None if sprt.is_some() => RunKind::Sprt,
+        None => RunKind::Tournament,
+    };
     let id = take("id").map(|v| text(&v));
     let title = take("title").map(|v| text(&v));
     let shards: Vec<String> = take("shard").map(|v| text(&v)).into_iter().collect();

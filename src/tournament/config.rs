@@ -45,6 +45,10 @@ macro_rules! config_file {
             )*
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub schedule: Option<ScheduleKind>,
+            /// What kind of run wrote this file as its `tournament.toml` (not a setting a
+            /// user gives: the command that started the run says it).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub run: Option<crate::results::RunKind>,
             /// The rules; any of them may be left out (the defaults apply).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub rules: Option<RulesSpec>,
@@ -86,6 +90,7 @@ macro_rules! config_file {
                 ConfigFile {
                     $($key: self.$key.or(under.$key),)*
                     schedule: self.schedule.or(under.schedule),
+                    run: self.run.or(under.run),
                     rules: match (self.rules, under.rules) {
                         (Some(a), Some(b)) => Some(a.over(b)),
                         (a, b) => a.or(b),
