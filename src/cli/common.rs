@@ -375,6 +375,24 @@ impl CommonArgs {
     }
 }
 
+/// The results folder of a new run: `out` of `file` (a flag or a configuration file),
+/// checked, with an error that names what the user gave; else a new default folder
+/// `results/<PREFIX><UTC date-time>`.
+pub(crate) fn new_results_folder(
+    file: &crate::tournament::config::ConfigFile,
+    prefix: &str,
+) -> Result<PathBuf, CliError> {
+    match &file.out {
+        Some(out) => {
+            crate::results::check_folder(out, crate::results::Claim::New).map_err(|e| {
+                CliError::input_msg(format!("{}: {e}", file.origins.given("out", true)))
+            })?;
+            Ok(out.clone())
+        }
+        None => Ok(crate::results::claim_default_folder(prefix)?),
+    }
+}
+
 /// Writes `text` to `path` durably and whole (see [`crate::results::write_file`]); the
 /// error names the path.
 pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), String> {

@@ -44,10 +44,7 @@ pub fn run(args: Args) -> CliResult {
     }
     file.engines = engines;
     let config = args.common.resolve(&file)?;
-    let out = match file.out.clone() {
-        Some(out) => out,
-        None => crate::results::claim_default_folder("")?,
-    };
+    let out = super::common::new_results_folder(&file, "")?;
     let flags = args.common.run_flags(Some(&file));
     Ok(execute(config, out, false, RunKind::Match, &flags, &mut [], None)?.code)
 }

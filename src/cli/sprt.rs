@@ -92,11 +92,7 @@ fn new_test(args: &Args) -> Result<NewTest, CliError> {
     }
     file.games = Some(args.max_games.unwrap_or(DEFAULT_MAX_GAMES));
     let config = common.resolve(&file)?;
-    let out = match &file.out {
-        Some(out) => out.clone(),
-        None => crate::results::claim_default_folder("sprt-")?,
-    };
-    crate::results::check_folder(&out, crate::results::Claim::New).map_err(CliError::input)?;
+    let out = super::common::new_results_folder(&file, "sprt-")?;
     std::fs::create_dir_all(&out)?;
     files::save_settings(&out, &settings)?;
     let flags = common.run_flags(Some(&file));

@@ -66,10 +66,7 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     let config = args.common.resolve(&file)?;
-    let out = match file.out.clone() {
-        Some(out) => out,
-        None => crate::results::claim_default_folder("")?,
-    };
+    let out = super::common::new_results_folder(&file, "")?;
     let flags = args.common.run_flags(Some(&file));
     Ok(execute(
         config,

@@ -107,7 +107,7 @@ fn holds_games_message(path: &Path, claim: Claim) -> String {
 pub fn check(path: &Path, claim: Claim) -> Result<(), ClaimError> {
     if path.exists() && !path.is_dir() {
         return Err(ClaimError(format!(
-            "{} is a file, not a folder: give another --out",
+            "{} is a file, not a folder: give a new or empty folder for the results",
             shown_path(path)
         )));
     }
@@ -142,7 +142,7 @@ pub fn check(path: &Path, claim: Claim) -> Result<(), ClaimError> {
             };
             return Err(ClaimError(format!(
                 "{} already holds other files ({}{more}) and no kalaha results: give a new or \
-                 empty folder as --out",
+                 empty folder for the results",
                 shown_path(path),
                 shown_line(first)
             )));
