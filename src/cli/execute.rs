@@ -53,7 +53,10 @@ pub fn execute(
 ) -> Result<Executed, CliError> {
     // `cargo run` execs this program: the CPU time of cargo and of the compilers it waited
     // for is already on the counters, so only what is used from here on is reported.
-    let cpu_at_start = (cpu_time(libc::RUSAGE_SELF), cpu_time(libc::RUSAGE_CHILDREN));
+    let cpu_at_start = (
+        crate::sys::cpu_time(crate::sys::Who::Me),
+        crate::sys::cpu_time(crate::sys::Who::Children),
+    );
     let options = RunOptions {
         out: out.clone(),
         resume,
@@ -223,8 +226,8 @@ fn print_summary(
     out: &std::path::Path,
 ) -> Result<(), CliError> {
     let mut o = std::io::stdout().lock();
-    let own = cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu_at_start.0);
-    let engines = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu_at_start.1);
+    let own = crate::sys::cpu_time(crate::sys::Who::Me).saturating_sub(cpu_at_start.0);
+    let engines = crate::sys::cpu_time(crate::sys::Who::Children).saturating_sub(cpu_at_start.1);
     if moves > 0 {
         writeln!(
             o,
@@ -262,15 +265,4 @@ fn analysis_view(
             order: crate::analysis::DEFAULT_ORDER,
         },
     ))
-}
-
-/// User plus system CPU time of this process (`RUSAGE_SELF`) or of its reaped children.
-fn cpu_time(who: i32) -> Duration {
-    // SAFETY: getrusage only writes into the struct we pass.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(who, &mut u) } != 0 {
-        return Duration::ZERO;
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(u.ru_utime) + tv(u.ru_stime)
 }

@@ -39,14 +39,7 @@ impl DisplayMode {
 
 /// The terminal's size (columns, rows), 80x24 when unknown.
 fn terminal_size() -> (usize, usize) {
-    // SAFETY: TIOCGWINSZ fills the struct we pass.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 && ws.ws_row > 0 {
-        (ws.ws_col as usize, ws.ws_row as usize)
-    } else {
-        (80, 24)
-    }
+    crate::sys::terminal_size().unwrap_or((80, 24))
 }
 
 /// The standings are refitted for the bar at most this often.
