@@ -210,12 +210,24 @@ impl Browser {
     }
 
     fn screenshot(&self, width: u32, file: &Path) {
+        self.screenshot_of(width, None, file);
+    }
+
+    /// A screenshot at `width` with the element `css` (if given) scrolled to the top.
+    fn screenshot_of(&self, width: u32, css: Option<&str>, file: &Path) {
         self.call(
             "POST",
             "/window/rect",
             Some(json!({ "width": width, "height": 1000 })),
         );
         std::thread::sleep(Duration::from_millis(300));
+        if let Some(css) = css {
+            self.run(&format!(
+                "document.querySelector({}).scrollIntoView();",
+                json!(css)
+            ));
+            std::thread::sleep(Duration::from_millis(100));
+        }
         let png = self.call("GET", "/screenshot", None);
         std::fs::write(file, base64(png.as_str().unwrap())).unwrap();
     }
@@ -1603,6 +1615,17 @@ fn the_rules_guide_in_chromium() {
     );
     assert_eq!(first["game_hidden"], true, "{first}");
     assert_eq!(first["title"], "Step 1 of 4: Sowing and the store");
+    let status = poll(
+        &browser,
+        "return document.getElementById('status').textContent;",
+        Duration::from_secs(20),
+        "the status line",
+        |v| v.as_str().unwrap().contains("game 1 waits"),
+    );
+    assert_eq!(
+        status,
+        "Learning the rules: game 1 waits for you (Back to the game, below the guide)."
+    );
     assert!(
         first["variant"]
             .as_str()
@@ -1620,6 +1643,11 @@ fn the_rules_guide_in_chromium() {
         (0, vec![3, 3, 3], vec![2, 1, 5], 0)
     );
     assert_eq!(first["enabled"], json!([1, 2, 3]));
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot(390, &dir.join("guide-start-390.png"));
+        browser.screenshot(1280, &dir.join("guide-start-1280.png"));
+    }
 
     // Step 1: pit 1 stops short of the store (not yet), pit 3 reaches it. The first with
     // the digit key: in the guide, digits sow the guide's pits, not the game's.
@@ -1765,9 +1793,14 @@ fn the_rules_guide_in_chromium() {
         "{s}"
     );
     assert_eq!(s["steps_done"], json!([true, true, true, true]));
+    // The game of the step is over: nobody is to move.
+    assert_eq!(
+        browser.run("return document.querySelectorAll('#g-board .to-move').length;"),
+        0
+    );
     if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
         std::fs::create_dir_all(&dir).unwrap();
-        browser.screenshot(390, &dir.join("guide-390.png"));
+        browser.screenshot_of(390, Some("#g-title"), &dir.join("guide-390.png"));
         browser.screenshot(1280, &dir.join("guide-1280.png"));
     }
 
@@ -1863,9 +1896,8 @@ fn the_rules_guide_in_chromium() {
         assert!(all[i]["text"].as_str().unwrap().contains(words), "{all}");
     }
     if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
-        browser.run("document.getElementById('g-cards-title').scrollIntoView();");
-        browser.screenshot(390, &dir.join("cards-390.png"));
-        browser.screenshot(1280, &dir.join("cards-1280.png"));
+        browser.screenshot_of(390, Some("#g-cards-title"), &dir.join("cards-390.png"));
+        browser.screenshot_of(1280, Some("#g-cards-title"), &dir.join("cards-1280.png"));
     }
 
     // Back to the game, and the guide again from its button.
