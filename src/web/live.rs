@@ -468,7 +468,7 @@ impl Live {
             && s.gate.is_some()
             && s.ended.is_none()
             && s.names.len() >= 2
-            && !s.matched.as_ref().is_some_and(|m| !m.over)
+            && s.matched.as_ref().is_none_or(|m| m.over)
     }
 
     /// The person's game in progress, if any, that the person has not resigned yet.
