@@ -1099,6 +1099,43 @@ mod tests {
         assert!(checked > 10_000, "{checked}");
     }
 
+    /// A last seed in an empty pit of the mover's, opposite an empty pit: it stays under
+    /// the standard rules, and is captured alone under empty capture; the words say which.
+    #[test]
+    fn a_lone_last_seed_is_described_by_the_variant() {
+        let text = |empty_capture: bool| {
+            let rules = Rules::new(3, 4, empty_capture, Sweep::Owner).unwrap();
+            let row = |pits: &[u16], store| Row {
+                pits: pits.to_vec(),
+                store,
+            };
+            let pos =
+                Position::from_parts(rules, &row(&[1, 0, 2], 0), &row(&[3, 0, 1], 0), Side::South)
+                    .unwrap();
+            let (after, effect) = pos.play_traced(1).unwrap();
+            (
+                describe(&pos, 1, &sowing_path(&pos, 1), &after, effect),
+                effect.captured,
+            )
+        };
+        let (t, captured) = text(false);
+        assert_eq!(captured, 0);
+        assert!(
+            t.ends_with(
+                "The last seed landed in your pit 2, which was empty, but north's pit 2 \
+                 opposite is empty: nothing is captured and the seed stays. The turn passes \
+                 to north."
+            ),
+            "{t}"
+        );
+        let (t, captured) = text(true);
+        assert_eq!(captured, 1);
+        assert!(
+            t.contains("opposite north's empty pit 2: under these rules (empty capture) the lone seed goes to your store"),
+            "{t}"
+        );
+    }
+
     #[test]
     fn bad_requests_are_refused_not_played() {
         let v = std();
