@@ -2109,8 +2109,9 @@ fn a_best_of_three_match_chosen_on_the_page_in_chromium() {
         // A match in progress: the score above the board.
         let s = seen(&browser);
         browser.click(&format!("button[data-pit=\"{}\"]", s.enabled[0]));
-        wait_for(&browser, Duration::from_secs(20), "a sowing", |n| {
-            n.plies > s.plies
+        // The engine's reply drawn, the person to move again (or the game over).
+        wait_for(&browser, Duration::from_secs(20), "the reply", |n| {
+            n.plies > s.plies && (!n.enabled.is_empty() || n.result.is_some())
         });
         browser.screenshot(390, &dir.join("match-in-progress-390.png"));
         browser.screenshot(1280, &dir.join("match-in-progress-1280.png"));
