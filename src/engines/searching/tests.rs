@@ -280,3 +280,23 @@ fn perfect_without_a_table_names_its_folder_in_the_build_command() {
     find_endgame(&rules, 2 << 20, None, &mut log);
     assert!(log.iter().all(|(_, m)| !m.contains("--tables")), "{log:?}");
 }
+
+/// Under load the built-ins think for less of the move time, never less than a third.
+#[test]
+fn the_thinking_time_shrinks_with_the_load() {
+    use super::load_share;
+    assert_eq!(load_share(0.3, 2), 1.0);
+    assert_eq!(load_share(2.0, 2), 1.0);
+    assert_eq!(load_share(4.0, 2), 0.5);
+    assert_eq!(load_share(30.0, 2), 1.0 / 3.0);
+    assert_eq!(load_share(f64::NAN, 2), 1.0);
+    assert_eq!(load_share(1.0, 0), 1.0);
+    // 60% of a fixed move time on an idle machine, 30% at twice the CPUs.
+    let fixed = crate::record::TimeLimit::MoveTime(std::time::Duration::from_millis(100));
+    let idle = fixed.budget().mul_f64(super::BUDGET_SHARE);
+    assert_eq!(idle, std::time::Duration::from_millis(60));
+    assert_eq!(
+        idle.mul_f64(load_share(4.0, 2)),
+        std::time::Duration::from_millis(30)
+    );
+}
