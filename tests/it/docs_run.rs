@@ -1,0 +1,181 @@
+//! The guides and reference pages run as written: every ```sh run block of `docs/*.md` and
+//! `docs/reference/*.md` is run, line by line, against the built `kalaha`, in a temporary
+//! folder of its page (so a page's later commands see what its earlier ones wrote). The
+//! ```FILE=NAME blocks of a page (an engine's source, a configuration file) are written to
+//! that folder first. A command passes when it exits as its `# exit N` comment says (0
+//! without one); a line ending in `\` goes on on the next.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// A command of a page: its line number and text, and the exit status it should have.
+struct Step {
+    line: usize,
+    command: String,
+    exit: i32,
+}
+
+/// What a page holds for the test: its files and its commands, in order.
+#[derive(Default)]
+struct Page {
+    files: Vec<(String, String)>,
+    steps: Vec<Step>,
+}
+
+fn parse(text: &str) -> Page {
+    let mut page = Page::default();
+    let mut lines = text.lines().enumerate();
+    while let Some((_, line)) = lines.next() {
+        let info = line.trim_start();
+        let Some(info) = info.strip_prefix("```") else {
+            continue;
+        };
+        let words: Vec<&str> = info.split_whitespace().collect();
+        let file = words.iter().find_map(|w| w.strip_prefix("file="));
+        let run = words.len() >= 2 && words[0] == "sh" && words[1] == "run";
+        let mut body = Vec::new();
+        for (i, l) in lines.by_ref() {
+            if l.trim_start().starts_with("```") {
+                break;
+            }
+            body.push((i + 1, l));
+        }
+        if let Some(name) = file {
+            let text: Vec<&str> = body.iter().map(|(_, l)| *l).collect();
+            page.files.push((name.to_string(), text.join("\n") + "\n"));
+        } else if run {
+            let mut pending: Option<(usize, String)> = None;
+            for (n, l) in body {
+                let (start, mut command) = pending.take().unwrap_or((n, String::new()));
+                if let Some(rest) = l.strip_suffix('\\') {
+                    command.push_str(rest);
+                    pending = Some((start, command));
+                    continue;
+                }
+                command.push_str(l);
+                let trimmed = command.trim();
+                if trimmed.is_empty() || trimmed.starts_with('#') {
+                    continue;
+                }
+                let exit = trimmed
+                    .rsplit_once("# exit ")
+                    .and_then(|(_, n)| n.trim().parse().ok())
+                    .unwrap_or(0);
+                page.steps.push(Step {
+                    line: start,
+                    command: trimmed.to_string(),
+                    exit,
+                });
+            }
+        }
+    }
+    page
+}
+
+/// The pages: docs/*.md and docs/reference/*.md.
+fn pages() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = Vec::new();
+    for dir in ["docs", "docs/reference", "docs/cluster"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "md") {
+                pages.push(p);
+            }
+        }
+    }
+    pages.sort();
+    pages
+}
+
+#[test]
+fn every_runnable_command_of_the_docs_runs_as_written() {
+    // `kalaha` on PATH is the one just built.
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kalaha"), bin.path().join("kalaha")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (mut ran, mut failures) = (0, Vec::new());
+    let started = Instant::now();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let parsed = parse(&text);
+        if parsed.steps.is_empty() {
+            continue;
+        }
+        let shown = page.strip_prefix(root).unwrap().display().to_string();
+        let work = tempfile::tempdir().unwrap();
+        // The repository's example engine, where the pages use it.
+        std::fs::create_dir_all(work.path().join("engines/python")).unwrap();
+        std::fs::copy(
+            root.join("engines/python/example.py"),
+            work.path().join("engines/python/example.py"),
+        )
+        .unwrap();
+        for (name, body) in &parsed.files {
+            let file = work.path().join(name);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, body).unwrap();
+        }
+        for step in &parsed.steps {
+            let o = Command::new("sh")
+                .arg("-c")
+                .arg(&step.command)
+                .current_dir(work.path())
+                .env("PATH", &path)
+                .env("XDG_CACHE_HOME", work.path().join(".cache"))
+                .env_remove("RUST_LOG")
+                .output()
+                .unwrap();
+            ran += 1;
+            if o.status.code() != Some(step.exit) {
+                failures.push(format!(
+                    "{shown}:{}: `{}` exited with {:?}, not {}\n{}{}",
+                    step.line,
+                    step.command,
+                    o.status.code(),
+                    step.exit,
+                    String::from_utf8_lossy(&o.stdout),
+                    String::from_utf8_lossy(&o.stderr)
+                ));
+            }
+        }
+    }
+    println!(
+        "{ran} commands of the docs run in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(ran >= 30, "only {ran} runnable commands in the docs");
+}
+
+/// A page's blocks are read as the runner reads them: continued lines, exit statuses and
+/// files.
+#[test]
+fn the_runner_reads_commands_files_and_exit_statuses() {
+    let page = parse(
+        "text\n```sh run\nkalaha perft \\\n  --depth 2\n# a comment\n\nkalaha sprt x  # exit 3\n```\n\
+         ```sh\nnot run\n```\n```python file=e/x.py\nprint(1)\n```\n",
+    );
+    let steps: Vec<(usize, &str, i32)> = page
+        .steps
+        .iter()
+        .map(|s| (s.line, s.command.as_str(), s.exit))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (3, "kalaha perft   --depth 2", 0),
+            (7, "kalaha sprt x  # exit 3", 3)
+        ]
+    );
+    assert_eq!(
+        page.files,
+        [("e/x.py".to_string(), "print(1)\n".to_string())]
+    );
+}
