@@ -57,6 +57,7 @@ dl.settings dt{color:#445}dl.settings dd{margin:0}
 ol.notes{padding-left:1.3rem;font-size:.92rem;color:#334}ol.notes li{margin:.35rem 0}
 @media (max-width:40rem){body{padding:.6rem .7rem 1.5rem}h1{font-size:1.35rem}th,td{padding:.2rem .4rem}
 dl.settings{grid-template-columns:1fr}dl.settings dd{margin:0 0 .4rem .8rem}}
+@media (max-width:31.25rem){th,td{padding:.2rem .3rem}#standings-table .ver{display:none}}
 ";
 
 /// The whole page.

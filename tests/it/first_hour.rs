@@ -185,7 +185,7 @@ fn the_sprt_header_gives_its_game_limit() {
     assert!(!header.contains("per pairing"), "{header}");
 }
 
-/// The README's SPRT: engines given by command without `name=` go by their `hello` names,
+/// The SPRT of the task table: engines given by command without `name=` go by their `hello` names,
 /// and the test counts their games under those names, decides, and resumes to the same
 /// verdict.
 #[test]
