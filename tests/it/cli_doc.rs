@@ -25,7 +25,7 @@ fn render() -> String {
         let anchor = path.replace(' ', "-");
         let _ = write!(page, " [`{path}`](#{anchor})");
     }
-    page.push_str("\n");
+    page.push('\n');
     for (path, help) in sections {
         let _ = write!(page, "\n## {path}\n\n```text\n{}\n```\n", help.trim_end());
     }
