@@ -1,9 +1,10 @@
-//! The guides and reference pages run as written: every ```sh run block of `docs/*.md` and
-//! `docs/reference/*.md` is run, line by line, against the built `kalaha`, in a temporary
-//! folder of its page (so a page's later commands see what its earlier ones wrote). The
-//! ```FILE=NAME blocks of a page (an engine's source, a configuration file) are written to
-//! that folder first. A command passes when it exits as its `# exit N` comment says (0
-//! without one); a line ending in `\` goes on on the next.
+//! The guides and reference pages run as written: every ```sh run block of `docs/*.md`,
+//! `docs/reference/*.md` and `docs/cluster/*.md` is run, line by line, against the built
+//! `kalaha`, in a temporary folder of its page (so a page's later commands see what its
+//! earlier ones wrote). The ```LANG file=NAME blocks of a page (an engine's source, a
+//! configuration file) are written to that folder first. A command passes when it exits
+//! as its `# exit N` comment says (0 without one); a line ending in `\` goes on on the
+//! next.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -110,13 +111,12 @@ fn every_runnable_command_of_the_docs_runs_as_written() {
         }
         let shown = page.strip_prefix(root).unwrap().display().to_string();
         let work = tempfile::tempdir().unwrap();
-        // The repository's example engine, where the pages use it.
-        std::fs::create_dir_all(work.path().join("engines/python")).unwrap();
-        std::fs::copy(
-            root.join("engines/python/example.py"),
-            work.path().join("engines/python/example.py"),
-        )
-        .unwrap();
+        // The repository's example engine and agent, where the pages use them.
+        for example in ["engines/python/example.py", "examples/kgp_agent.py"] {
+            let to = work.path().join(example);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(root.join(example), to).unwrap();
+        }
         for (name, body) in &parsed.files {
             let file = work.path().join(name);
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
