@@ -179,3 +179,165 @@ fn the_runner_reads_commands_files_and_exit_statuses() {
         [("e/x.py".to_string(), "print(1)\n".to_string())]
     );
 }
+
+/// The words of a command line as a POSIX shell splits them (quotes and backslashes; no
+/// expansion).
+fn shell_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut in_word) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => word.extend(chars.next()),
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => {
+                word.extend(chars.next());
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// Every `kalaha ...` command the pages show, with its line and whether it is in a ```sh
+/// block (run or not) rather than a `code span` of the prose; those that hold `...` (a
+/// command cut short) are left out.
+fn shown_commands(text: &str) -> Vec<(usize, String, bool)> {
+    let mut found = Vec::new();
+    let mut in_sh = false;
+    let mut in_fence = false;
+    let mut pending = String::new();
+    let mut start = 0;
+    // The prose's paragraphs, joined, so that a span may go on over a line break.
+    let mut paragraph: Option<(usize, String)> = None;
+    let mut spans = |paragraph: &mut Option<(usize, String)>, found: &mut Vec<_>| {
+        if let Some((start, text)) = paragraph.take() {
+            for (k, span) in text.split('`').enumerate() {
+                if k % 2 == 1 && span.starts_with("kalaha ") {
+                    found.push((start, span.to_string(), false));
+                }
+            }
+        }
+    };
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("```") {
+            spans(&mut paragraph, &mut found);
+            in_sh = !in_fence && (t == "```sh" || t.starts_with("```sh "));
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_sh {
+            if pending.is_empty() {
+                start = i + 1;
+            }
+            let l = format!("{pending}{t}");
+            if let Some(rest) = l.strip_suffix('\\') {
+                pending = rest.to_string();
+                continue;
+            }
+            pending.clear();
+            // Only the command, up to a comment or the next command of a pipeline.
+            let l = l.split(" #").next().unwrap_or(&l);
+            let l = l.split(" | ").next().unwrap_or(l).trim();
+            if l.starts_with("kalaha ") {
+                found.push((start, l.to_string(), true));
+            }
+        } else if in_fence {
+        } else if t.is_empty() {
+            spans(&mut paragraph, &mut found);
+        } else {
+            let p = paragraph.get_or_insert_with(|| (i + 1, String::new()));
+            p.1.push(' ');
+            p.1.push_str(t);
+        }
+    }
+    spans(&mut paragraph, &mut found);
+    found.retain(|(_, c, _)| !c.contains("...") && !c.contains('$'));
+    found
+}
+
+/// Every command the README and the pages show parses: its subcommand and flags exist
+/// and take the values given (the commands of the task table name engines and folders of
+/// the reader's, so they are parsed, not run).
+#[test]
+fn every_command_shown_in_the_docs_parses() {
+    use clap::Parser;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = pages();
+    files.extend(
+        ["README.md", "protocol.md", "engines/README.md"]
+            .iter()
+            .map(|f| root.join(f)),
+    );
+    let (mut parsed, mut failures) = (0, Vec::new());
+    for file in files {
+        if file.ends_with("docs/reference/cli.md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let shown = file.strip_prefix(root).unwrap().display().to_string();
+        for (line, command, in_block) in shown_commands(&text) {
+            let words = shell_words(&command);
+            parsed += 1;
+            if let Err(e) = kalaha::cli::Cli::try_parse_from(&words) {
+                // A span of the prose such as `kalaha check`, `kalaha show --serve` or
+                // `kalaha openings --plies K` names a command or its usage: what it leaves
+                // out or holds a place for is not an error; a word that does not exist is.
+                use clap::error::ErrorKind::*;
+                let named = !in_block
+                    && matches!(
+                        e.kind(),
+                        MissingRequiredArgument | InvalidValue | ValueValidation
+                    );
+                if e.use_stderr() && !named {
+                    failures.push(format!("{shown}:{line}: `{command}`: {e}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    println!("{parsed} commands shown in the docs parse");
+    assert!(parsed >= 60, "only {parsed} commands found");
+}
+
+/// Commands are found in the prose (a span may go over a line break) and in ```sh blocks,
+/// and a flag that does not exist is refused.
+#[test]
+fn commands_are_found_in_spans_and_blocks() {
+    use clap::Parser;
+    let text = "Run `kalaha match --resume\n r/m1` or `kalaha check`.\n\n```sh\nkalaha perft \\\n  --depth 3  # a comment\n```\n";
+    let found = shown_commands(text);
+    assert_eq!(
+        found,
+        [
+            (1, "kalaha match --resume r/m1".to_string(), false),
+            (1, "kalaha check".to_string(), false),
+            (5, "kalaha perft --depth 3".to_string(), true),
+        ]
+    );
+    assert_eq!(
+        shell_words(r#"kalaha match --engine "cmd=./x arg=-v" 'a b'"#),
+        ["kalaha", "match", "--engine", "cmd=./x arg=-v", "a b"]
+    );
+    assert!(kalaha::cli::Cli::try_parse_from(shell_words("kalaha perft --depth 3")).is_ok());
+    assert!(kalaha::cli::Cli::try_parse_from(shell_words("kalaha perft --dpeth 3")).is_err());
+}
