@@ -228,7 +228,7 @@ fn shown_commands(text: &str) -> Vec<(usize, String, bool)> {
     let mut start = 0;
     // The prose's paragraphs, joined, so that a span may go on over a line break.
     let mut paragraph: Option<(usize, String)> = None;
-    let mut spans = |paragraph: &mut Option<(usize, String)>, found: &mut Vec<_>| {
+    let spans = |paragraph: &mut Option<(usize, String)>, found: &mut Vec<_>| {
         if let Some((start, text)) = paragraph.take() {
             for (k, span) in text.split('`').enumerate() {
                 if k % 2 == 1 && span.starts_with("kalaha ") {
