@@ -236,15 +236,23 @@ fn report(
         format!("within the budget of {} a position", format_duration(b))
     });
     writeln!(out, "unsolved {} sowings ({within})", done.unsolved)?;
-    writeln!(
-        out,
-        "exact {} of {} sowings, estimated {} (the solver did not finish {within}: the engines' \
-         search to depth {})",
-        done.sowings - done.estimated - done.unsolved,
-        done.sowings,
-        done.estimated,
-        analysis::ESTIMATE_DEPTH
-    )?;
+    let exact = done.sowings - done.estimated - done.unsolved;
+    if done.estimated == 0 {
+        writeln!(
+            out,
+            "exact {exact} of {} sowings, none estimated",
+            done.sowings
+        )?;
+    } else {
+        writeln!(
+            out,
+            "exact {exact} of {} sowings, estimated {} (the solver did not finish {within}: the \
+             engines' search to depth {})",
+            done.sowings,
+            done.estimated,
+            analysis::ESTIMATE_DEPTH
+        )?;
+    }
     if !quiet && !done.accuracy.is_empty() {
         write!(out, "{}", accuracy_text(&done.accuracy))?;
     }

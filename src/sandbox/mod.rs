@@ -103,7 +103,7 @@ impl Layers {
             && self.landlock_scopes
     }
 
-    /// One line naming what does not hold, when a promise of README does not.
+    /// One line naming what does not hold, when a promise of docs/reference/engines.md does not.
     pub fn warning(&self) -> Option<String> {
         let mut lost = Vec::new();
         if self.namespaces == Namespaces::None {

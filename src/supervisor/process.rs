@@ -229,7 +229,7 @@ impl Process {
         let mut stderr = String::new();
         let tail = self.log.tail();
         if !tail.is_empty() {
-            stderr.push_str("; its last stderr lines: ");
+            stderr.push_str("; its stderr: ");
             stderr.push_str(&tail.join(" | "));
         }
         if !self.limits.is_empty() {

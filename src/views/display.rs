@@ -130,14 +130,27 @@ impl LiveDisplay {
     }
 
     /// Time left at the pace of this run (games of earlier runs do not count).
+    /// `ETA 3m 10s` while games remain, `done in 2m 5s` once all are played.
     fn eta(&self) -> String {
         let played = self.done - self.done_at_start;
+        if self.done >= self.total {
+            let took = self.started.elapsed();
+            let took = if took < Duration::from_secs(1) {
+                Duration::from_millis(took.as_millis() as u64)
+            } else {
+                Duration::from_secs(took.as_secs_f64().round() as u64)
+            };
+            return format!("done in {}", format_duration(took));
+        }
         if played == 0 {
-            return "?".into();
+            return "ETA ?".into();
         }
         let per = self.started.elapsed().as_secs_f64() / played as f64;
         let left = self.total.saturating_sub(self.done) as f64 * per;
-        format_duration(Duration::from_secs(left.round() as u64))
+        format!(
+            "ETA {}",
+            format_duration(Duration::from_secs(left.round() as u64))
+        )
     }
 
     fn say(&self, text: &str) -> io::Result<()> {
@@ -232,7 +245,7 @@ impl View for LiveDisplay {
                             Err(_) => String::new(),
                         };
                         self.say(&format!(
-                            "[{}/{}] ETA {} | {line}",
+                            "[{}/{}] {} | {line}",
                             self.done,
                             self.total,
                             self.eta()

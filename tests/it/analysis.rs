@@ -96,6 +96,15 @@ fn perfect_against_itself_loses_nothing_and_the_reports_say_so() {
     let printed = kalaha(&["analyze", o, "--tables", t, "--threads", "2"]);
     let printed = String::from_utf8(printed.stdout).unwrap();
     assert!(printed.contains("unsolved 0 sowings"), "{printed}");
+    // Nothing was estimated: the summary does not say why moves were.
+    let exact = printed
+        .lines()
+        .find(|l| l.starts_with("exact "))
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(
+        exact.ends_with(" sowings, none estimated") && !exact.contains("did not finish"),
+        "{exact}"
+    );
     let csv = out.join("analysis.csv");
     assert!(
         text(&csv)

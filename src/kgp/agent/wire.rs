@@ -109,7 +109,7 @@ impl KgpEngine {
                 let stderr = if tail.is_empty() {
                     String::new()
                 } else {
-                    format!("; its last output lines: {}", tail.join(" | "))
+                    format!("; its output: {}", tail.join(" | "))
                 };
                 KgpError::Disconnected { during, stderr }
             }
