@@ -90,7 +90,11 @@ pub fn execute(
         None
     };
     let mut leaderboard = LeaderboardView::new(&out, flags.report_every);
-    let mut display = LiveDisplay::new(mode);
+    let mut display = match kind {
+        // The test shows its own progress: the game count is only its limit.
+        RunKind::Sprt => LiveDisplay::new(mode).until_decided(),
+        _ => LiveDisplay::new(mode),
+    };
     let mut live = match flags.live {
         Some((port, open)) => Some(crate::cli::play::live_page(
             crate::web::Live::new(

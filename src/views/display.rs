@@ -60,6 +60,9 @@ pub struct LiveDisplay {
     /// Seconds between plain lines.
     pub every: Duration,
     repeats: Repeats,
+    /// The run plays until a decision (an SPRT): its game count is a limit, so no
+    /// progress towards it or time left is shown (the test shows its own progress).
+    until_decided: bool,
 }
 
 /// Finds games played twice: deterministic engines repeat a game when they meet from the
@@ -126,6 +129,22 @@ impl LiveDisplay {
             names: Vec::new(),
             every: Duration::from_secs(5),
             repeats: Repeats::default(),
+            until_decided: false,
+        }
+    }
+
+    /// A display of a run that plays until a decision (an SPRT), not through its games.
+    pub fn until_decided(mut self) -> LiveDisplay {
+        self.until_decided = true;
+        self
+    }
+
+    /// The games so far: `[89/200]` of a planned run, `[89 games]` of one that plays until
+    /// a decision.
+    fn count(&self) -> String {
+        match self.until_decided {
+            true => format!("[{}]", crate::record::counted(self.done, "game")),
+            false => format!("[{}/{}]", self.done, self.total),
         }
     }
 
@@ -196,17 +215,26 @@ impl View for LiveDisplay {
         }
         match self.mode {
             DisplayMode::Bar => {
-                let bar =
-                    ProgressBar::with_draw_target(Some(info.total), ProgressDrawTarget::stdout());
-                let style = ProgressStyle::with_template(
-                    "{wide_bar} {pos}/{len} games, {elapsed} elapsed, ETA {eta}\n{msg}",
-                )
-                .map_err(io::Error::other)?;
+                let (len, template) = match self.until_decided {
+                    true => (None, "{spinner} {pos} games, {elapsed} elapsed\n{msg}"),
+                    false => (
+                        Some(info.total),
+                        "{wide_bar} {pos}/{len} games, {elapsed} elapsed, ETA {eta}\n{msg}",
+                    ),
+                };
+                let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::stdout());
+                let style = ProgressStyle::with_template(template).map_err(io::Error::other)?;
                 bar.set_style(style);
                 bar.enable_steady_tick(Duration::from_millis(500));
                 self.bar = Some(bar);
                 self.refresh_bar(tally, true);
             }
+            DisplayMode::Lines if self.until_decided => self.say(&format!(
+                "tournament {}: game pairs until the test decides, at most {} ({} done)",
+                info.id,
+                crate::record::counted(info.total, "game"),
+                info.done
+            ))?,
             DisplayMode::Lines => self.say(&format!(
                 "tournament {}: {} to play ({} done)",
                 info.id,
@@ -244,12 +272,16 @@ impl View for LiveDisplay {
                             Ok(s) => standings_line(&s),
                             Err(_) => String::new(),
                         };
-                        self.say(&format!(
-                            "[{}/{}] {} | {line}",
-                            self.done,
-                            self.total,
-                            self.eta()
-                        ))?;
+                        let time = match self.until_decided {
+                            true => format!(
+                                "{} elapsed",
+                                format_duration(Duration::from_secs(
+                                    self.started.elapsed().as_secs()
+                                ))
+                            ),
+                            false => self.eta(),
+                        };
+                        self.say(&format!("{} {time} | {line}", self.count()))?;
                     }
                     DisplayMode::Lines | DisplayMode::Quiet => {}
                 }
@@ -286,13 +318,15 @@ impl View for LiveDisplay {
                 write!(out, "{text}")?;
             }
         }
+        let done = match self.until_decided {
+            true => crate::record::counted(self.done, "game"),
+            false => format!("{}/{}", self.done, self.total),
+        };
         writeln!(
             out,
-            "{} played in {:.1} s ({rate:.2} games/s), {}/{} done",
+            "{} played in {:.1} s ({rate:.2} games/s), {done} done",
             crate::record::counted(summary.played, "game"),
             secs,
-            self.done,
-            self.total
         )?;
         Ok(())
     }

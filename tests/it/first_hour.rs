@@ -183,6 +183,20 @@ fn the_sprt_header_gives_its_game_limit() {
         "{header}"
     );
     assert!(!header.contains("per pairing"), "{header}");
+    // The game limit is not a plan: no "games to play", no progress towards the limit,
+    // and the end counts the games played, not a fraction of the limit.
+    assert!(
+        stdout.contains("game pairs until the test decides, at most 2 games (0 done)"),
+        "{}",
+        text(&o)
+    );
+    assert!(!stdout.contains("to play"), "{}", text(&o));
+    assert!(
+        !stdout.contains("/2]") && !stdout.contains("2/2 done"),
+        "{}",
+        text(&o)
+    );
+    assert!(stdout.contains(", 2 games done"), "{}", text(&o));
 }
 
 /// The SPRT of the task table: engines given by command without `name=` go by their `hello` names,
