@@ -321,17 +321,25 @@ fn settings_section(o: &mut String, ctx: &ReportContext) {
         );
     }
     let several = ctx.settings.len() > 1;
-    for sec in &ctx.settings {
-        if several {
-            let _ = writeln!(o, "<h3>{}</h3>", esc(&sec.heading()));
-        }
-        for g in sec.display_groups() {
+    let groups = |o: &mut String, groups: &[super::settings::SettingsGroup]| {
+        for g in groups {
             let _ = writeln!(o, "<h4>{}</h4>\n<dl class=\"settings\">", esc(g.name));
             for (k, v) in &g.entries {
                 let _ = writeln!(o, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
             }
             let _ = writeln!(o, "</dl>");
         }
+    };
+    let (shared, own) = super::settings::shared_and_own(&ctx.settings);
+    if !shared.is_empty() {
+        let _ = writeln!(o, "<h3>Every run</h3>");
+        groups(o, &shared);
+    }
+    for (sec, own) in ctx.settings.iter().zip(&own) {
+        if several {
+            let _ = writeln!(o, "<h3>{}</h3>", esc(&sec.heading()));
+        }
+        groups(o, own);
         engines_table(o, sec);
     }
     let _ = writeln!(o, "</section>");
