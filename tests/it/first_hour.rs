@@ -495,30 +495,24 @@ fn a_resume_does_not_count_games_that_are_not_of_its_tournament() {
         ]),
     );
     assert!(o.status.success(), "{}", text(&o));
-    let csv = tmp.path().join("r/games.csv");
-    let edited: String = std::fs::read_to_string(&csv)
+    // Two records edited by hand: one names an engine not in the tournament, one an
+    // engine against itself. games.csv is written again from them.
+    let jsonl = tmp.path().join("r/games.jsonl");
+    let edited: String = std::fs::read_to_string(&jsonl)
         .unwrap()
         .lines()
         .map(|l| {
-            let mut cells: Vec<String> = l.split(',').map(String::from).collect();
-            if cells[0].ends_with("-2") {
-                cells[4] = "nobody".into();
-            } else if cells[0].ends_with("-3") {
-                cells[4] = cells[3].clone();
+            let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
+            let game = rec["game"].as_str().unwrap().to_string();
+            if game.ends_with("-2") {
+                rec["south"] = "nobody".into();
+            } else if game.ends_with("-3") {
+                rec["north"] = rec["south"].clone();
             }
-            cells.join(",") + "\n"
+            format!("{rec}\n")
         })
         .collect();
-    std::fs::write(&csv, edited).unwrap();
-    // Rows with a record are written again from it: these two have none.
-    let jsonl = tmp.path().join("r/games.jsonl");
-    let kept: String = std::fs::read_to_string(&jsonl)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.contains("-2\",") && !l.contains("-3\","))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    std::fs::write(&jsonl, kept).unwrap();
+    std::fs::write(&jsonl, edited).unwrap();
     let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "r"]));
     assert!(o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -539,6 +533,27 @@ fn a_resume_does_not_count_games_that_are_not_of_its_tournament() {
     let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "r", "-q"]));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("cannot be of this tournament"), "{err}");
+    // A games.csv row without a record is not a recorded game: it is taken out of
+    // games.csv and its game is played again.
+    let csv = tmp.path().join("r/games.csv");
+    let kept: String = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("-4\","))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&jsonl, kept).unwrap();
+    assert!(std::fs::read_to_string(&csv).unwrap().contains("-4,"));
+    let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "r"]));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("1 row(s) of games.csv have no record in games.jsonl"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("1 game to play"), "{}", text(&o));
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(rows.matches("-4,").count(), 1, "{rows}");
 }
 
 /// A command kalaha suggests runs as written: an existing results folder names the command
