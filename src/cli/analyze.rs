@@ -154,6 +154,25 @@ pub fn run(args: Args) -> CliResult {
             )));
         }
     }
+    // Every record replayed before anything is solved: one that does not replay under its
+    // own rules (edited, damaged or crafted) is left out, and no endgame table is built
+    // for the rules of a record that is not a game.
+    games.retain(|g| match analysis::positions(g) {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!(
+                "warning: not analysed: {}",
+                crate::record::clean_message(&e)
+            );
+            false
+        }
+    });
+    if games.is_empty() {
+        return Err(CliError::input_msg(format!(
+            "none of the games of {} replays under its own rules: nothing to analyse",
+            crate::record::shown_path(&dir.join(GAMES_JSONL))
+        )));
+    }
     let tables = tables_for(&analysis::rules_of(&games), &args.tables, threads)?;
     let settings = AnalysisSettings {
         threads,
