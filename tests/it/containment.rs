@@ -1150,6 +1150,24 @@ fn a_resume_refuses_any_setting_changed_since_the_run_began() {
         assert!(text(&o).contains(named), "{to}: {}", text(&o));
         assert!(text(&o).contains("put it back as it was"), "{}", text(&o));
     }
+    // The kept settings deleted, or a FIFO in their place: refused, not skipped.
+    let played = out.join(".played.toml");
+    let kept = std::fs::read(&played).unwrap();
+    std::fs::write(&toml, before.replacen("seed = 3", "seed = 4", 1)).unwrap();
+    std::fs::remove_file(&played).unwrap();
+    let o = resume();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains(".played.toml is missing"), "{}", text(&o));
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(&played)
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let o = resume();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("FIFO"), "{}", text(&o));
+    std::fs::remove_file(&played).unwrap();
+    std::fs::write(&played, kept).unwrap();
     // What may change between two runs of a tournament: the games at once, the title.
     std::fs::write(
         &toml,
@@ -1189,4 +1207,52 @@ fn a_games_csv_row_that_disagrees_with_its_record_is_written_again_from_it() {
         text(&o)
     );
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), before);
+}
+
+/// An engine may not be given a `write=` folder that holds the results folder: it could
+/// change the results of the runs beside this one (an earlier run's games.jsonl), which
+/// the sandbox does not cover.
+#[test]
+fn a_write_folder_that_holds_the_results_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for write in [".", "results"] {
+        let o = kalaha()
+            .current_dir(dir.path())
+            .args(["match", "--engine", "builtin=first"])
+            .arg(format!("write={write}"))
+            .args([
+                "--engine",
+                "builtin=random",
+                "--games",
+                "2",
+                "-q",
+                "--out",
+                "results/new",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{write}: {}", text(&o));
+        assert!(
+            text(&o).contains("holds the results folder results/new"),
+            "{write}: {}",
+            text(&o)
+        );
+    }
+    // A folder of its own is fine.
+    std::fs::create_dir(dir.path().join("scratch")).unwrap();
+    let o = kalaha()
+        .current_dir(dir.path())
+        .args(["match", "--engine", "builtin=first", "write=scratch"])
+        .args([
+            "--engine",
+            "builtin=random",
+            "--games",
+            "2",
+            "-q",
+            "--out",
+            "results/ok",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
