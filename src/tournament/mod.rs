@@ -186,7 +186,8 @@ fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Coun
     let mut misfits = 0u64;
     if csv.exists() {
         let summary = results::read_games_csv(&csv, |row| {
-            if repaired.done.contains(row.game) {
+            // A record that does not replay is said in the notes; it is not counted.
+            if repaired.done.contains(row.game) && !repaired.unplayable_games.contains(row.game) {
                 if fits(row) {
                     tally.add(row);
                 } else {
