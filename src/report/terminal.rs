@@ -8,9 +8,22 @@ use crate::stats::Standings;
 /// The columns besides the name take this many characters (with their separators).
 const FIXED: usize = 3 + 2 + 2 + 13 + 2 + 6 + 2 + 6 + 2 + 7 + 2 + 6;
 
-/// A name as a terminal shows it: safe, and at most `width` characters.
+/// A name as a terminal shows it: safe, at most `width` columns wide (a wide letter, as
+/// in `ｈａｒｄ`, takes two), and padded with spaces to `width` columns.
 fn shown(name: &str, width: usize) -> String {
-    fit_width(&clean_text(name), width).into_owned()
+    use unicode_width::UnicodeWidthChar;
+    let name = clean_text(name);
+    let mut out = fit_width(&name, width).into_owned();
+    let columns = |s: &str| s.chars().map(|c| c.width().unwrap_or(0)).sum::<usize>();
+    while columns(&out) > width {
+        out.pop();
+        if out.pop().is_some() {
+            out.push('…');
+        }
+    }
+    let pad = width.saturating_sub(columns(&out));
+    out.extend(std::iter::repeat_n(' ', pad));
+    out
 }
 
 /// The standings as a table at most `width` characters wide with at most `max_rows`
@@ -19,7 +32,7 @@ pub fn standings_table(s: &Standings, width: usize, max_rows: usize) -> String {
     let longest = s
         .rows
         .iter()
-        .map(|r| clean_text(&r.engine).chars().count())
+        .map(|r| unicode_width::UnicodeWidthStr::width(&*clean_text(&r.engine)))
         .max()
         .unwrap_or(0);
     let name_width = longest
@@ -32,7 +45,7 @@ pub fn standings_table(s: &Standings, width: usize, max_rows: usize) -> String {
     );
     for r in s.rows.iter().take(max_rows) {
         out.push_str(&format!(
-            "{:>3}  {:<name_width$}  {:>13}  {:>6}  {:>5}%  {:>7}  {:>6}\n",
+            "{:>3}  {}  {:>13}  {:>6}  {:>5}%  {:>7}  {:>6}\n",
             r.rank,
             shown(&r.engine, name_width),
             pm(r.elo, 0),
@@ -66,6 +79,21 @@ pub fn standings_line(s: &Standings) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Wide letters take two columns: a name of them is cut and padded by the columns it
+    /// takes, so the columns after it line up.
+    #[test]
+    fn wide_letters_keep_the_columns_in_line() {
+        use unicode_width::UnicodeWidthStr;
+        assert_eq!(shown("ｈａｒｄ", 10).width(), 10);
+        assert_eq!(shown("ｈａｒｄ", 5).width(), 5);
+        assert_eq!(shown("hard", 6), "hard  ");
+        assert!(
+            shown("ｈａｒｄｅｒ", 5).ends_with('…'),
+            "{}",
+            shown("ｈａｒｄｅｒ", 5)
+        );
+    }
 
     #[test]
     fn tables_fit_the_width_and_the_rows() {
