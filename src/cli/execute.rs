@@ -201,6 +201,14 @@ fn print_header(
             at_once,
             crate::record::shown_path(out)
         )?;
+        let (openings, note) = config
+            .schedule
+            .openings
+            .describe(config.schedule.pairs_per_pairing);
+        writeln!(std::io::stdout().lock(), "{openings}")?;
+        if let Some(note) = note {
+            writeln!(std::io::stdout().lock(), "{note}")?;
+        }
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The record of a finished game: one line of `games.jsonl`, and the source of its
 //! `games.csv` row.
 
-use super::{GameResult, Termination};
+use super::{Board, GameResult, Opening, Termination};
 use crate::rules::{Position, Rules, Side};
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +108,10 @@ pub struct GameRecord {
     pub south: String,
     pub north: String,
     pub rules: Rules,
+    /// The start position when it is not the rules' own (absent in older records: the
+    /// rules' start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Board>,
     /// The opening's pits (also the first entries of `moves`).
     pub opening: Vec<u8>,
     /// Every sowing from the start position, the opening's first.
@@ -144,7 +148,7 @@ impl GameRecord {
     /// it (a replay, an analysis) should show a game that was not played.
     pub fn replay(&self) -> Result<Vec<Position>, String> {
         self.check_summary()?;
-        let mut pos = Position::start(self.rules);
+        let mut pos = self.start_position()?;
         let mut out = Vec::with_capacity(self.moves.len() + 1);
         out.push(pos);
         for (i, m) in self.moves.iter().enumerate() {
@@ -253,6 +257,24 @@ impl GameRecord {
             ));
         }
         Ok(())
+    }
+
+    /// The opening: the start position and the sowings the referee played from it.
+    pub fn opening(&self) -> Opening {
+        Opening {
+            start: self.start.clone(),
+            pits: self.opening.clone(),
+        }
+    }
+
+    /// The position the game started from, checked against its rules.
+    pub fn start_position(&self) -> Result<Position, String> {
+        Opening {
+            start: self.start.clone(),
+            pits: Vec::new(),
+        }
+        .start_position(self.rules)
+        .map_err(|e| format!("its start position: {e}"))
     }
 
     /// Sowings chosen by the engines.
@@ -369,6 +391,7 @@ pub(crate) mod tests {
             south: "s".into(),
             north: "n".into(),
             rules,
+            start: None,
             opening: pits[..opening].to_vec(),
             moves,
             final_position: pos,
