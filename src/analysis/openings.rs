@@ -191,12 +191,17 @@ pub fn balanced_openings(
     Ok(found)
 }
 
-/// The openings as an openings file: a comment saying what they are, then one line each
-/// with the value as a comment.
+/// The openings as an openings file: comments saying what they are, how they were made
+/// and the command that makes them again (the same file: the lines are drawn from the seed
+/// and, without a time budget, every line is solved whatever the machine), then one line
+/// each with the value as a comment.
 pub fn openings_text(rules: Rules, spec: &OpeningsSpec, openings: &[BalancedOpening]) -> String {
     let mut s = format!(
         "# {} openings of {} sowings under {rules}, exact value for south within ±{} (seed {})\n\
-         # kalaha openings --plies {} --count {} --max-value {} --seed {} --pits {} --seeds {}{} --sweep {}\n",
+         # Each is a line of random legal sowings from the start (drawn from the seed), reaching a\n\
+         # position no earlier line reached, whose exact value for south (its final store minus\n\
+         # north's under perfect play) kalaha's solver proved to lie within the bound.\n\
+         # kalaha openings --plies {} --count {} --max-value {} --seed {} --budget {} --pits {} --seeds {}{} --sweep {}\n",
         openings.len(),
         spec.plies,
         spec.max_value,
@@ -205,6 +210,8 @@ pub fn openings_text(rules: Rules, spec: &OpeningsSpec, openings: &[BalancedOpen
         spec.count,
         spec.max_value,
         spec.seed,
+        spec.budget
+            .map_or("none".to_string(), crate::record::format_duration),
         rules.pits(),
         rules.seeds(),
         if rules.empty_capture() {
@@ -313,11 +320,36 @@ pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Opening>, Openings
     Ok(out)
 }
 
-/// The book of balanced openings kalaha plays by default under `rules`, when it has one:
-/// its name and its openings.
+/// The books of balanced openings kalaha ships (`books/` in the repository): the board
+/// each is for (6 pits of 4 seeds, seeds left to their owner, with or without empty
+/// captures), its name and its text. Each file's header says how it was made.
+const BOOKS: [(bool, &str, &str); 2] = [
+    (
+        false,
+        "kalah-6x4",
+        include_str!("../../books/kalah-6x4.openings"),
+    ),
+    (
+        true,
+        "kalah-6x4-empty-capture",
+        include_str!("../../books/kalah-6x4-empty-capture.openings"),
+    ),
+];
+
+/// The book of balanced openings kalaha plays by default under `rules`, when it ships one:
+/// its name and its openings, in the file's order.
 pub fn default_book(rules: Rules) -> Option<(&'static str, &'static [Opening])> {
-    let _ = rules;
-    None
+    static READ: [std::sync::OnceLock<Vec<Opening>>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    if (rules.pits(), rules.seeds(), rules.sweep()) != (6, 4, crate::rules::Sweep::Owner) {
+        return None;
+    }
+    let i = BOOKS.iter().position(|b| b.0 == rules.empty_capture())?;
+    let (_, name, text) = BOOKS[i];
+    let list = READ[i].get_or_init(|| {
+        parse_openings(text, rules).unwrap_or_else(|e| panic!("the book {name} is damaged: {e}"))
+    });
+    Some((name, list))
 }
 
 /// Frontiers larger than this are not enumerated: positions after more sowings are drawn
@@ -570,6 +602,44 @@ mod tests {
     use super::*;
     use crate::analysis::tests::minimax;
     use crate::rules::Sweep;
+
+    /// The books shipped are the default of their boards: at least 1,000 distinct
+    /// positions each, every line's recorded value within ±2, and the header gives the
+    /// command that makes the book again.
+    #[test]
+    fn the_shipped_books_hold_a_thousand_distinct_balanced_positions() {
+        for empty_capture in [false, true] {
+            let rules = Rules::new(6, 4, empty_capture, Sweep::Owner).unwrap();
+            let (name, book) = default_book(rules).unwrap();
+            let text = BOOKS.iter().find(|b| b.1 == name).unwrap().2;
+            let positions: HashSet<Position> =
+                book.iter().map(|o| o.position(rules).unwrap()).collect();
+            assert_eq!(positions.len(), book.len(), "{name}: a position twice");
+            assert!(book.len() >= 1000, "{name}: {} openings", book.len());
+            let values: Vec<i32> = text
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(|l| {
+                    let v = l.split("# value ").nth(1).unwrap();
+                    v.trim().parse().unwrap()
+                })
+                .collect();
+            assert_eq!(values.len(), book.len());
+            assert!(values.iter().all(|v| v.abs() <= 2), "{name}");
+            let command = text
+                .lines()
+                .find(|l| l.starts_with("# kalaha openings "))
+                .unwrap();
+            assert_eq!(
+                command.contains("--empty-capture"),
+                empty_capture,
+                "{command}"
+            );
+            assert!(command.contains("--budget none"), "{command}");
+        }
+        assert!(default_book(Rules::new(6, 5, false, Sweep::Owner).unwrap()).is_none());
+        assert!(default_book(Rules::new(6, 4, false, Sweep::EmptySide).unwrap()).is_none());
+    }
 
     /// `openings --help`'s example finds its five openings; with fewer sowings there are
     /// too few lines, and the error does not suggest a longer budget when every line was
