@@ -36,8 +36,8 @@ macro_rules! with_settings {
             /// The title of the leaderboard, kept in tournament.toml [default: the
             /// tournament id].
             title: String { flag: "title", arg: (value_name = "TEXT"), plays: true, show: None },
-            /// Games per pairing, rounded up to whole game pairs (default 2; 20 in the demo
-            /// that `kalaha tournament` plays when given no engine).
+            /// Games per pairing, rounded up to whole game pairs (default 2; 100 for `kalaha
+            /// match`; 20 in the demo that `kalaha tournament` plays when given no engine).
             games: u64 {
                 flag: "games",
                 arg: (value_name = "N"),
