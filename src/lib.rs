@@ -16,6 +16,7 @@
 //! - [`results`]: the game files of a results folder, written and read in one place;
 //! - [`stats`]: the scoreboard, Elo, SPRT and ratings;
 //! - [`tournament`]: schedules, the game loop and the recorder;
+//! - [`sprt`]: the test of `kalaha sprt`: settings, decision, stop rule, files, verdict;
 //! - [`report`] and [`views`]: leaderboards, the live display, the SPRT view;
 //! - [`web`]: the page where people play engines and watch games and tournaments;
 //! - [`cli`]: the command line.
@@ -32,6 +33,7 @@ pub mod referee;
 pub mod report;
 pub mod results;
 pub mod sandbox;
+pub mod sprt;
 pub mod stats;
 pub mod supervisor;
 pub mod tournament;

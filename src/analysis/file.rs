@@ -184,14 +184,10 @@ impl AnalysisFile {
 
 /// Writes the whole file through a temporary one renamed into place.
 fn write_whole(path: &Path, rows: &[PlyAnalysis]) -> io::Result<()> {
-    let tmp = path.with_extension("csv.tmp");
-    {
-        let mut f = File::create(&tmp)?;
+    crate::results::write_with(path, |f| {
         f.write_all(&header_text())?;
-        f.write_all(&rows_text(rows))?;
-        f.sync_data()?;
-    }
-    std::fs::rename(&tmp, path)
+        f.write_all(&rows_text(rows))
+    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use super::game::PlyAnalysis;
 use crate::results::text_cell;
 use crate::rules::Side;
 use crate::stats::{Accuracy, AccuracyTable};
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 /// The per-game summary's file name.
@@ -115,10 +115,7 @@ pub fn write_games_summary(dir: &Path, rows: &[PlyAnalysis]) -> io::Result<()> {
     let bytes = w
         .into_inner()
         .map_err(|e| io::Error::other(e.to_string()))?;
-    let path = dir.join(GAMES_SUMMARY_CSV);
-    let tmp = dir.join(format!(".{GAMES_SUMMARY_CSV}.tmp"));
-    std::fs::File::create(&tmp)?.write_all(&bytes)?;
-    std::fs::rename(&tmp, &path)
+    crate::results::write_file(&dir.join(GAMES_SUMMARY_CSV), &bytes)
 }
 
 /// The per-engine table as text for a terminal: name, moves, seeds lost per move, perfect

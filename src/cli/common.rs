@@ -375,18 +375,29 @@ impl CommonArgs {
     }
 }
 
-/// Writes `text` to `path` through a temporary file beside it, so a reader (or a crash)
-/// never sees half a file.
+/// The results folder of a new run: `out` of `file` (a flag or a configuration file),
+/// checked, with an error that names what the user gave; else a new default folder
+/// `results/<PREFIX><UTC date-time>`.
+pub(crate) fn new_results_folder(
+    file: &crate::tournament::config::ConfigFile,
+    prefix: &str,
+) -> Result<PathBuf, CliError> {
+    match &file.out {
+        Some(out) => {
+            crate::results::check_folder(out, crate::results::Claim::New).map_err(|e| {
+                CliError::input_msg(format!("{}: {e}", file.origins.given("out", true)))
+            })?;
+            Ok(out.clone())
+        }
+        None => Ok(crate::results::claim_default_folder(prefix)?),
+    }
+}
+
+/// Writes `text` to `path` durably and whole (see [`crate::results::write_file`]); the
+/// error names the path.
 pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("failed to write {}: {e}", crate::record::shown_path(path))
-        })
+    crate::results::write_file(path, text.as_bytes())
+        .map_err(|e| format!("failed to write {}: {e}", crate::record::shown_path(path)))
 }
 
 /// `, but N folders in it do, e.g. DIR/x` when folders inside `dir` hold `file` (the user

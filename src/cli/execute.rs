@@ -59,9 +59,18 @@ pub fn execute(
         resume,
         concurrency: flags.concurrency,
         debug: flags.debug,
+        kind,
     };
     // Refused now, before the header says the run starts.
-    crate::tournament::check_out_folder(&out, resume).map_err(CliError::input)?;
+    crate::results::check_folder(
+        &out,
+        if resume {
+            crate::results::Claim::Resume
+        } else {
+            crate::results::Claim::New
+        },
+    )
+    .map_err(CliError::input)?;
     crate::sandbox::Policy::from_strict(flags.strict)
         .check()
         .map_err(CliError::input_msg)?;
@@ -178,6 +187,7 @@ fn print_header(
         let what = match (kind, config.schedule.kind) {
             (RunKind::Match, _) => "match",
             (RunKind::Sprt, _) => "SPRT games",
+            (RunKind::Play, _) => "play session",
             // Two engines are a match, whichever command started them (a resume is run
             // as a tournament).
             (RunKind::Tournament, ScheduleKind::RoundRobin) if config.engines.len() == 2 => "match",

@@ -49,10 +49,7 @@ pub fn run(args: Args) -> CliResult {
     // Two games say nothing about two engines; a hundred begin to.
     file.games.get_or_insert(MATCH_GAMES);
     let config = args.common.resolve(&file)?;
-    let out = match file.out.clone() {
-        Some(out) => out,
-        None => crate::tournament::claim_default_out_dir("")?,
-    };
+    let out = super::common::new_results_folder(&file, "")?;
     let flags = args.common.run_flags(Some(&file));
     Ok(execute(config, out, false, RunKind::Match, &flags, &mut [], None)?.code)
 }

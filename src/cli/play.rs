@@ -143,7 +143,7 @@ pub fn run(args: Args) -> CliResult {
             .filter(|d| !d.exists())
             .collect(),
         None => {
-            let parent = crate::tournament::default_out_dir()
+            let parent = crate::results::default_folder("")
                 .parent()
                 .map(|p| p.to_path_buf())
                 .filter(|p| !p.as_os_str().is_empty() && !p.exists());
@@ -152,7 +152,7 @@ pub fn run(args: Args) -> CliResult {
     };
     let out = match &args.out {
         Some(o) => o.clone(),
-        None => crate::tournament::claim_default_out_dir("play-")?,
+        None => crate::results::claim_default_folder("play-")?,
     };
     let mut made = made;
     if args.out.is_none() {

@@ -1,17 +1,16 @@
 //! `kalaha sprt`: plays game pairs between a new engine and a base engine until the
 //! generalized SPRT on the pairs' pentanomial counts accepts H0 or H1 (or the game limit
-//! runs out). The test itself is [`crate::views::sprt`]; this module reads the flags, and
+//! runs out). The test itself is [`crate::sprt`]; this module reads the flags, and
 //! runs it like a tournament (same runtime, interruption and resume).
 
 use super::common::{CommonArgs, RunFlags};
 use super::execute::{RunKind, execute};
 use super::{CliError, CliResult};
+use crate::sprt::{SprtEnd, SprtRule, SprtSettings, Test, Verdict, files, verdict};
 use crate::stats::SprtModel;
 use crate::tournament::config::TournamentConfig;
 use crate::tournament::load_saved_run;
-use crate::views::sprt::{
-    SprtRule, SprtSettings, SprtView, Verdict, replay, save_verdict, verdict,
-};
+use crate::views::SprtView;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -93,22 +92,9 @@ fn new_test(args: &Args) -> Result<NewTest, CliError> {
     }
     file.games = Some(args.max_games.unwrap_or(DEFAULT_MAX_GAMES));
     let config = common.resolve(&file)?;
-    let out = match &file.out {
-        Some(out) => out.clone(),
-        None => crate::tournament::claim_default_out_dir("sprt-")?,
-    };
-    crate::tournament::check_out_folder(&out, false).map_err(CliError::input)?;
+    let out = super::common::new_results_folder(&file, "sprt-")?;
     std::fs::create_dir_all(&out)?;
-    if out.join("games.csv").exists() {
-        return Err(CliError::input_msg(format!(
-            "{} already holds results: continue with --resume {0}, or choose another --out",
-            crate::record::shown_path(&out)
-        )));
-    }
-    std::fs::write(
-        out.join("sprt.toml"),
-        toml::to_string(&settings).map_err(anyhow::Error::from)?,
-    )?;
+    files::save_settings(&out, &settings)?;
     let flags = common.run_flags(Some(&file));
     Ok((config, out, settings, flags))
 }
@@ -150,9 +136,8 @@ pub fn run(args: Args) -> CliResult {
                      --debug may be given with it"
                 )));
             }
-            if dir.is_dir()
-                && !dir.join("sprt.toml").exists()
-                && dir.join("tournament.toml").exists()
+            if dir.join(crate::results::TOURNAMENT_TOML).exists()
+                && crate::results::run_kind(dir) != RunKind::Sprt
             {
                 return Err(CliError::input_msg(format!(
                     "{} holds a tournament or match, not an SPRT: continue it with `kalaha \
@@ -163,19 +148,10 @@ pub fn run(args: Args) -> CliResult {
             }
             super::common::require_results_file(
                 dir,
-                "sprt.toml",
+                crate::results::SPRT_TOML,
                 "give the results folder of the SPRT to resume",
             )?;
-            let text =
-                crate::input::read_text_limited(&dir.join("sprt.toml"), crate::input::CONFIG_LIMIT)
-                    .map_err(|e| {
-                        CliError::input_msg(format!(
-                            "failed to read {}: {e}",
-                            crate::record::shown_path(&dir.join("sprt.toml"))
-                        ))
-                    })?;
-            let settings: SprtSettings = toml::from_str(&text).map_err(CliError::input)?;
-            settings.validate().map_err(CliError::input_msg)?;
+            let settings = files::load_settings(dir).map_err(CliError::input_msg)?;
             let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;
             let flags = common.resume_flags(concurrency);
             (config, dir.clone(), settings, flags, true)
@@ -188,7 +164,7 @@ pub fn run(args: Args) -> CliResult {
     let names = config.names();
     let (new, base) = (names[0].clone(), names[1].clone());
     let sprt = settings.sprt();
-    let (before, ended) = replay(&out, &settings, &new, &base)?;
+    let (before, ended) = files::replay(&out, &Test::new(&settings, &new, &base))?;
     if !common.quiet {
         let (lower, upper) = sprt.bounds();
         let model = sprt.model.as_str();
@@ -209,7 +185,8 @@ pub fn run(args: Args) -> CliResult {
     if ended.is_some() {
         return conclude(&out, ended, before, &new, &base);
     }
-    let mut view = SprtView::new(&out, &settings, &new, &base, common.quiet)?;
+    let (rule, judgements) = SprtRule::new(&settings, &new, &base);
+    let mut view = SprtView::new(&out, judgements, common.quiet)?;
     let executed = execute(
         config,
         out.clone(),
@@ -217,17 +194,21 @@ pub fn run(args: Args) -> CliResult {
         RunKind::Sprt,
         &flags,
         &mut [&mut view],
-        Some(Box::new(SprtRule::new(&settings, &new, &base))),
+        Some(Box::new(rule)),
     )?;
-    let last = view.status(&executed.outcome.tally);
     // The names as settled at the start (an engine without `name=` goes by its hello name).
     let names = executed.outcome.config.names();
     let (new, base) = (names[0].clone(), names[1].clone());
+    // Where the test stands after the last game recorded (the decision, if any, is the
+    // rule's, shown by the view).
+    let last = Test::new(&settings, &new, &base)
+        .judge(&executed.outcome.tally)
+        .status;
     if view.end.is_none() && executed.code == super::exit::INTERRUPTED {
         return Ok(super::exit::INTERRUPTED);
     }
     if !common.quiet {
-        view.print_last(&executed.outcome.tally)?;
+        view.print_last()?;
     }
     conclude(&out, view.end, last, &new, &base)
 }
@@ -235,7 +216,7 @@ pub fn run(args: Args) -> CliResult {
 /// Prints and saves the verdict; returns its exit code.
 fn conclude(
     out: &std::path::Path,
-    end: Option<crate::views::sprt::SprtEnd>,
+    end: Option<SprtEnd>,
     last: crate::stats::SprtStatus,
     new: &str,
     base: &str,
@@ -246,7 +227,7 @@ fn conclude(
         Verdict::H0 => super::exit::H0_ACCEPTED,
         Verdict::NoDecision => super::exit::NO_DECISION,
     };
-    save_verdict(out, code, &text, &last)?;
+    files::save_verdict(out, code, &text, &last)?;
     // The leaderboards were written before the verdict existed: write them again with it.
     if let Err(e) = crate::report::refresh_tournament_reports(out) {
         tracing::warn!(

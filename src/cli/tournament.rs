@@ -66,10 +66,7 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     let config = args.common.resolve(&file)?;
-    let out = match file.out.clone() {
-        Some(out) => out,
-        None => crate::tournament::claim_default_out_dir("")?,
-    };
+    let out = super::common::new_results_folder(&file, "")?;
     let flags = args.common.run_flags(Some(&file));
     Ok(execute(
         config,
@@ -93,16 +90,26 @@ fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
     if let Some(flag) = common.settings_given() {
         return Err(resume_flag(flag));
     }
-    if dir.join("sprt.toml").exists() {
-        return Err(CliError::input_msg(format!(
-            "{} holds an SPRT: continue it with `kalaha sprt --resume {0}` (as a tournament \
-             it would play on without its stopping rule)",
-            crate::record::shown_path(dir)
-        )));
+    match crate::results::run_kind(dir) {
+        RunKind::Sprt => {
+            return Err(CliError::input_msg(format!(
+                "{} holds an SPRT: continue it with `kalaha sprt --resume {0}` (as a \
+                 tournament it would play on without its stopping rule)",
+                crate::record::shown_path(dir)
+            )));
+        }
+        RunKind::Play => {
+            return Err(CliError::input_msg(format!(
+                "{} holds the games of a play session, which does not go on: start a new \
+                 session with `kalaha play` (`kalaha ratings {0}` rates these games)",
+                crate::record::shown_path(dir)
+            )));
+        }
+        RunKind::Tournament | RunKind::Match => {}
     }
     super::common::require_results_file(
         dir,
-        "tournament.toml",
+        crate::results::TOURNAMENT_TOML,
         "give the results folder of the run to resume",
     )?;
     let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;

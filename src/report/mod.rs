@@ -37,7 +37,6 @@ pub use terminal::{standings_line, standings_table};
 use crate::record::{FaultKind, clean_text};
 use crate::results::{ReadError, read_games_csv};
 use crate::stats::{AccuracyTable, Estimate, Standings, Tally, UnknownEngine};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -118,7 +117,7 @@ pub const REPORT_FILES: [&str; 4] = [
 ];
 
 /// Writes `standings.csv`, `h2h.csv`, `leaderboard.md` and `leaderboard.html` into `dir`
-/// (created if missing). Each file is streamed to a temporary file and renamed into place.
+/// (created if missing). Each file is replaced whole ([`crate::results::write_with`]).
 pub fn write_reports(
     dir: &Path,
     standings: &Standings,
@@ -131,25 +130,17 @@ pub fn write_reports(
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     for name in REPORT_FILES {
         let path = dir.join(name);
-        let tmp = dir.join(format!(".{name}.tmp"));
-        let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
-        match name {
-            "standings.csv" => csv_out::standings_csv(&mut w, standings, context.accuracy.as_ref()),
-            "h2h.csv" => csv_out::h2h_csv(&mut w, standings),
+        crate::results::write_with(&path, |w| match name {
+            "standings.csv" => {
+                csv_out::standings_csv(&mut &mut *w, standings, context.accuracy.as_ref())
+            }
+            "h2h.csv" => csv_out::h2h_csv(&mut &mut *w, standings),
             "leaderboard.md" => {
                 w.write_all(markdown::leaderboard_md(standings, context).as_bytes())
             }
             _ => w.write_all(html::leaderboard_html(standings, context).as_bytes()),
-        }
-        .and_then(|()| w.flush())
-        .map_err(|e| {
-            // No half-written temporary file is left behind (a full disk, above all).
-            let _ = std::fs::remove_file(&tmp);
-            io(&tmp)(e)
-        })?;
-        drop(w);
-        std::fs::rename(&tmp, &path).map_err(io(&path))?;
+        })
+        .map_err(io(&path))?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 //! "Other" rather than dropped; local paths (commands, working folders) are never shown.
 
 use crate::record::TimeControl;
+use crate::tournament::config::settings::{Group, SETTINGS, label};
 use std::path::Path;
 
 pub use crate::results::RunKind;
@@ -53,10 +54,7 @@ impl SettingsSection {
         if let Some(t) = &self.title {
             return t.clone();
         }
-        let kind = match self.kind {
-            RunKind::Tournament | RunKind::Match => "Tournament",
-            RunKind::Sprt => "SPRT",
-        };
+        let kind = self.kind.title();
         match &self.id {
             Some(id) => format!("{kind} {id}"),
             None => kind.to_string(),
@@ -69,11 +67,8 @@ impl SettingsSection {
         let mut groups = self.groups.clone();
         if let Some(first) = groups.first_mut() {
             if let Some(id) = &self.id {
-                let label = match self.kind {
-                    RunKind::Tournament | RunKind::Match => "Tournament id",
-                    RunKind::Sprt => "SPRT id",
-                };
-                first.entries.insert(0, (label.to_string(), id.clone()));
+                let label = format!("{} id", self.kind.title());
+                first.entries.insert(0, (label, id.clone()));
             }
             if !self.shards.is_empty() {
                 first
@@ -124,9 +119,9 @@ pub fn read_settings(dir: &Path) -> Option<SettingsSection> {
     let read = |name: &str| {
         crate::input::read_text_limited(&dir.join(name), crate::input::CONFIG_LIMIT).ok()
     };
-    let text = read("tournament.toml")?;
-    let sprt = read("sprt.toml");
-    let result = read("sprt-result.toml");
+    let text = read(crate::results::TOURNAMENT_TOML)?;
+    let sprt = read(crate::results::SPRT_TOML);
+    let result = read(crate::results::SPRT_RESULT_TOML);
     Some(settings_from_files(
         &text,
         sprt.as_deref(),
@@ -156,12 +151,14 @@ pub fn settings_from_files(
             };
         }
     };
-    let kind = if sprt.is_some() {
-        RunKind::Sprt
-    } else {
-        RunKind::Tournament
-    };
     let mut take = |key: &str| table.remove(key);
+    // What `tournament.toml` says; a folder written before it said so is an SPRT when
+    // it holds `sprt.toml`.
+    let kind = match take("run").and_then(|v| v.try_into::<RunKind>().ok()) {
+        Some(kind) => kind,
+        None if sprt.is_some() => RunKind::Sprt,
+        None => RunKind::Tournament,
+    };
     let id = take("id").map(|v| text(&v));
     let title = take("title").map(|v| text(&v));
     let shards: Vec<String> = take("shard").map(|v| text(&v)).into_iter().collect();
@@ -228,19 +225,7 @@ fn tournament_group(take: &mut Take<'_>) -> SettingsGroup {
         };
         entries.push(entry("Schedule", words));
     }
-    if let Some(g) = take("games") {
-        let words = match g.as_integer() {
-            Some(n) if n >= 2 && n % 2 == 0 => format!(
-                "{n} ({}, each played twice with the seats swapped)",
-                crate::record::counted(n as u64 / 2, "opening")
-            ),
-            _ => text(&g),
-        };
-        entries.push(entry("Games per pairing", words));
-    }
-    if let Some(seed) = take("seed") {
-        entries.push(entry("Seed", text(&seed)));
-    }
+    entries.extend(declared(Group::Run, take));
     SettingsGroup {
         name: "Run",
         entries,
@@ -295,7 +280,7 @@ fn sprt_group(
         None => entries.push(entry("Verdict", "none yet (the test was still running)")),
     }
     if let Some(seed) = take("seed") {
-        entries.push(entry("Seed", text(&seed)));
+        entries.push(entry(label("seed"), value_words("seed", &seed)));
     }
     SettingsGroup {
         name: "Test",
@@ -320,8 +305,8 @@ fn rules_group(rules: Option<toml::Value>) -> SettingsGroup {
             format!("{} pits a side, {} seeds a pit", text(&p), text(&s)),
         )),
         (p, s) => {
-            entries.extend(p.map(|p| entry("Pits a side", text(&p))));
-            entries.extend(s.map(|s| entry("Seeds a pit", text(&s))));
+            entries.extend(p.map(|p| entry(label("rules.pits"), text(&p))));
+            entries.extend(s.map(|s| entry(label("rules.seeds"), text(&s))));
         }
     }
     if let Some(v) = r.remove("empty_capture") {
@@ -334,7 +319,7 @@ fn rules_group(rules: Option<toml::Value>) -> SettingsGroup {
                 .to_string(),
             None => text(&v),
         };
-        entries.push(entry("Empty capture", words));
+        entries.push(entry(label("rules.empty_capture"), words));
     }
     if let Some(v) = r.remove("sweep") {
         let t = text(&v);
@@ -344,7 +329,7 @@ fn rules_group(rules: Option<toml::Value>) -> SettingsGroup {
             "none" => "to no one".to_string(),
             _ => t,
         };
-        entries.push(entry("Seeds left at the end", words));
+        entries.push(entry(label("rules.sweep"), words));
     }
     for (k, v) in &r {
         entries.push((k.clone(), text(v)));
@@ -395,12 +380,7 @@ fn time_group(
     } else if let Some(tc) = default_tc {
         entries.push(entry("Time control", time_control_words(tc)));
     }
-    if let Some(m) = take("time_margin") {
-        entries.push(entry("Tolerance on every time limit", text(&m)));
-    }
-    if let Some(t) = take("startup_timeout") {
-        entries.push(entry("Time to answer hello", text(&t)));
-    }
+    entries.extend(declared(Group::Time, take));
     SettingsGroup {
         name: "Time",
         entries,
@@ -440,45 +420,52 @@ fn openings_group(take: &mut Take<'_>) -> SettingsGroup {
 }
 
 fn handling_group(take: &mut Take<'_>) -> SettingsGroup {
-    let mut entries = Vec::new();
-    if let Some(v) = take("restart") {
-        let t = text(&v);
-        let words = match t.as_str() {
+    SettingsGroup {
+        name: "Engine handling",
+        entries: declared(Group::Handling, take),
+    }
+}
+
+/// The entries of the plain settings the table of settings shows in `group`, in its
+/// order, under its labels: those `tournament.toml` holds.
+fn declared(group: Group, take: &mut Take<'_>) -> Vec<(String, String)> {
+    SETTINGS
+        .iter()
+        .filter_map(|s| match s.show {
+            Some((g, label)) if g == group => {
+                take(s.key).map(|v| entry(label, value_words(s.key, &v)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A plain setting's value in words.
+fn value_words(key: &str, v: &toml::Value) -> String {
+    let t = text(v);
+    match (key, v.as_integer()) {
+        ("games", Some(n)) if n >= 2 && n % 2 == 0 => format!(
+            "{n} ({}, each played twice with the seats swapped)",
+            crate::record::counted(n as u64 / 2, "opening")
+        ),
+        ("restart", _) => match t.as_str() {
             "on_fault" => "after a fault only".to_string(),
             "always" => "before every game".to_string(),
             _ => t,
-        };
-        entries.push(entry("Engine restarts", words));
-    }
-    if let Some(v) = take("adjudicate") {
-        let t = text(&v);
-        let words = match t.as_str() {
+        },
+        ("adjudicate", _) => match t.as_str() {
             "off" => "none: every game is played to its end".to_string(),
             "decided" => "a game ends once a store holds more than half of the seeds".to_string(),
             _ => t,
-        };
-        entries.push(entry("Adjudication", words));
-    }
-    if let Some(v) = take("line_limit") {
-        let words = match v.as_integer() {
-            Some(n) if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
-            Some(n) if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
-            Some(n) => format!("{n} bytes"),
-            None => text(&v),
-        };
-        entries.push(entry("Longest line an engine may send", words));
-    }
-    for (key, label) in [
-        ("depth", "Depth limit (engines with a depth option)"),
-        ("nodes", "Node limit (engines with a nodes option)"),
-    ] {
-        if let Some(v) = take(key) {
-            entries.push(entry(label, text(&v)));
+        },
+        ("line_limit", Some(n)) if n >= 1 << 20 && n % (1 << 20) == 0 => {
+            format!("{} MiB", n >> 20)
         }
-    }
-    SettingsGroup {
-        name: "Engine handling",
-        entries,
+        ("line_limit", Some(n)) if n >= 1 << 10 && n % (1 << 10) == 0 => {
+            format!("{} KiB", n >> 10)
+        }
+        ("line_limit", Some(n)) => format!("{n} bytes"),
+        _ => t,
     }
 }
 

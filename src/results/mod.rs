@@ -13,6 +13,8 @@
 //! ([`text_cell`]) and read back as they were ([`from_text_cell`]).
 
 mod csv_file;
+mod durable;
+mod folder;
 mod jsonl;
 mod lock;
 mod repair;
@@ -21,6 +23,10 @@ mod writer;
 pub use csv_file::{
     CSV_COLUMNS, ReadError, ReadSummary, csv_row, from_text_cell, games_csv_path, read_games_csv,
     read_games_from, text_cell,
+};
+pub use durable::{temporary_path, write_file, write_with};
+pub use folder::{
+    Claim, ClaimError, ResultsFolder, check as check_folder, claim_default_folder, default_folder,
 };
 pub use jsonl::{
     Games, JsonlSummary, find_game, names_game, read_games, read_jsonl, read_jsonl_from,
@@ -35,30 +41,72 @@ pub(crate) use tests::sample_record;
 pub use crate::record::{GameRecord, GameRow};
 
 /// What kind of run played the games of a folder: a tournament (of two or more engines),
-/// a match (`kalaha match`: a tournament of two, said so in its header) or an SPRT (its
-/// game count is a limit, not a plan).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// a match (`kalaha match`: a tournament of two, said so in its header), an SPRT (its game
+/// count is a limit, not a plan) or a play session. `tournament.toml` says which
+/// ([`run_kind`] reads it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum RunKind {
     #[default]
     Tournament,
     Match,
-    /// An SPRT (`sprt.toml` next to `tournament.toml`).
     Sprt,
+    /// `kalaha play`: a person (or an engine) against an engine on the page.
+    Play,
 }
 
 impl RunKind {
+    /// The run's kind as a heading says it: `Tournament`, `Match`, `SPRT`, `Play session`.
+    pub fn title(self) -> &'static str {
+        match self {
+            RunKind::Tournament => "Tournament",
+            RunKind::Match => "Match",
+            RunKind::Sprt => "SPRT",
+            RunKind::Play => "Play session",
+        }
+    }
+
     /// The command that continues a run of this kind.
     pub fn command(self) -> &'static str {
         match self {
             RunKind::Tournament | RunKind::Match => "tournament",
             RunKind::Sprt => "sprt",
+            RunKind::Play => "play",
         }
     }
 }
 
-/// The file names.
-pub const GAMES_CSV: &str = "games.csv";
+/// What kind of run played the games of `dir`, as its `tournament.toml` says (`run`); a
+/// folder written before it said so is an SPRT when it holds `sprt.toml`, else a
+/// tournament.
+pub fn run_kind(dir: &std::path::Path) -> RunKind {
+    let said =
+        crate::input::read_text_limited(&dir.join(TOURNAMENT_TOML), crate::input::CONFIG_LIMIT)
+            .ok()
+            .and_then(|text| text.parse::<toml::Table>().ok())
+            .and_then(|t| t.get("run")?.clone().try_into::<RunKind>().ok());
+    match said {
+        Some(kind) => kind,
+        None if dir.join(SPRT_TOML).exists() => RunKind::Sprt,
+        None => RunKind::Tournament,
+    }
+}
+
+/// The files of a results folder, named in this one place.
+/// The record: one line per game (see [`crate::record::GameRecord`]).
 pub const GAMES_JSONL: &str = "games.jsonl";
+/// One row per game, derived from the record.
+pub const GAMES_CSV: &str = "games.csv";
+/// The run's resolved configuration; `--resume` reads it back.
+pub const TOURNAMENT_TOML: &str = "tournament.toml";
+/// An SPRT's test (its bounds, model, error rates and game limit).
+pub const SPRT_TOML: &str = "sprt.toml";
+/// An SPRT's log-likelihood ratio after every game pair.
+pub const SPRT_CSV: &str = "sprt.csv";
+/// An SPRT's verdict.
+pub const SPRT_RESULT_TOML: &str = "sprt-result.toml";
+/// The engines' logs (and protocol transcripts with `--debug`).
+pub const LOGS: &str = "logs";
 
 #[cfg(test)]
 mod tests {

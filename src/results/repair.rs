@@ -12,7 +12,7 @@ use super::jsonl::read_jsonl;
 use super::{GAMES_CSV, GAMES_JSONL};
 use crate::record::{GameRecord, clean_text};
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -171,7 +171,7 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
     })?;
     r.unreadable_records = summary.unreadable;
     if r.repeated_records > 0 && r.unreadable_records == 0 {
-        replace_file(&jsonl_path, &kept_lines)?;
+        super::write_file(&jsonl_path, &kept_lines)?;
     }
 
     // The rows, as they are, first row of each game kept.
@@ -223,7 +223,7 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
         for rec in &missing {
             text.extend(csv_row(rec));
         }
-        replace_file(&csv_path, &text)?;
+        super::write_file(&csv_path, &text)?;
     } else if !missing.is_empty() {
         let mut f = OpenOptions::new().append(true).open(&csv_path)?;
         for rec in &missing {
@@ -280,23 +280,6 @@ fn read_rows(path: &Path) -> io::Result<(bool, Vec<RawRow>)> {
         start = end;
     }
     Ok((true, rows))
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it into place.
-fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp_name);
-    let mut f = File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)?;
-    if let Some(parent) = path.parent()
-        && let Ok(d) = File::open(parent)
-    {
-        let _ = d.sync_all();
-    }
-    Ok(())
 }
 
 /// `e`, with the file it is about.

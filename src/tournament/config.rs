@@ -45,6 +45,10 @@ macro_rules! config_file {
             )*
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub schedule: Option<ScheduleKind>,
+            /// What kind of run wrote this file as its `tournament.toml` (not a setting a
+            /// user gives: the command that started the run says it).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub run: Option<crate::results::RunKind>,
             /// The rules; any of them may be left out (the defaults apply).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub rules: Option<RulesSpec>,
@@ -86,6 +90,7 @@ macro_rules! config_file {
                 ConfigFile {
                     $($key: self.$key.or(under.$key),)*
                     schedule: self.schedule.or(under.schedule),
+                    run: self.run.or(under.run),
                     rules: match (self.rules, under.rules) {
                         (Some(a), Some(b)) => Some(a.over(b)),
                         (a, b) => a.or(b),
@@ -280,6 +285,17 @@ impl ConfigFile {
         if self.concurrency == Some(0) {
             return Err(refuse("concurrency", "must be at least 1 (games at once)"));
         }
+        if self.report_every == Some(0) {
+            return Err(refuse(
+                "report_every",
+                "must be at least 1 (games between two rewrites of the leaderboards)",
+            ));
+        }
+        for (key, limit) in [("depth", self.depth), ("nodes", self.nodes)] {
+            if limit.is_some_and(|n| n < 1) {
+                return Err(refuse(key, "must be at least 1"));
+            }
+        }
         let (openings, opening_plies) = self.openings(rules, games.div_ceil(2))?;
         let shard = match &self.shard {
             Some(s) => Some(s.parse::<Shard>().map_err(|e| refuse("shard", e))?),
@@ -319,11 +335,19 @@ impl ConfigFile {
             opening_plies,
             restart: self.restart.unwrap_or_default(),
             adjudication: self.adjudicate.unwrap_or_default(),
-            startup_timeout: time(
+            startup_timeout: match time(
                 "startup_timeout",
                 &self.startup_timeout,
                 Duration::from_secs(10),
-            )?,
+            )? {
+                Duration::ZERO => {
+                    return Err(refuse(
+                        "startup_timeout",
+                        "must be above zero (an engine needs time to answer hello)",
+                    ));
+                }
+                t => t,
+            },
             line_limit: match self.line_limit {
                 Some(0) => return Err(refuse("line_limit", "it must be at least 1 byte")),
                 Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
@@ -386,9 +410,11 @@ impl ConfigFile {
             }
             (Some(path), None) => {
                 let text = crate::input::read_text_limited(path, crate::input::OPENINGS_LIMIT)
-                    .map_err(|error| ConfigError::Read {
-                        path: path.clone(),
-                        error,
+                    .map_err(|e| {
+                        refuse(
+                            "openings",
+                            format!("failed to read {}: {e}", crate::record::shown_path(path)),
+                        )
                     })?;
                 let list = parse_openings(&text, rules).map_err(|e| {
                     refuse(

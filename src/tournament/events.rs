@@ -67,9 +67,9 @@ pub trait View: Send {
 }
 
 /// A rule that ends a run as soon as it has what it needs (an SPRT decision). It is asked
-/// on the game loop itself after every finished game, with a scoreboard of the games so
-/// far, so that no game starts after its decision; games that end after it are not
-/// recorded (like interrupted ones).
+/// on the game loop itself after every finished game that completes a game pair, with a
+/// scoreboard of the games so far, so that no game starts after its decision; games that
+/// end after it are not recorded (like interrupted ones).
 pub trait StopRule: Send {
     /// Told what the run is about before the first game: the engines' names are settled
     /// by then (an engine without `name=` goes by its `hello` name).

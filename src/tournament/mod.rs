@@ -46,6 +46,7 @@
 pub mod config;
 pub mod events;
 pub mod launcher;
+mod orchestration;
 pub(crate) mod program;
 mod recorder;
 pub mod run;
@@ -54,14 +55,13 @@ pub mod spec;
 
 pub use recorder::Recorder;
 
-use crate::results::{self, FolderLock, ResultsWriter};
+use crate::results::{self, Claim};
 use crate::stats::Tally;
 use config::TournamentConfig;
 use events::{RunSummary, StartInfo, StopRule, View};
-use run::{RunInput, run_games};
+pub use orchestration::{Counted, Run};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// Why a tournament could not run.
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +106,8 @@ pub struct RunOptions {
     pub concurrency: usize,
     /// Keep protocol transcripts in `logs/`.
     pub debug: bool,
+    /// The kind of run (`tournament.toml` says it).
+    pub kind: results::RunKind,
 }
 
 impl RunOptions {
@@ -116,6 +118,7 @@ impl RunOptions {
             resume: false,
             concurrency: std::thread::available_parallelism().map_or(1, |n| n.get()),
             debug: false,
+            kind: results::RunKind::Tournament,
         }
     }
 }
@@ -130,41 +133,6 @@ pub struct TournamentOutcome {
     pub config: TournamentConfig,
 }
 
-/// The default results folder: `results/<UTC date-time>`, safe as a file name.
-pub fn default_out_dir() -> PathBuf {
-    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    PathBuf::from("results").join(now.replace(':', "-"))
-}
-
-/// Creates and returns a fresh default results folder: `results/<UTC date-time>`, or with a
-/// `-2`, `-3`... suffix when a run started in the same second took that name (the folder
-/// is created exclusively, so two runs never share one). `prefix` starts the folder name.
-pub fn claim_default_out_dir(prefix: &str) -> io::Result<PathBuf> {
-    let base = default_out_dir();
-    let base = base.with_file_name(format!(
-        "{prefix}{}",
-        base.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default()
-    ));
-    if let Some(parent) = base.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let mut n = 1u32;
-    loop {
-        let dir = if n == 1 {
-            base.clone()
-        } else {
-            PathBuf::from(format!("{}-{n}", crate::record::shown_path(&base)))
-        };
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// Reads the configuration saved in a results folder.
 pub fn load_saved(dir: &Path) -> Result<TournamentConfig, TournamentError> {
     Ok(load_saved_run(dir)?.0)
@@ -173,7 +141,7 @@ pub fn load_saved(dir: &Path) -> Result<TournamentConfig, TournamentError> {
 /// The saved configuration of the tournament in `dir` and the games at once it ran with
 /// (`None` in a folder written before that was kept).
 pub fn load_saved_run(dir: &Path) -> Result<(TournamentConfig, Option<usize>), TournamentError> {
-    let path = dir.join("tournament.toml");
+    let path = dir.join(results::TOURNAMENT_TOML);
     let file =
         config::ConfigFile::load(&path).map_err(|e| TournamentError::Input(e.to_string()))?;
     let concurrency = file.concurrency;
@@ -183,106 +151,9 @@ pub fn load_saved_run(dir: &Path) -> Result<(TournamentConfig, Option<usize>), T
     Ok((config, concurrency))
 }
 
-/// Writes `tournament.toml` (temporary file, then rename), with the games at once.
-fn save_config(dir: &Path, config: &TournamentConfig, concurrency: usize) -> io::Result<()> {
-    let mut file = config.to_file();
-    file.concurrency = Some(concurrency);
-    let text = toml::to_string(&file).map_err(io::Error::other)?;
-    let header = "# The resolved configuration of this tournament; `kalaha tournament --resume \
-                  DIR` continues it.\n";
-    let tmp = dir.join("tournament.toml.tmp");
-    let mut f = std::fs::File::create(&tmp)?;
-    io::Write::write_all(&mut f, header.as_bytes())?;
-    io::Write::write_all(&mut f, text.as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, dir.join("tournament.toml"))?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-/// Whether `out` can take a run's results, before anything is printed or written: not a
-/// file; a folder of other files (say `--out .` or a documents folder) is refused rather
-/// than filled with results files; a folder with a tournament only with `resume`.
-pub fn check_out_folder(out: &Path, resume: bool) -> Result<(), TournamentError> {
-    let input = |what: String| TournamentError::Input(what);
-    if out.exists() && !out.is_dir() {
-        return Err(input(format!(
-            "{} is a file, not a folder: give another --out",
-            crate::record::shown_path(out)
-        )));
-    }
-    let holds = |name: &str| out.join(name).exists();
-    if holds(".lock") {
-        // Another run may hold it: trying the lock now says which, before the run's header
-        // says it starts. A lock nobody held is released (and its file removed) at once.
-        match results::FolderLock::acquire(out) {
-            Ok(lock) => drop(lock),
-            Err(busy @ results::LockError::Busy { .. }) => return Err(input(busy.to_string())),
-            // Taking the lock for the run reports it.
-            Err(_) => return Ok(()),
-        }
-    }
-    let holds_games = holds(results::GAMES_CSV) || holds(results::GAMES_JSONL);
-    if !resume && holds_games {
-        return Err(input(format!(
-            "{} already holds a tournament: continue it with --resume {0}, or choose another --out",
-            crate::record::shown_path(out)
-        )));
-    }
-    let ours = holds_games || holds("tournament.toml") || holds("sprt.csv");
-    if !ours && let Ok(entries) = std::fs::read_dir(out) {
-        let others: Vec<String> = entries
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|name| name != "logs" && name != ".lock")
-            .collect();
-        if let Some(first) = others.first() {
-            let more = match others.len() {
-                1 => String::new(),
-                n => format!(" and {} more", n - 1),
-            };
-            return Err(input(format!(
-                "{} already holds other files ({}{more}) and no kalaha results: give a new or \
-                 empty folder as --out",
-                crate::record::shown_path(out),
-                crate::record::shown_line(first)
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn claim_folder(options: &RunOptions) -> Result<FolderLock, TournamentError> {
-    let out = &options.out;
-    let input = |what: String| TournamentError::Input(what);
-    check_out_folder(out, options.resume)?;
-    std::fs::create_dir_all(out.join("logs")).map_err(|e| {
-        input(format!(
-            "cannot create the results folder {}: {e}",
-            crate::record::shown_path(out)
-        ))
-    })?;
-    let lock = FolderLock::acquire(out).map_err(|e| input(e.to_string()))?;
-    let holds_games = [results::GAMES_CSV, results::GAMES_JSONL]
-        .iter()
-        .any(|f| out.join(f).exists());
-    if !options.resume && holds_games {
-        return Err(input(format!(
-            "{} already holds a tournament: continue it with --resume {0}, or choose another --out",
-            crate::record::shown_path(out)
-        )));
-    }
-    Ok(lock)
-}
-
 /// What a results folder already holds, counted in a fresh scoreboard: its repaired
 /// games of tournament `id`, and what the repair said.
-fn existing(
-    out: &Path,
-    config: &TournamentConfig,
-) -> Result<(results::Repaired, Tally, Vec<String>), io::Error> {
+fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Counted, io::Error> {
     let repaired = results::repair(out, &config.id)?;
     // The settings must be those the games were played with: an edited tournament.toml
     // would rate games of one board under the name of another.
@@ -337,7 +208,11 @@ fn existing(
             crate::record::shown_path(out)
         );
     }
-    Ok((repaired, tally, notes))
+    Ok(orchestration::Counted {
+        done: repaired.done,
+        tally,
+        notes,
+    })
 }
 
 /// A warning when more games would run at once than the machine has CPUs: `concurrency`
@@ -387,41 +262,33 @@ pub fn run_tournament(
     views: &mut [&mut dyn View],
     stop: Option<Box<dyn StopRule>>,
 ) -> Result<TournamentOutcome, TournamentError> {
-    let out = &options.out;
-    let io_err = |error: io::Error| TournamentError::Io {
-        path: out.clone(),
-        error,
+    let claim = match options.resume {
+        true => Claim::Resume,
+        false => Claim::New,
     };
-    let _lock = claim_folder(options)?;
-    // One thread plays every game: the referee's work per move is tiny next to the
-    // engines', and a single thread wakes up less often than a pool.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(io_err)?;
-    let prepared = runtime.block_on(launcher::ProcessLauncher::prepare(
-        &mut config,
-        Some(out.join("logs")),
-        options.debug,
-    ));
-    // On a failure the folder stays, with the engines' logs the error points to.
-    let (launcher, ready) = prepared.map_err(|e| TournamentError::Input(e.to_string()))?;
+    let run = Run::claim(&options.out, claim, options.kind, options.debug)?;
+    let (launcher, ready) = run.start_engines(&mut config)?;
     if !options.resume {
-        save_config(out, &config, options.concurrency).map_err(io_err)?;
+        let mut file = config.to_file();
+        file.concurrency = Some(options.concurrency);
+        run.save_config(
+            file,
+            "The resolved configuration of this tournament; `kalaha tournament --resume DIR` \
+             continues it.",
+        )?;
     }
-    let (repaired, tally, mut notes) = existing(out, &config).map_err(|e| match e.kind() {
-        io::ErrorKind::InvalidData => TournamentError::Input(e.to_string()),
-        _ => io_err(e),
-    })?;
+    let Counted {
+        done,
+        tally,
+        mut notes,
+    } = run.count(&config)?;
     if options.resume {
         for warning in version_changes(&config) {
             tracing::warn!("{warning}");
             notes.push(warning);
         }
     }
-    let writer = ResultsWriter::open(out).map_err(io_err)?;
     let schedule = config.schedule.clone();
-    let done = repaired.done;
     // Counted from the games done, not by walking the schedule, which may hold billions.
     let prefix = format!("{}-", config.id);
     let done_in_shard = done
@@ -433,16 +300,12 @@ pub fn run_tournament(
     if let Some(warning) = oversubscribed(options.concurrency, left) {
         tracing::warn!("{warning}");
     }
-    let recorder = Recorder {
-        writer: Some(writer),
-        tally,
-        info: StartInfo {
-            id: config.id.clone(),
-            names: config.names(),
-            total: schedule.games_in_shard(),
-            done: done_in_shard,
-            notes,
-        },
+    let info = StartInfo {
+        id: config.id.clone(),
+        names: config.names(),
+        total: schedule.games_in_shard(),
+        done: done_in_shard,
+        notes,
     };
     let id_of = {
         let c = config.clone();
@@ -451,31 +314,16 @@ pub fn run_tournament(
     let games = schedule
         .games()
         .filter(move |g| !done.contains(&id_of(g.number)));
-    let interrupts = {
-        let _inside = runtime.enter();
-        run::ctrl_c_interrupts()
-    };
-    let stop = stop.map(|mut rule| {
-        rule.start(&recorder.info);
-        (rule, recorder.tally.clone())
-    });
-    let input = RunInput {
+    let (summary, tally) = run.play(
+        &config,
+        launcher,
+        ready,
+        (tally, info),
         games,
-        concurrency: options.concurrency,
-        interrupts,
+        options.concurrency,
+        views,
         stop,
-    };
-    let (summary, tally) = run_games(&runtime, launcher, &config, ready, input, recorder, views)
-        .map_err(|error| {
-            // The recorder reports a failed write of the results in the summary; what
-            // comes back as an error is a view that could not show the run.
-            TournamentError::Output {
-                path: out.clone(),
-                error,
-            }
-        })?;
-    // Every engine is stopped by now; do not wait for stray tasks.
-    runtime.shutdown_timeout(Duration::from_millis(100));
+    )?;
     Ok(TournamentOutcome {
         summary,
         tally,

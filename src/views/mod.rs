@@ -11,4 +11,4 @@ pub mod sprt;
 pub use analysis::AnalysisView;
 pub use display::{DisplayMode, LiveDisplay};
 pub use leaderboard::LeaderboardView;
-pub use sprt::{SprtSettings, SprtView};
+pub use sprt::SprtView;

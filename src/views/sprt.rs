@@ -1,222 +1,24 @@
-//! The SPRT of `kalaha sprt`: its settings (saved as `sprt.toml` in the results folder),
-//! the view that evaluates the test after every game pair of the new engine against the
-//! base engine and stops the run at a decision, and the verdict.
-//!
-//! The test reads the pentanomial counts of the pairing from the run's scoreboard, so the
-//! pairs are the same as in every report. `sprt.csv` gets one line per completed pair; on
-//! resume it is rebuilt from `games.csv`.
+//! The SPRT as people see it while it runs: a line with the LLR between its bounds at
+//! most once a second and at the end, and a line of `sprt.csv` for every game pair. The
+//! decisions are the test's own ([`crate::sprt::SprtRule`] makes them on the game loop);
+//! this view shows them in the order the pairs were recorded.
 
-use crate::results::read_games_csv;
-use crate::stats::sprt::{fmt_estimate, fmt_llr};
-use crate::stats::{Added, Sprt, SprtDecision, SprtModel, SprtStatus, Tally};
-use crate::tournament::events::{Control, Event, StartInfo, StopRule, View};
-use serde::{Deserialize, Serialize};
+use crate::sprt::{Judgements, SprtEnd, files};
+use crate::stats::{SprtStatus, Tally};
+use crate::tournament::events::{Control, Event, View};
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The test's parameters as saved in `sprt.toml`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SprtSettings {
-    pub elo0: f64,
-    pub elo1: f64,
-    pub alpha: f64,
-    pub beta: f64,
-    pub model: SprtModel,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_games: Option<u64>,
-}
-
-/// The largest Elo bound accepted: beyond it scores are indistinguishable from 0 or 1.
-pub const MAX_ELO_BOUND: f64 = 2000.0;
-
-/// Pairs after which a test whose every pair was a draw pair stops as undecidable.
-pub const STALL_PAIRS: u64 = 100;
-
-/// Pentanomial counts on which the LLR of every accepted test is a number: no pairs, one
-/// pair of each kind, sweeps both ways, even and mixed results, and many pairs.
-const PROBE_COUNTS: [[u64; 5]; 10] = [
-    [0, 0, 0, 0, 0],
-    [1, 0, 0, 0, 0],
-    [0, 0, 1, 0, 0],
-    [0, 0, 0, 0, 1],
-    [0, 1, 0, 1, 0],
-    [10, 0, 0, 0, 10],
-    [1, 10, 100, 10, 1],
-    [3, 0, 0, 0, 97],
-    [1_000_000, 0, 0, 0, 0],
-    [0, 0, 0, 0, 1_000_000],
-];
-
-/// The bounds each model can test, for messages.
-fn sane_range(model: SprtModel) -> &'static str {
-    match model {
-        SprtModel::Normalized => {
-            "normalized Elo bounds between -200 and 200 (typically 0 and 5; larger \
-             differences need --model logistic)"
-        }
-        SprtModel::Logistic => "logistic Elo bounds between -2000 and 2000",
-    }
-}
-
-impl SprtSettings {
-    pub fn sprt(&self) -> Sprt {
-        Sprt {
-            elo0: self.elo0,
-            elo1: self.elo1,
-            alpha: self.alpha,
-            beta: self.beta,
-            model: self.model,
-        }
-    }
-
-    /// Checks the parameters; the error names the setting.
-    pub fn validate(&self) -> Result<(), String> {
-        let p = |x: f64| x > 0.0 && x < 0.5;
-        if !p(self.alpha) {
-            return Err(format!(
-                "alpha {}: it must be above 0 and below 0.5",
-                self.alpha
-            ));
-        }
-        if !p(self.beta) {
-            return Err(format!(
-                "beta {}: it must be above 0 and below 0.5",
-                self.beta
-            ));
-        }
-        for (name, x) in [("elo0", self.elo0), ("elo1", self.elo1)] {
-            if !x.is_finite() || x.abs() > MAX_ELO_BOUND {
-                return Err(format!(
-                    "{name} {x}: it must be a number between -{MAX_ELO_BOUND} and {MAX_ELO_BOUND}"
-                ));
-            }
-        }
-        if self.elo0 >= self.elo1 {
-            return Err(format!(
-                "elo0 {} must be smaller than elo1 {}",
-                self.elo0, self.elo1
-            ));
-        }
-        if self.max_games.is_some_and(|n| n < 2) {
-            return Err("max_games: at least 2 (one game pair) are needed".to_string());
-        }
-        self.check_llr()
-    }
-
-    /// Checks that the LLR is a number on [`PROBE_COUNTS`]: with bounds the model cannot
-    /// fit (a normalized Elo of a few hundred) it is not, and the test could never decide.
-    fn check_llr(&self) -> Result<(), String> {
-        let sprt = self.sprt();
-        let computable = |s: Sprt| PROBE_COUNTS.iter().all(|c| s.llr(c).is_finite());
-        for (name, x) in [("elo1", self.elo1), ("elo0", self.elo0)] {
-            if !computable(Sprt {
-                elo0: x,
-                elo1: x,
-                ..sprt
-            }) {
-                return Err(format!(
-                    "{name} {x}: the {} model cannot test this bound (its likelihood ratio \
-                     is not a number); use {}",
-                    sprt.model.as_str(),
-                    sane_range(self.model)
-                ));
-            }
-        }
-        if !computable(sprt) {
-            return Err(format!(
-                "elo0 {} and elo1 {}: the {} model cannot test these bounds (their \
-                 likelihood ratio is not a number); use {}",
-                self.elo0,
-                self.elo1,
-                sprt.model.as_str(),
-                sane_range(self.model)
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// One line of `sprt.csv`.
-pub const SPRT_CSV_HEADER: &str = "pairs,games,ll,ld,wl_dd,wd,ww,llr,lower,upper,elo,elo_error\n";
-
-fn csv_line(s: &SprtStatus, penta: [u64; 5]) -> String {
-    let num = |x: f64, d: usize| {
-        if x.is_finite() {
-            format!("{x:.d$}")
-        } else {
-            String::new()
-        }
-    };
-    format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{}\n",
-        s.pairs,
-        s.games,
-        penta[0],
-        penta[1],
-        penta[2],
-        penta[3],
-        penta[4],
-        num(s.llr, 4),
-        num(s.lower, 4),
-        num(s.upper, 4),
-        num(s.elo.value, 2),
-        num(s.elo.error, 2),
-    )
-}
-
-/// How a test ended.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum SprtEnd {
-    /// The LLR left its bounds (the status of the pair that decided).
-    Decided(SprtStatus),
-    /// Every pair was a draw pair for [`STALL_PAIRS`] pairs: the test cannot decide.
-    Stalled(SprtStatus),
-    /// The LLR is not a number (bounds the model cannot fit, which validation refuses):
-    /// the test cannot decide.
-    Undefined(SprtStatus),
-}
-
-/// The test as the run's stop rule: the run ends at the pair that decides, on the game
-/// loop, so that no game starts after the decision.
-pub struct SprtRule {
-    sprt: Sprt,
-    new: String,
-    base: String,
-}
-
-impl SprtRule {
-    pub fn new(settings: &SprtSettings, new: &str, base: &str) -> SprtRule {
-        SprtRule {
-            sprt: settings.sprt(),
-            new: new.to_string(),
-            base: base.to_string(),
-        }
-    }
-}
-
-impl StopRule for SprtRule {
-    fn start(&mut self, info: &StartInfo) {
-        if let [new, base] = &info.names[..] {
-            (self.new, self.base) = (new.clone(), base.clone());
-        }
-    }
-
-    fn should_stop(&mut self, tally: &Tally) -> bool {
-        let status = status_in(&self.sprt, tally, &self.new, &self.base);
-        end_of(status, penta_of(tally, &self.new, &self.base)).is_some()
-    }
-}
-
 /// The test as a view of the run.
 pub struct SprtView {
-    sprt: Sprt,
-    new: String,
-    base: String,
+    judgements: Judgements,
     csv: File,
     quiet: bool,
     last_print: Instant,
+    /// The status after the last pair recorded.
+    last: Option<SprtStatus>,
     /// Pairs in the last line printed.
     printed_pairs: u64,
     /// Set when the test ended.
@@ -224,34 +26,18 @@ pub struct SprtView {
 }
 
 impl SprtView {
-    /// The test of `new` against `base`, appending to `sprt.csv` in `dir`; prints progress
-    /// lines unless `quiet`.
-    pub fn new(
-        dir: &Path,
-        settings: &SprtSettings,
-        new: &str,
-        base: &str,
-        quiet: bool,
-    ) -> io::Result<SprtView> {
-        let csv = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(dir.join("sprt.csv"))?;
+    /// Shows the `judgements` of the run's stop rule, appending to `sprt.csv` in `dir`;
+    /// prints progress lines unless `quiet`.
+    pub fn new(dir: &Path, judgements: Judgements, quiet: bool) -> io::Result<SprtView> {
         Ok(SprtView {
-            sprt: settings.sprt(),
-            new: new.to_string(),
-            base: base.to_string(),
-            csv,
+            judgements,
+            csv: files::append_csv(dir)?,
             quiet,
             last_print: Instant::now(),
+            last: None,
             printed_pairs: 0,
             end: None,
         })
-    }
-
-    /// Where the test stands in `tally`.
-    pub fn status(&self, tally: &Tally) -> SprtStatus {
-        status_in(&self.sprt, tally, &self.new, &self.base)
     }
 
     fn print(&mut self, status: &SprtStatus) -> io::Result<()> {
@@ -263,310 +49,42 @@ impl SprtView {
         Ok(())
     }
 
-    /// Prints the current status if the last line printed is older.
-    pub fn print_last(&mut self, tally: &Tally) -> io::Result<()> {
-        let status = self.status(tally);
-        if status.pairs != self.printed_pairs {
+    /// Prints the last status if the last line printed is older.
+    pub fn print_last(&mut self) -> io::Result<()> {
+        if let Some(status) = self.last
+            && status.pairs != self.printed_pairs
+        {
             self.print(&status)?;
         }
         Ok(())
-    }
-}
-
-/// The status of `new` against `base` in `tally`.
-fn status_in(sprt: &Sprt, tally: &Tally, new: &str, base: &str) -> SprtStatus {
-    let pairing = match (tally.engine_index(new), tally.engine_index(base)) {
-        (Some(a), Some(b)) => tally.pairing(a, b),
-        _ => None,
-    }
-    .unwrap_or_default();
-    sprt.status(pairing.penta, pairing.wdl.games())
-}
-
-/// The end of a test at `status`, if it has ended.
-fn end_of(status: SprtStatus, penta: [u64; 5]) -> Option<SprtEnd> {
-    if status.llr.is_nan() {
-        return Some(SprtEnd::Undefined(status));
-    }
-    if status.decision != SprtDecision::Continue {
-        return Some(SprtEnd::Decided(status));
-    }
-    // Every pair a draw pair (1-1): the engines play each opening alike from both seats
-    // and the LLR stays at 0 however long the test runs.
-    let all_even = penta[2] == status.pairs;
-    (status.pairs >= STALL_PAIRS && all_even).then_some(SprtEnd::Stalled(status))
-}
-
-fn penta_of(tally: &Tally, new: &str, base: &str) -> [u64; 5] {
-    match (tally.engine_index(new), tally.engine_index(base)) {
-        (Some(a), Some(b)) => tally.pairing(a, b).map_or([0; 5], |p| p.penta.0),
-        _ => [0; 5],
     }
 }
 
 impl View for SprtView {
-    fn start(&mut self, info: &StartInfo, _tally: &Tally) -> io::Result<()> {
-        if let [new, base] = &info.names[..] {
-            (self.new, self.base) = (new.clone(), base.clone());
-        }
-        Ok(())
-    }
-
-    fn event(&mut self, event: &Event<'_>, tally: &Tally) -> io::Result<Control> {
+    fn event(&mut self, event: &Event<'_>, _tally: &Tally) -> io::Result<Control> {
         let Event::GameFinished {
-            record,
             pair_completed: true,
+            ..
         } = event
         else {
             return Ok(Control::Continue);
         };
-        let ours = |n: &str| n == self.new || n == self.base;
-        if !(ours(&record.south) && ours(&record.north)) || self.end.is_some() {
+        // The rule judged this pair on the game loop before the game was recorded.
+        let Some(j) = self.judgements.next() else {
             return Ok(Control::Continue);
+        };
+        if self.end.is_some() {
+            return Ok(Control::Stop);
         }
-        let status = self.status(tally);
-        let penta = penta_of(tally, &self.new, &self.base);
-        self.csv.write_all(csv_line(&status, penta).as_bytes())?;
-        self.end = end_of(status, penta);
+        files::append_line(&mut self.csv, &j)?;
+        self.last = Some(j.status);
+        self.end = j.end;
         if self.end.is_some() || self.last_print.elapsed() >= Duration::from_secs(1) {
-            self.print(&status)?;
+            self.print(&j.status)?;
         }
         Ok(match self.end {
             Some(_) => Control::Stop,
             None => Control::Continue,
         })
-    }
-}
-
-/// Rebuilds `dir/sprt.csv` from `dir/games.csv` (on resume) and returns how the test
-/// stands, and whether it had already ended.
-pub fn replay(
-    dir: &Path,
-    settings: &SprtSettings,
-    new: &str,
-    base: &str,
-) -> io::Result<(SprtStatus, Option<SprtEnd>)> {
-    let sprt = settings.sprt();
-    let mut text = String::from(SPRT_CSV_HEADER);
-    let mut tally = Tally::new();
-    let mut end = None;
-    let games = dir.join(crate::results::GAMES_CSV);
-    if games.exists() {
-        read_games_csv(&games, |row| {
-            let completed = matches!(
-                tally.add(row),
-                Added::Counted {
-                    completed_pair: true
-                }
-            );
-            let ours = |n: &str| n == new || n == base;
-            if completed && end.is_none() && ours(row.south) && ours(row.north) {
-                let status = status_in(&sprt, &tally, new, base);
-                let penta = penta_of(&tally, new, base);
-                text.push_str(&csv_line(&status, penta));
-                end = end_of(status, penta);
-            }
-        })
-        .map_err(io::Error::other)?;
-    }
-    let tmp = dir.join(".sprt.csv.tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, dir.join("sprt.csv"))?;
-    Ok((status_in(&sprt, &tally, new, base), end))
-}
-
-/// What a test concluded; `cli::exit` gives each its exit code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    H1,
-    H0,
-    NoDecision,
-}
-
-/// The verdict and the line that says it.
-pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) -> (Verdict, String) {
-    let elo = |s: &SprtStatus| format!("Elo {}", fmt_estimate(s.elo));
-    match end {
-        Some(SprtEnd::Decided(s)) if s.decision == SprtDecision::H1 => (
-            Verdict::H1,
-            format!(
-                "H1 accepted: {new} is stronger than {base} (LLR {} >= {} after {} pairs, {})",
-                fmt_llr(s.llr),
-                fmt_llr(s.upper),
-                s.pairs,
-                elo(&s)
-            ),
-        ),
-        Some(SprtEnd::Decided(s)) => (
-            Verdict::H0,
-            format!(
-                "H0 accepted: {new} is not stronger than {base} (LLR {} <= {} after {} pairs, {})",
-                fmt_llr(s.llr),
-                fmt_llr(s.lower),
-                s.pairs,
-                elo(&s)
-            ),
-        ),
-        Some(SprtEnd::Stalled(s)) => (
-            Verdict::NoDecision,
-            format!(
-                "no decision possible: all {} pairs were drawn 1-1 (each opening gave the \
-                 same game from both seats), so the LLR cannot move. Deterministic engines \
-                 repeat their games: use more varied openings (--opening-plies, --openings) \
-                 or engines that differ.",
-                s.pairs
-            ),
-        ),
-        Some(SprtEnd::Undefined(s)) => (
-            Verdict::NoDecision,
-            format!(
-                "no decision possible: the LLR is not a number after {} pairs (the model \
-                 cannot fit the bounds in sprt.toml); start a new test with narrower bounds",
-                s.pairs
-            ),
-        ),
-        None => (
-            Verdict::NoDecision,
-            format!(
-                "no decision: the game limit was reached (LLR {} in [{}, {}] after {} pairs, {})",
-                fmt_llr(last.llr),
-                fmt_llr(last.lower),
-                fmt_llr(last.upper),
-                last.pairs,
-                elo(&last)
-            ),
-        ),
-    }
-}
-
-/// Writes the verdict beside the games, as `sprt-result.toml`.
-pub fn save_verdict(dir: &Path, code: u8, text: &str, status: &SprtStatus) -> io::Result<()> {
-    #[derive(Serialize)]
-    struct Result<'a> {
-        verdict: &'a str,
-        exit_code: u8,
-        pairs: u64,
-        games: u64,
-        llr: f64,
-        lower: f64,
-        upper: f64,
-    }
-    let r = Result {
-        verdict: text,
-        exit_code: code,
-        pairs: status.pairs,
-        games: status.games,
-        llr: if status.llr.is_finite() {
-            status.llr
-        } else {
-            0.0
-        },
-        lower: status.lower,
-        upper: status.upper,
-    };
-    let body = toml::to_string(&r).map_err(io::Error::other)?;
-    let tmp = dir.join(".sprt-result.toml.tmp");
-    std::fs::write(&tmp, body)?;
-    std::fs::rename(tmp, dir.join("sprt-result.toml"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn settings() -> SprtSettings {
-        SprtSettings {
-            elo0: 0.0,
-            elo1: 5.0,
-            alpha: 0.05,
-            beta: 0.05,
-            model: SprtModel::Normalized,
-            max_games: None,
-        }
-    }
-
-    #[test]
-    fn absurd_settings_are_refused_by_name() {
-        let bad = |f: &dyn Fn(&mut SprtSettings)| {
-            let mut s = settings();
-            f(&mut s);
-            s.validate().unwrap_err()
-        };
-        assert!(
-            bad(&|s| {
-                s.elo0 = -1e308;
-                s.elo1 = 1e308
-            })
-            .contains("elo0")
-        );
-        assert!(bad(&|s| s.elo1 = f64::NAN).contains("elo1"));
-        assert!(bad(&|s| s.elo1 = -1.0).contains("smaller"));
-        assert!(bad(&|s| s.max_games = Some(0)).contains("max_games"));
-        assert!(bad(&|s| s.alpha = 0.5).contains("alpha"));
-        assert!(settings().validate().is_ok());
-    }
-
-    #[test]
-    fn bounds_the_model_cannot_fit_are_refused_by_name() {
-        let with = |elo0, elo1, model| SprtSettings {
-            elo0,
-            elo1,
-            model,
-            ..settings()
-        };
-        let e = with(0.0, 2000.0, SprtModel::Normalized)
-            .validate()
-            .unwrap_err();
-        assert!(
-            e.starts_with("elo1 2000") && e.contains("-200 and 200"),
-            "{e}"
-        );
-        let e = with(-500.0, 0.0, SprtModel::Normalized)
-            .validate()
-            .unwrap_err();
-        assert!(e.starts_with("elo0 -500"), "{e}");
-        assert!(with(0.0, 150.0, SprtModel::Normalized).validate().is_ok());
-        assert!(with(0.0, 2000.0, SprtModel::Logistic).validate().is_ok());
-        assert!(
-            with(-2000.0, 2000.0, SprtModel::Logistic)
-                .validate()
-                .is_ok()
-        );
-    }
-
-    #[test]
-    fn a_llr_that_is_not_a_number_ends_the_test_undecided() {
-        // Bounds that validation refuses, as an old sprt.toml might hold.
-        let sprt = SprtSettings {
-            elo1: 2000.0,
-            ..settings()
-        }
-        .sprt();
-        let penta = [1, 2, 3, 2, 1];
-        let s = sprt.status(crate::stats::Pentanomial(penta), 18);
-        assert!(s.llr.is_nan());
-        assert!(matches!(end_of(s, penta), Some(SprtEnd::Undefined(_))));
-        let (code, text) = verdict(end_of(s, penta), s, "a", "b");
-        assert_eq!(code, Verdict::NoDecision);
-        assert!(text.contains("not a number"), "{text}");
-    }
-
-    #[test]
-    fn a_test_where_every_pair_scores_alike_stalls() {
-        let sprt = settings().sprt();
-        let penta = [0, 0, STALL_PAIRS, 0, 0];
-        let s = sprt.status(crate::stats::Pentanomial(penta), 2 * STALL_PAIRS);
-        assert_eq!(s.decision, SprtDecision::Continue);
-        assert!(matches!(end_of(s, penta), Some(SprtEnd::Stalled(_))));
-        let (code, text) = verdict(end_of(s, penta), s, "a", "b");
-        assert_eq!(code, Verdict::NoDecision);
-        assert!(text.contains("drawn 1-1"), "{text}");
-        let fewer = [0, 0, 10, 0, 0];
-        let s = sprt.status(crate::stats::Pentanomial(fewer), 20);
-        assert_eq!(end_of(s, fewer), None);
-        // A sweep is not a stall: the LLR rises.
-        let sweep = [0, 0, 0, 0, STALL_PAIRS];
-        let s = sprt.status(crate::stats::Pentanomial(sweep), 2 * STALL_PAIRS);
-        assert_eq!(end_of(s, sweep), None);
     }
 }

@@ -258,9 +258,7 @@ impl Match {
         let bytes = w
             .into_inner()
             .map_err(|e| io::Error::other(e.to_string()))?;
-        let tmp = dir.join("match.csv.tmp");
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, dir.join(MATCH_CSV))
+        crate::results::write_file(&dir.join(MATCH_CSV), &bytes)
     }
 }
 

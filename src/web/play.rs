@@ -10,18 +10,17 @@ use crate::record::{
     Fault, FaultKind, MAX_TIME, SideResult, Termination, TimeControl, TimeLimit, format_duration,
 };
 use crate::referee::{Contestant, Reply};
-use crate::results::{FolderLock, GAMES_CSV, GAMES_JSONL, ResultsWriter};
+use crate::results::{Claim, RunKind};
 use crate::rules::{Move, Position, Rules, Side};
 use crate::stats::Tally;
 use crate::tournament::config::{EngineEntry, TournamentConfig};
 use crate::tournament::events::{RunSummary, StartInfo, View};
 use crate::tournament::launcher::{ProcessLauncher, RunningEngine};
-use crate::tournament::run::{Launcher, RunInput, ctrl_c_interrupts, run_games};
+use crate::tournament::run::Launcher;
 use crate::tournament::schedule::ScheduledGame;
 use crate::tournament::spec::{EngineSpec, Identity, NameSource, ResolvedEngine, dedupe_names};
-use crate::tournament::{Recorder, TournamentError};
-use std::io;
-use std::path::{Path, PathBuf};
+use crate::tournament::{Run, TournamentError};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -337,16 +336,7 @@ pub fn run_session(
     live: Arc<Live>,
     views: &mut [&mut dyn View],
 ) -> Result<(RunSummary, Tally, TournamentConfig), TournamentError> {
-    let out = &options.out;
-    let io_err = |error: io::Error| TournamentError::Io {
-        path: out.clone(),
-        error,
-    };
-    let _lock = claim(out)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(io_err)?;
+    let run = Run::claim(&options.out, Claim::Session, RunKind::Play, options.debug)?;
     // The processes: every engine but the person.
     let processes: Vec<Option<usize>> = (0..config.engines.len())
         .map(|i| match (person, i) {
@@ -359,13 +349,7 @@ pub fn run_session(
     if person {
         process_config.engines.remove(0);
     }
-    let (engines, ready) = runtime
-        .block_on(ProcessLauncher::prepare(
-            &mut process_config,
-            Some(out.join("logs")),
-            options.debug,
-        ))
-        .map_err(|e| TournamentError::Input(e.to_string()))?;
+    let (engines, ready) = run.start_engines(&mut process_config)?;
     let mut ready: Vec<Option<Vec<RunningEngine>>> = ready.into_iter().map(Some).collect();
     for (i, p) in processes.iter().enumerate() {
         if let Some(p) = p {
@@ -385,7 +369,15 @@ pub fn run_session(
     for (e, name) in config.engines.iter_mut().zip(names) {
         e.identity.name = name;
     }
-    save_session(out, &config).map_err(io_err)?;
+    let mut file = config.to_file();
+    // An open-ended schedule: the number of games is whatever was played.
+    file.games = None;
+    run.save_config(
+        file,
+        "The games of a kalaha play session: one game at a time, the seats swapped every \
+         game. The person has no clock unless `tc` says so.",
+    )?;
+    let counted = run.count(&config)?;
     // A person on a clock starts the first game from the page; otherwise it starts at once.
     let clocked = person
         && config.engines[0]
@@ -426,67 +418,24 @@ pub fn run_session(
             None => Vec::new(),
         })
         .collect();
-    let recorder = Recorder {
-        writer: Some(ResultsWriter::open(out).map_err(io_err)?),
-        tally: Tally::new(),
-        info: StartInfo {
-            id: config.id.clone(),
-            names: config.names(),
-            total: 0,
-            done: 0,
-            notes: Vec::new(),
-        },
+    let info = StartInfo {
+        id: config.id.clone(),
+        names: config.names(),
+        total: 0,
+        done: 0,
+        notes: counted.notes,
     };
-    let interrupts = {
-        let _inside = runtime.enter();
-        ctrl_c_interrupts()
-    };
-    let input = RunInput {
-        games: Alternating { next: 1 },
-        concurrency: 1,
-        interrupts,
-        stop: None,
-    };
-    let (summary, tally) =
-        run_games(&runtime, launcher, &config, ready, input, recorder, views).map_err(io_err)?;
-    runtime.shutdown_timeout(Duration::from_millis(100));
+    let (summary, tally) = run.play(
+        &config,
+        launcher,
+        ready,
+        (counted.tally, info),
+        Alternating { next: 1 },
+        1,
+        views,
+        None,
+    )?;
     Ok((summary, tally, config))
-}
-
-/// Creates and locks the results folder; a folder that already holds games is refused.
-fn claim(out: &Path) -> Result<FolderLock, TournamentError> {
-    let input = |what: String| TournamentError::Input(what);
-    std::fs::create_dir_all(out.join("logs")).map_err(|e| {
-        input(format!(
-            "failed to create the results folder {}: {e}",
-            out.display()
-        ))
-    })?;
-    let lock = FolderLock::acquire(out).map_err(|e| input(e.to_string()))?;
-    if [GAMES_CSV, GAMES_JSONL]
-        .iter()
-        .any(|f| out.join(f).exists())
-    {
-        return Err(input(format!(
-            "{} already holds games: choose another --out (each session has its own folder; \
-             `kalaha ratings DIR...` rates several together)",
-            out.display()
-        )));
-    }
-    Ok(lock)
-}
-
-/// Writes the session's `tournament.toml` (a temporary file, then renamed into place).
-fn save_session(dir: &Path, config: &TournamentConfig) -> io::Result<()> {
-    let mut file = config.to_file();
-    // An open-ended schedule: the number of games is whatever was played.
-    file.games = None;
-    let text = toml::to_string(&file).map_err(io::Error::other)?;
-    let header = "# The games of a kalaha play session: one game at a time, the seats swapped \
-                  every game. The person has no clock unless `tc` says so.\n";
-    let tmp = dir.join("tournament.toml.tmp");
-    std::fs::write(&tmp, format!("{header}{text}"))?;
-    std::fs::rename(&tmp, dir.join("tournament.toml"))
 }
 
 #[cfg(test)]

@@ -275,6 +275,24 @@ fn an_sprt_of_engines_named_by_hello_decides_and_resumes() {
         "{}",
         text(&o)
     );
+    // Each folder's tournament.toml says what kind of run it holds; the kind is read from
+    // there, not guessed from the files beside it.
+    let kind =
+        |dir: &str| std::fs::read_to_string(tmp.path().join(dir).join("tournament.toml")).unwrap();
+    assert!(
+        kind("plain").contains("run = \"match\""),
+        "{}",
+        kind("plain")
+    );
+    assert!(kind("out").contains("run = \"sprt\""), "{}", kind("out"));
+    std::fs::remove_file(tmp.path().join("out/sprt.toml")).unwrap();
+    let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "out"]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("holds an SPRT"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// The demo's time control gives way to the user's, and no error names a flag the user

@@ -15,6 +15,7 @@ mod protocol_doc;
 mod ratings;
 mod rules;
 mod sandbox;
+mod settings;
 mod solve_cli;
 mod solver_pv;
 mod supervisor;

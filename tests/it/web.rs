@@ -1332,7 +1332,8 @@ fn a_session_without_a_game_keeps_nothing_and_the_title_names_the_players() {
         "the session writes to results/"
     );
     stop(play);
-    let printed: Vec<String> = lines.try_iter().collect();
+    // Every line, up to the end of its output: the reader may lag behind the exit.
+    let printed: Vec<String> = lines.iter().collect();
     assert!(
         printed
             .iter()
@@ -1375,6 +1376,17 @@ fn a_session_without_a_game_keeps_nothing_and_the_title_names_the_players() {
     assert_eq!(state["title"], "kalaha: random against first");
     stop(play);
     assert!(out.join("games.csv").is_file());
+    // The folder says it holds a play session, which a tournament does not continue.
+    let saved = std::fs::read_to_string(out.join("tournament.toml")).unwrap();
+    assert!(saved.contains("run = \"play\""), "{saved}");
+    let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(["tournament", "--resume"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("holds the games of a play session"), "{said}");
 }
 
 /// Issue 32, point 4: a best-of-3 match played to its end in the browser: the first game

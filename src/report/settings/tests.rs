@@ -157,3 +157,40 @@ fn shards_of_one_run_merge_and_bad_files_say_so() {
     let titled = settings_from_files(&format!("title = \"Spring cup\"\n{TOURNAMENT}"), None, None);
     assert_eq!(titled.heading(), "Spring cup");
 }
+
+/// Every plain setting the table of settings shows appears under its label, in its
+/// group, when `tournament.toml` holds it: the labels come from the one declaration.
+#[test]
+fn every_shown_setting_has_its_declared_label_and_group() {
+    use crate::tournament::config::settings::{Group, SETTINGS};
+    let shown: Vec<_> = SETTINGS.iter().filter(|s| s.show.is_some()).collect();
+    assert!(shown.len() >= 8, "{}", shown.len());
+    let text: String = shown.iter().map(|s| format!("{} = 7\n", s.key)).collect();
+    let section = settings_from_files(&text, None, None);
+    for s in shown {
+        let (group, label) = s.show.unwrap();
+        let name = match group {
+            Group::Run => "Run",
+            Group::Rules => "Rules",
+            Group::Time => "Time",
+            Group::Handling => "Engine handling",
+        };
+        let g = section
+            .groups
+            .iter()
+            .find(|g| g.name == name)
+            .unwrap_or_else(|| panic!("no group {name} for {}", s.key));
+        assert!(
+            g.entries.iter().any(|(l, v)| l == label && v.contains('7')),
+            "{} is not shown as {label:?} in {name}: {:?}",
+            s.key,
+            g.entries
+        );
+    }
+    // Nothing the table shows is left to the "Other" group.
+    assert!(
+        section.groups.iter().all(|g| g.name != "Other"),
+        "{:?}",
+        section.groups
+    );
+}

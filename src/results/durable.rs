@@ -1,0 +1,88 @@
+//! The one way kalaha replaces a whole file (`tournament.toml`, `sprt-result.toml`, the
+//! leaderboards, a rebuilt `games.csv`, a book): the new text goes to a hidden temporary
+//! file beside it, is synced, renamed over the old file, and the folder is synced. A reader
+//! or a crash sees the old file or the new one, never half of one, and no temporary file
+//! is left behind when a write fails (a full disk, above all).
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The temporary file beside `path` that [`write_file`] writes first: `.NAME.tmp`, hidden
+/// from a listing of the folder.
+pub fn temporary_path(path: &Path) -> PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+/// Replaces `path` with `bytes` (see the module's doc). The error is the I/O error's own;
+/// callers name the path.
+pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_with(path, |w| w.write_all(bytes))
+}
+
+/// Replaces `path` with what `fill` writes (buffered), as [`write_file`] does.
+pub fn write_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let tmp = temporary_path(path);
+    let written = (|| {
+        let mut w = io::BufWriter::with_capacity(1 << 16, File::create(&tmp)?);
+        fill(&mut w)?;
+        let file = w.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    // The rename is durable once the folder is synced; a folder that cannot be opened for
+    // that (rare, never on Linux) leaves it to the next sync of the file system.
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if let Ok(d) = File::open(folder) {
+        d.sync_all()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_replaced_whole_and_no_temporary_file_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.toml");
+        write_file(&path, b"one").unwrap();
+        write_file(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["a.toml"]);
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_old_file_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.csv");
+        write_file(&path, b"old").unwrap();
+        let e = write_with(&path, |w| {
+            w.write_all(b"half")?;
+            Err(io::Error::new(io::ErrorKind::StorageFull, "full"))
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert!(!temporary_path(&path).exists());
+        assert_eq!(temporary_path(&path), dir.path().join(".a.csv.tmp"));
+    }
+}

@@ -1,0 +1,127 @@
+//! The files of an SPRT in its results folder: `sprt.toml` (the test, written when it
+//! starts and read on a resume), `sprt.csv` (the test after every game pair, appended as
+//! the pairs come and rebuilt from the games on a resume) and `sprt-result.toml` (the
+//! verdict).
+
+use super::{Judgement, SprtEnd, SprtSettings, Test};
+use crate::results::{self, SPRT_CSV, SPRT_RESULT_TOML, SPRT_TOML};
+use crate::stats::{Added, SprtStatus, Tally};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// The header of `sprt.csv`.
+pub const SPRT_CSV_HEADER: &str = "pairs,games,ll,ld,wl_dd,wd,ww,llr,lower,upper,elo,elo_error\n";
+
+/// One line of `sprt.csv`.
+pub fn csv_line(j: &Judgement) -> String {
+    let num = |x: f64, d: usize| {
+        if x.is_finite() {
+            format!("{x:.d$}")
+        } else {
+            String::new()
+        }
+    };
+    let (s, penta) = (&j.status, j.penta);
+    format!(
+        "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        s.pairs,
+        s.games,
+        penta[0],
+        penta[1],
+        penta[2],
+        penta[3],
+        penta[4],
+        num(s.llr, 4),
+        num(s.lower, 4),
+        num(s.upper, 4),
+        num(s.elo.value, 2),
+        num(s.elo.error, 2),
+    )
+}
+
+/// Saves the test's settings as `dir/sprt.toml`.
+pub fn save_settings(dir: &Path, settings: &SprtSettings) -> io::Result<()> {
+    let text = toml::to_string(settings).map_err(io::Error::other)?;
+    results::write_file(&dir.join(SPRT_TOML), text.as_bytes())
+}
+
+/// Reads and checks the settings of the test in `dir`; the error names the file.
+pub fn load_settings(dir: &Path) -> Result<SprtSettings, String> {
+    let path = dir.join(SPRT_TOML);
+    let shown = crate::record::shown_path(&path);
+    let text = crate::input::read_text_limited(&path, crate::input::CONFIG_LIMIT)
+        .map_err(|e| format!("failed to read {shown}: {e}"))?;
+    let settings: SprtSettings = toml::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
+    settings.validate().map_err(|e| format!("{shown}: {e}"))?;
+    Ok(settings)
+}
+
+/// `dir/sprt.csv`, opened to append the lines of the pairs to come.
+pub fn append_csv(dir: &Path) -> io::Result<std::fs::File> {
+    crate::input::open_regular_with(
+        &dir.join(SPRT_CSV),
+        std::fs::OpenOptions::new().append(true).create(true),
+    )
+}
+
+/// Rebuilds `dir/sprt.csv` from the games recorded in `dir` (on a resume) and returns how
+/// the test stands, and whether it had already ended.
+pub fn replay(dir: &Path, test: &Test) -> io::Result<(SprtStatus, Option<SprtEnd>)> {
+    let mut text = String::from(SPRT_CSV_HEADER);
+    let mut tally = Tally::new();
+    let mut end = None;
+    let games = dir.join(results::GAMES_CSV);
+    if games.exists() {
+        results::read_games_csv(&games, |row| {
+            let completed = matches!(
+                tally.add(row),
+                Added::Counted {
+                    completed_pair: true
+                }
+            );
+            if completed && end.is_none() {
+                let j = test.judge(&tally);
+                text.push_str(&csv_line(&j));
+                end = j.end;
+            }
+        })
+        .map_err(io::Error::other)?;
+    }
+    results::write_file(&dir.join(SPRT_CSV), text.as_bytes())?;
+    Ok((test.judge(&tally).status, end))
+}
+
+/// Writes the verdict beside the games, as `dir/sprt-result.toml`.
+pub fn save_verdict(dir: &Path, code: u8, text: &str, status: &SprtStatus) -> io::Result<()> {
+    #[derive(Serialize)]
+    struct Result<'a> {
+        verdict: &'a str,
+        exit_code: u8,
+        pairs: u64,
+        games: u64,
+        llr: f64,
+        lower: f64,
+        upper: f64,
+    }
+    let r = Result {
+        verdict: text,
+        exit_code: code,
+        pairs: status.pairs,
+        games: status.games,
+        llr: if status.llr.is_finite() {
+            status.llr
+        } else {
+            0.0
+        },
+        lower: status.lower,
+        upper: status.upper,
+    };
+    let body = toml::to_string(&r).map_err(io::Error::other)?;
+    results::write_file(&dir.join(SPRT_RESULT_TOML), body.as_bytes())
+}
+
+/// Appends `line` to an open `sprt.csv`.
+pub fn append_line(csv: &mut std::fs::File, j: &Judgement) -> io::Result<()> {
+    csv.write_all(csv_line(j).as_bytes())
+}

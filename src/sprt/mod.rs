@@ -1,0 +1,380 @@
+//! The SPRT of `kalaha sprt`, in one place: its settings (saved as `sprt.toml`), the
+//! decision after every game pair of the new engine against the base engine
+//! ([`Test::judge`], the only place it is made), the rule that stops the run at the
+//! decision ([`rule`]), its files ([`files`]: `sprt.toml`, `sprt.csv`, `sprt-result.toml`)
+//! and the verdict. `views::sprt` prints the decisions as they come.
+//!
+//! The test reads the pentanomial counts of the pairing from the run's scoreboard, so the
+//! pairs are the same as in every report.
+
+pub mod files;
+pub mod rule;
+
+pub use rule::{Judgements, SprtRule};
+
+use crate::stats::sprt::{fmt_estimate, fmt_llr};
+use crate::stats::{Sprt, SprtDecision, SprtModel, SprtStatus, Tally};
+use serde::{Deserialize, Serialize};
+
+/// The test's parameters as saved in `sprt.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SprtSettings {
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub model: SprtModel,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_games: Option<u64>,
+}
+
+/// The largest Elo bound accepted: beyond it scores are indistinguishable from 0 or 1.
+pub const MAX_ELO_BOUND: f64 = 2000.0;
+
+/// Pairs after which a test whose every pair was a draw pair stops as undecidable.
+pub const STALL_PAIRS: u64 = 100;
+
+/// Pentanomial counts on which the LLR of every accepted test is a number: no pairs, one
+/// pair of each kind, sweeps both ways, even and mixed results, and many pairs.
+const PROBE_COUNTS: [[u64; 5]; 10] = [
+    [0, 0, 0, 0, 0],
+    [1, 0, 0, 0, 0],
+    [0, 0, 1, 0, 0],
+    [0, 0, 0, 0, 1],
+    [0, 1, 0, 1, 0],
+    [10, 0, 0, 0, 10],
+    [1, 10, 100, 10, 1],
+    [3, 0, 0, 0, 97],
+    [1_000_000, 0, 0, 0, 0],
+    [0, 0, 0, 0, 1_000_000],
+];
+
+/// The bounds each model can test, for messages.
+fn sane_range(model: SprtModel) -> &'static str {
+    match model {
+        SprtModel::Normalized => {
+            "normalized Elo bounds between -200 and 200 (typically 0 and 5; larger \
+             differences need --model logistic)"
+        }
+        SprtModel::Logistic => "logistic Elo bounds between -2000 and 2000",
+    }
+}
+
+impl SprtSettings {
+    pub fn sprt(&self) -> Sprt {
+        Sprt {
+            elo0: self.elo0,
+            elo1: self.elo1,
+            alpha: self.alpha,
+            beta: self.beta,
+            model: self.model,
+        }
+    }
+
+    /// Checks the parameters; the error names the setting.
+    pub fn validate(&self) -> Result<(), String> {
+        let p = |x: f64| x > 0.0 && x < 0.5;
+        if !p(self.alpha) {
+            return Err(format!(
+                "alpha {}: it must be above 0 and below 0.5",
+                self.alpha
+            ));
+        }
+        if !p(self.beta) {
+            return Err(format!(
+                "beta {}: it must be above 0 and below 0.5",
+                self.beta
+            ));
+        }
+        for (name, x) in [("elo0", self.elo0), ("elo1", self.elo1)] {
+            if !x.is_finite() || x.abs() > MAX_ELO_BOUND {
+                return Err(format!(
+                    "{name} {x}: it must be a number between -{MAX_ELO_BOUND} and {MAX_ELO_BOUND}"
+                ));
+            }
+        }
+        if self.elo0 >= self.elo1 {
+            return Err(format!(
+                "elo0 {} must be smaller than elo1 {}",
+                self.elo0, self.elo1
+            ));
+        }
+        if self.max_games.is_some_and(|n| n < 2) {
+            return Err("max_games: at least 2 (one game pair) are needed".to_string());
+        }
+        self.check_llr()
+    }
+
+    /// Checks that the LLR is a number on [`PROBE_COUNTS`]: with bounds the model cannot
+    /// fit (a normalized Elo of a few hundred) it is not, and the test could never decide.
+    fn check_llr(&self) -> Result<(), String> {
+        let sprt = self.sprt();
+        let computable = |s: Sprt| PROBE_COUNTS.iter().all(|c| s.llr(c).is_finite());
+        for (name, x) in [("elo1", self.elo1), ("elo0", self.elo0)] {
+            if !computable(Sprt {
+                elo0: x,
+                elo1: x,
+                ..sprt
+            }) {
+                return Err(format!(
+                    "{name} {x}: the {} model cannot test this bound (its likelihood ratio \
+                     is not a number); use {}",
+                    sprt.model.as_str(),
+                    sane_range(self.model)
+                ));
+            }
+        }
+        if !computable(sprt) {
+            return Err(format!(
+                "elo0 {} and elo1 {}: the {} model cannot test these bounds (their \
+                 likelihood ratio is not a number); use {}",
+                self.elo0,
+                self.elo1,
+                sprt.model.as_str(),
+                sane_range(self.model)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How a test ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SprtEnd {
+    /// The LLR left its bounds (the status of the pair that decided).
+    Decided(SprtStatus),
+    /// Every pair was a draw pair for [`STALL_PAIRS`] pairs: the test cannot decide.
+    Stalled(SprtStatus),
+    /// The LLR is not a number (bounds the model cannot fit, which validation refuses):
+    /// the test cannot decide.
+    Undefined(SprtStatus),
+}
+
+/// The test of one engine against another: what [`Test::judge`] needs.
+#[derive(Clone, Debug)]
+pub struct Test {
+    sprt: Sprt,
+    /// The new engine's name and the base engine's, as the scoreboard knows them.
+    pub new: String,
+    pub base: String,
+}
+
+/// Where a test stands after a game pair: its status, the pentanomial counts it was
+/// computed from, and its end if this pair ended it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Judgement {
+    pub status: SprtStatus,
+    pub penta: [u64; 5],
+    pub end: Option<SprtEnd>,
+}
+
+impl Test {
+    /// The test of `settings`, of `new` against `base`.
+    pub fn new(settings: &SprtSettings, new: &str, base: &str) -> Test {
+        Test {
+            sprt: settings.sprt(),
+            new: new.to_string(),
+            base: base.to_string(),
+        }
+    }
+
+    /// Where the test stands in `tally`, and whether it has ended: the test's one
+    /// decision, whoever asks (the stop rule on the game loop, the rebuild of `sprt.csv`
+    /// on a resume).
+    pub fn judge(&self, tally: &Tally) -> Judgement {
+        let pairing = match (
+            tally.engine_index(&self.new),
+            tally.engine_index(&self.base),
+        ) {
+            (Some(a), Some(b)) => tally.pairing(a, b),
+            _ => None,
+        }
+        .unwrap_or_default();
+        let status = self.sprt.status(pairing.penta, pairing.wdl.games());
+        let penta = pairing.penta.0;
+        Judgement {
+            status,
+            penta,
+            end: end_of(status, penta),
+        }
+    }
+}
+
+/// The end of a test at `status`, if it has ended.
+fn end_of(status: SprtStatus, penta: [u64; 5]) -> Option<SprtEnd> {
+    if status.llr.is_nan() {
+        return Some(SprtEnd::Undefined(status));
+    }
+    if status.decision != SprtDecision::Continue {
+        return Some(SprtEnd::Decided(status));
+    }
+    // Every pair a draw pair (1-1): the engines play each opening alike from both seats
+    // and the LLR stays at 0 however long the test runs.
+    let all_even = penta[2] == status.pairs;
+    (status.pairs >= STALL_PAIRS && all_even).then_some(SprtEnd::Stalled(status))
+}
+
+/// What a test concluded; `cli::exit` gives each its exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    H1,
+    H0,
+    NoDecision,
+}
+
+/// The verdict and the line that says it.
+pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) -> (Verdict, String) {
+    let elo = |s: &SprtStatus| format!("Elo {}", fmt_estimate(s.elo));
+    match end {
+        Some(SprtEnd::Decided(s)) if s.decision == SprtDecision::H1 => (
+            Verdict::H1,
+            format!(
+                "H1 accepted: {new} is stronger than {base} (LLR {} >= {} after {} pairs, {})",
+                fmt_llr(s.llr),
+                fmt_llr(s.upper),
+                s.pairs,
+                elo(&s)
+            ),
+        ),
+        Some(SprtEnd::Decided(s)) => (
+            Verdict::H0,
+            format!(
+                "H0 accepted: {new} is not stronger than {base} (LLR {} <= {} after {} pairs, {})",
+                fmt_llr(s.llr),
+                fmt_llr(s.lower),
+                s.pairs,
+                elo(&s)
+            ),
+        ),
+        Some(SprtEnd::Stalled(s)) => (
+            Verdict::NoDecision,
+            format!(
+                "no decision possible: all {} pairs were drawn 1-1 (each opening gave the \
+                 same game from both seats), so the LLR cannot move. Deterministic engines \
+                 repeat their games: use more varied openings (--opening-plies, --openings) \
+                 or engines that differ.",
+                s.pairs
+            ),
+        ),
+        Some(SprtEnd::Undefined(s)) => (
+            Verdict::NoDecision,
+            format!(
+                "no decision possible: the LLR is not a number after {} pairs (the model \
+                 cannot fit the bounds in sprt.toml); start a new test with narrower bounds",
+                s.pairs
+            ),
+        ),
+        None => (
+            Verdict::NoDecision,
+            format!(
+                "no decision: the game limit was reached (LLR {} in [{}, {}] after {} pairs, {})",
+                fmt_llr(last.llr),
+                fmt_llr(last.lower),
+                fmt_llr(last.upper),
+                last.pairs,
+                elo(&last)
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> SprtSettings {
+        SprtSettings {
+            elo0: 0.0,
+            elo1: 5.0,
+            alpha: 0.05,
+            beta: 0.05,
+            model: SprtModel::Normalized,
+            max_games: None,
+        }
+    }
+
+    #[test]
+    fn absurd_settings_are_refused_by_name() {
+        let bad = |f: &dyn Fn(&mut SprtSettings)| {
+            let mut s = settings();
+            f(&mut s);
+            s.validate().unwrap_err()
+        };
+        assert!(
+            bad(&|s| {
+                s.elo0 = -1e308;
+                s.elo1 = 1e308
+            })
+            .contains("elo0")
+        );
+        assert!(bad(&|s| s.elo1 = f64::NAN).contains("elo1"));
+        assert!(bad(&|s| s.elo1 = -1.0).contains("smaller"));
+        assert!(bad(&|s| s.max_games = Some(0)).contains("max_games"));
+        assert!(bad(&|s| s.alpha = 0.5).contains("alpha"));
+        assert!(settings().validate().is_ok());
+    }
+
+    #[test]
+    fn bounds_the_model_cannot_fit_are_refused_by_name() {
+        let with = |elo0, elo1, model| SprtSettings {
+            elo0,
+            elo1,
+            model,
+            ..settings()
+        };
+        let e = with(0.0, 2000.0, SprtModel::Normalized)
+            .validate()
+            .unwrap_err();
+        assert!(
+            e.starts_with("elo1 2000") && e.contains("-200 and 200"),
+            "{e}"
+        );
+        let e = with(-500.0, 0.0, SprtModel::Normalized)
+            .validate()
+            .unwrap_err();
+        assert!(e.starts_with("elo0 -500"), "{e}");
+        assert!(with(0.0, 150.0, SprtModel::Normalized).validate().is_ok());
+        assert!(with(0.0, 2000.0, SprtModel::Logistic).validate().is_ok());
+        assert!(
+            with(-2000.0, 2000.0, SprtModel::Logistic)
+                .validate()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_llr_that_is_not_a_number_ends_the_test_undecided() {
+        // Bounds that validation refuses, as an old sprt.toml might hold.
+        let sprt = SprtSettings {
+            elo1: 2000.0,
+            ..settings()
+        }
+        .sprt();
+        let penta = [1, 2, 3, 2, 1];
+        let s = sprt.status(crate::stats::Pentanomial(penta), 18);
+        assert!(s.llr.is_nan());
+        assert!(matches!(end_of(s, penta), Some(SprtEnd::Undefined(_))));
+        let (code, text) = verdict(end_of(s, penta), s, "a", "b");
+        assert_eq!(code, Verdict::NoDecision);
+        assert!(text.contains("not a number"), "{text}");
+    }
+
+    #[test]
+    fn a_test_where_every_pair_scores_alike_stalls() {
+        let sprt = settings().sprt();
+        let penta = [0, 0, STALL_PAIRS, 0, 0];
+        let s = sprt.status(crate::stats::Pentanomial(penta), 2 * STALL_PAIRS);
+        assert_eq!(s.decision, SprtDecision::Continue);
+        assert!(matches!(end_of(s, penta), Some(SprtEnd::Stalled(_))));
+        let (code, text) = verdict(end_of(s, penta), s, "a", "b");
+        assert_eq!(code, Verdict::NoDecision);
+        assert!(text.contains("drawn 1-1"), "{text}");
+        let fewer = [0, 0, 10, 0, 0];
+        let s = sprt.status(crate::stats::Pentanomial(fewer), 20);
+        assert_eq!(end_of(s, fewer), None);
+        // A sweep is not a stall: the LLR rises.
+        let sweep = [0, 0, 0, 0, STALL_PAIRS];
+        let s = sprt.status(crate::stats::Pentanomial(sweep), 2 * STALL_PAIRS);
+        assert_eq!(end_of(s, sweep), None);
+    }
+}
