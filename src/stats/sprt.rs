@@ -173,7 +173,7 @@ pub fn fmt_llr(x: f64) -> String {
 }
 
 /// `x` with a sign and one decimal; values that round to zero print as `+0.0`.
-fn fmt_signed(x: f64) -> String {
+pub fn fmt_signed(x: f64) -> String {
     let x = if (x * 10.0).round() == 0.0 { 0.0 } else { x };
     format!("{x:+.1}")
 }
