@@ -281,11 +281,14 @@ fn sprt_group(
                 r.get("median_unbiased_elo_lower"),
                 r.get("median_unbiased_elo_upper"),
             ) {
+                let model = r
+                    .get("median_unbiased_model")
+                    .map_or("logistic".to_string(), text);
                 entries.push(entry(
                     "Median-unbiased Elo",
                     format!(
-                        "{} (95% interval {} to {}): the naive Elo of a stopped test is biased, \
-                         as it stops early on lucky and unlucky runs",
+                        "{} {model} Elo (95% interval {} to {}): the naive Elo of a stopped \
+                         test is biased, as it stops early on lucky and unlucky runs",
                         text(e),
                         text(lo),
                         text(hi)

@@ -113,6 +113,9 @@ pub fn save_verdict(
         upper: f64,
         #[serde(skip_serializing_if = "Option::is_none")]
         elo: Option<f64>,
+        /// The model of the median-unbiased estimate (`normalized`: a normalized Elo).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        median_unbiased_model: Option<&'static str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         median_unbiased_elo: Option<f64>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -134,6 +137,7 @@ pub fn save_verdict(
         lower: status.lower,
         upper: status.upper,
         elo: finite(status.elo.value),
+        median_unbiased_model: estimate.map(|e| e.model.as_str()),
         median_unbiased_elo: estimate.and_then(|e| finite(e.elo)),
         median_unbiased_elo_lower: estimate.and_then(|e| finite(e.lower)),
         median_unbiased_elo_upper: estimate.and_then(|e| finite(e.upper)),

@@ -238,12 +238,20 @@ pub fn verdict(
     base: &str,
 ) -> (Verdict, String) {
     let elo = |s: &SprtStatus| match estimate {
+        // The naive estimate in the units of the median-unbiased one: the test's model.
         Some(e) => format!(
-            "naive Elo {}; median-unbiased Elo {} [{}, {}]",
-            fmt_estimate(s.elo),
+            "naive {unit} {}; median-unbiased {unit} {} [{}, {}]",
+            fmt_estimate(match e.model {
+                SprtModel::Normalized => s.nelo,
+                SprtModel::Logistic => s.elo,
+            }),
             fmt_signed(e.elo),
             fmt_signed(e.lower),
-            fmt_signed(e.upper)
+            fmt_signed(e.upper),
+            unit = match e.model {
+                SprtModel::Normalized => "nElo",
+                SprtModel::Logistic => "Elo",
+            }
         ),
         None => format!("Elo {}", fmt_estimate(s.elo)),
     };

@@ -186,6 +186,8 @@ pub fn fmt_signed(x: f64) -> String {
 /// bounds, since a test stops early on a lucky or an unlucky run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StoppedEstimate {
+    /// The units of the three values: the test's model.
+    pub model: SprtModel,
     pub elo: f64,
     pub lower: f64,
     pub upper: f64,
@@ -243,23 +245,45 @@ impl Sprt {
             SprtModel::Logistic => 1000.0,
             SprtModel::Normalized => 500.0,
         };
+        // The farthest point from `from` (where the model fits) towards `to` where it
+        // still fits: constrained to an extreme Elo, the outcomes have no distribution.
+        let edge = |from: f64, to: f64| -> f64 {
+            if worse(to).is_some() {
+                return to;
+            }
+            let (mut fits, mut not) = (from, to);
+            for _ in 0..40 {
+                let m = 0.5 * (fits + not);
+                if worse(m).is_some() {
+                    fits = m;
+                } else {
+                    not = m;
+                }
+            }
+            fits
+        };
         let root = |target: f64| -> Option<f64> {
-            // The probability falls as the Elo grows: widen until the target is inside.
+            worse(mid)?;
+            // The probability falls as the Elo grows: widen until the target is inside,
+            // or the model no longer fits (the estimate is then that edge).
             let mut span = 30.0 * width;
             let (mut lo, mut hi);
             loop {
-                lo = (mid - span).max(-limit);
-                hi = (mid + span).min(limit);
-                let (flo, fhi) = (worse(lo), worse(hi));
-                if flo.is_some_and(|f| f >= target) && fhi.is_some_and(|f| f <= target) {
-                    break;
+                let (want_lo, want_hi) = ((mid - span).max(-limit), (mid + span).min(limit));
+                lo = edge(mid, want_lo);
+                hi = edge(mid, want_hi);
+                // An end that cannot move further out: the model's edge or the limit.
+                let lo_stuck = lo > want_lo || want_lo <= -limit;
+                let hi_stuck = hi < want_hi || want_hi >= limit;
+                let (flo, fhi) = (worse(lo)?, worse(hi)?);
+                if flo < target && lo_stuck {
+                    return Some(lo);
                 }
-                if lo <= -limit && hi >= limit {
-                    return match (flo, fhi) {
-                        (Some(f), _) if f < target => Some(lo),
-                        (_, Some(f)) if f > target => Some(hi),
-                        _ => None,
-                    };
+                if fhi > target && hi_stuck {
+                    return Some(hi);
+                }
+                if flo >= target && fhi <= target {
+                    break;
                 }
                 span *= 2.0;
             }
@@ -277,6 +301,7 @@ impl Sprt {
             Some(0.5 * (lo + hi))
         };
         Some(StoppedEstimate {
+            model: self.model,
             elo: root(0.5)?,
             lower: root(0.975)?,
             upper: root(0.025)?,
