@@ -161,6 +161,17 @@ pub fn execute(
             }
         );
     }
+    let repeats = outcome.tally.repeats();
+    if repeats > 0 {
+        // A warning, shown even with --quiet.
+        eprintln!(
+            "warning: {} repeated an earlier game of the run move for move (the same \
+             engines in the same seats from the same opening): marked `repeats` in games.jsonl \
+             and left out of the Elo and the SPRT, as they add no evidence; openings that are \
+             all distinct (the default, not a file played again) avoid them",
+            crate::record::counted(repeats, "game")
+        );
+    }
     if mode != DisplayMode::Quiet {
         print_summary(s.moves, cpu_at_start, &out)?;
     }

@@ -132,6 +132,11 @@ pub struct GameRecord {
     /// The offending line of a fault, when a line was to blame.
     #[serde(default)]
     pub line: Option<String>,
+    /// The id of an earlier game of the run that this one repeats move for move, with the
+    /// same engines in the same seats from the same start: it adds no evidence, and is left
+    /// out of the Elo and the SPRT (absent in older records: not a repeat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<String>,
     pub duration_ms: u64,
 }
 
@@ -307,7 +312,19 @@ impl GameRecord {
             north_score: Some(self.north_score),
             termination: self.termination,
             loser: self.loser,
+            repeat: self.repeats.is_some(),
         }
+    }
+
+    /// What makes two games the same game: the engines in their seats, the start and every
+    /// sowing.
+    pub fn repeat_key(&self) -> (&str, &str, Option<String>, Vec<u8>) {
+        (
+            &self.south,
+            &self.north,
+            self.start.as_ref().map(|b| b.to_string()),
+            self.moves.iter().map(|m| m.pit).collect(),
+        )
     }
 }
 
@@ -325,6 +342,8 @@ pub struct GameRow<'a> {
     pub north_score: Option<u16>,
     pub termination: Termination,
     pub loser: Option<Side>,
+    /// The game repeats an earlier one move for move (see [`GameRecord::repeats`]).
+    pub repeat: bool,
 }
 
 impl GameRow<'_> {
@@ -402,6 +421,7 @@ pub(crate) mod tests {
             loser: None,
             detail: String::new(),
             line: None,
+            repeats: None,
             duration_ms: 1,
         }
     }

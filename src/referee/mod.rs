@@ -479,6 +479,7 @@ fn finish(
         loser,
         detail,
         line,
+        repeats: None,
         duration_ms: started.elapsed().as_millis() as u64,
     };
     (record, faulted)

@@ -257,6 +257,7 @@ pub(crate) mod tests {
                                 Termination::Normal
                             },
                             loser: (id == 5).then_some(Side::North),
+                            repeat: false,
                         });
                     }
                 }
@@ -327,6 +328,7 @@ pub(crate) mod tests {
                 north_score: Some(18),
                 termination: Termination::Normal,
                 loser: None,
+                repeat: false,
             });
         }
         t.standings(None).unwrap()
@@ -423,6 +425,7 @@ pub(crate) mod tests {
                 north_score: Some(24),
                 termination: Termination::Normal,
                 loser: None,
+                repeat: false,
             });
         }
         let s = t.standings(None).unwrap();

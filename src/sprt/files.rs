@@ -73,10 +73,15 @@ pub fn replay(dir: &Path, test: &Test) -> io::Result<(Judgement, Option<SprtEnd>
     let mut tally = Tally::new();
     let mut end = None;
     let games = dir.join(results::GAMES_CSV);
+    let repeated = crate::tournament::repeats::repeated_games(dir)?;
     if games.exists() {
         results::read_games_csv(&games, |row| {
+            let row = crate::record::GameRow {
+                repeat: repeated.contains(row.game),
+                ..*row
+            };
             let completed = matches!(
-                tally.add(row),
+                tally.add(&row),
                 Added::Counted {
                     completed_pair: true
                 }
