@@ -495,7 +495,7 @@ impl DistinctOpenings {
     pub fn count_upto(&self, upto: u64) -> (Option<u64>, Vec<(u32, usize)>) {
         let upto = upto.min(COUNTED_AT_START);
         let mut st = self.state.lock().expect("openings lock");
-        while (st.list.len() as u64) < upto && !st.done || st.tiers.is_empty() && !st.done {
+        while !st.done && ((st.list.len() as u64) < upto || st.tiers.is_empty()) {
             self.grow(&mut st);
         }
         let n = st.list.len() as u64;

@@ -279,15 +279,12 @@ async fn play_moves<S: Contestant, N: Contestant>(
     observer: Option<&GameObserver>,
 ) -> End {
     // Both engines are told about the game first, south first.
-    let start = match setup.opening.start {
-        Some(_) => Some(
-            setup
-                .opening
-                .start_position(setup.rules)
-                .expect("openings are checked before the game"),
-        ),
-        None => None,
-    };
+    let start = setup.opening.start.as_ref().map(|_| {
+        setup
+            .opening
+            .start_position(setup.rules)
+            .expect("openings are checked before the game")
+    });
     let start = start.as_ref();
     if let Err(f) = south
         .new_game(&setup.id, setup.rules, start, Side::South)
