@@ -480,9 +480,18 @@ fn show_prints_a_recorded_game() {
         vec!["match".to_string()],
         engine("good", "a", &mark),
         engine("good", "b", &mark),
-        ["--quiet", "--id", "s", "--time-margin", "5s", "--out"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "--quiet",
+            "--games",
+            "2",
+            "--id",
+            "s",
+            "--time-margin",
+            "5s",
+            "--out",
+        ]
+        .map(String::from)
+        .to_vec(),
         vec![out.display().to_string()],
     ]
     .concat();
