@@ -505,5 +505,28 @@ mod tests {
             Err(OpeningsError::Empty)
         );
         assert_eq!(crate::record::format_pits(&[3, 1]), "3 1");
+        // Start positions, alone or followed by sowings; a bad one names its line.
+        let list = parse_openings(
+            "<6,0,0,3,4,4,4,4,4,4,4,4,4,4,5>\n<6,0,0,4,4,4,4,4,4,4,4,4,4,4,4> 3 1 # start\n",
+            rules,
+        )
+        .unwrap();
+        assert_eq!(list[0].pits, Vec::<u8>::new());
+        assert_eq!(
+            list[0].start.as_ref().unwrap().to_string(),
+            "<6,0,0,3,4,4,4,4,4,4,4,4,4,4,5>"
+        );
+        assert_eq!(
+            list[1].position(rules).unwrap(),
+            Opening::line(vec![3, 1]).position(rules).unwrap()
+        );
+        let e = parse_openings("3 1\n<6,1,0,4,4,4,4,4,4,4,4,4,4,4,4>\n", rules).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "openings line 2: the board holds 49 seeds but the rules start with 48 (6 pits of \
+             4 seeds a side)"
+        );
+        let e = parse_openings("<6,0,0,4,4,4,4,4,4,4,4,4,4,4,4 3\n", rules).unwrap_err();
+        assert!(e.to_string().starts_with("openings line 1: "), "{e}");
     }
 }
