@@ -1032,3 +1032,59 @@ fn an_sprt_of_deterministic_engines_never_plays_a_game_twice() {
     assert_eq!(count, 2000, "{text_o}");
     assert_eq!(openings.len(), 1000, "one opening a pair");
 }
+
+/// An opening given as a start position: the games start from it, games.jsonl records it,
+/// and show and analyze replay the games from it.
+#[test]
+fn an_opening_given_as_a_position_is_played_recorded_shown_and_analysed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let openings = tmp.path().join("fair.txt");
+    std::fs::write(
+        &openings,
+        "# a start with one seed moved\n<3,0,0,1,2,3,2,2,2>\n",
+    )
+    .unwrap();
+    let dir = out.display().to_string();
+    let o = run(&[
+        "match".into(),
+        "first".into(),
+        "greedy".into(),
+        "--pits".into(),
+        "3".into(),
+        "--seeds".into(),
+        "2".into(),
+        "--games".into(),
+        "2".into(),
+        "--openings".into(),
+        openings.display().to_string(),
+        "--id".into(),
+        "p".into(),
+        "--out".into(),
+        dir.clone(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let games = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    for line in games.lines() {
+        let g: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(g["start"], "<3,0,0,1,2,3,2,2,2>", "{line}");
+        assert_eq!(g["opening"], serde_json::json!([]), "{line}");
+    }
+    let o = kalaha().args(["show", &dir, "p-1"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("start: <3,0,0,1,2,3,2,2,2>"), "{s}");
+    // The board before the first sowing is the start given: south's pits 1 2 3.
+    assert!(s.contains("[ 1][ 2][ 3]"), "{s}");
+    let o = kalaha().args(["analyze", &dir]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = std::fs::read_to_string(out.join("analysis.csv")).unwrap();
+    let plies: usize = games
+        .lines()
+        .map(|l| {
+            let g: serde_json::Value = serde_json::from_str(l).unwrap();
+            g["moves"].as_array().unwrap().len()
+        })
+        .sum();
+    assert_eq!(rows.lines().count(), plies + 1, "{rows}");
+}
