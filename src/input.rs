@@ -42,7 +42,7 @@ pub fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::Result<F
             format!("it is {what}, not a regular file"),
         ));
     }
-    set_blocking(&file)?;
+    crate::sys::set_nonblocking(&file, false)?;
     Ok(file)
 }
 
@@ -75,20 +75,6 @@ pub fn read_text_limited(path: &Path, limit: u64) -> io::Result<String> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "it is not UTF-8 text"))
 }
 
-fn set_blocking(file: &File) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let fd = file.as_raw_fd();
-    // SAFETY: fcntl on a descriptor this function's caller owns.
-    #[allow(unsafe_code)]
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags == -1 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == -1 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,11 +83,7 @@ mod tests {
     fn a_fifo_or_device_is_refused_at_once_and_a_long_file_by_its_limit() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("games.csv");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: mkfifo with a valid path.
-        #[allow(unsafe_code)]
-        let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
-        assert_eq!(made, 0);
+        crate::sys::make_fifo(&fifo).unwrap();
         let e = open_regular(&fifo).unwrap_err();
         assert!(
             e.to_string().contains("is a FIFO, not a regular file"),

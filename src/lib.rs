@@ -21,6 +21,9 @@
 //! - [`web`]: the page where people play engines and watch games and tournaments;
 //! - [`cli`]: the command line.
 
+// `unsafe` is written in `sys` alone, behind safe functions.
+#![deny(unsafe_code)]
+
 pub mod analysis;
 pub mod check;
 pub mod cli;
@@ -36,6 +39,7 @@ pub mod sandbox;
 pub mod sprt;
 pub mod stats;
 pub mod supervisor;
+mod sys;
 pub mod tournament;
 pub mod views;
 pub mod web;

@@ -154,6 +154,25 @@ pub fn run(args: Args) -> CliResult {
             )));
         }
     }
+    // Every record replayed before anything is solved: one that does not replay under its
+    // own rules (edited, damaged or crafted) is left out, and no endgame table is built
+    // for the rules of a record that is not a game.
+    games.retain(|g| match analysis::positions(g) {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!(
+                "warning: not analysed: {}",
+                crate::record::clean_message(&e)
+            );
+            false
+        }
+    });
+    if games.is_empty() {
+        return Err(CliError::input_msg(format!(
+            "none of the games of {} replays under its own rules: nothing to analyse",
+            crate::record::shown_path(&dir.join(GAMES_JSONL))
+        )));
+    }
     let tables = tables_for(&analysis::rules_of(&games), &args.tables, threads)?;
     let settings = AnalysisSettings {
         threads,
@@ -236,15 +255,23 @@ fn report(
         format!("within the budget of {} a position", format_duration(b))
     });
     writeln!(out, "unsolved {} sowings ({within})", done.unsolved)?;
-    writeln!(
-        out,
-        "exact {} of {} sowings, estimated {} (the solver did not finish {within}: the engines' \
-         search to depth {})",
-        done.sowings - done.estimated - done.unsolved,
-        done.sowings,
-        done.estimated,
-        analysis::ESTIMATE_DEPTH
-    )?;
+    let exact = done.sowings - done.estimated - done.unsolved;
+    if done.estimated == 0 {
+        writeln!(
+            out,
+            "exact {exact} of {} sowings, none estimated",
+            done.sowings
+        )?;
+    } else {
+        writeln!(
+            out,
+            "exact {exact} of {} sowings, estimated {} (the solver did not finish {within}: the \
+             engines' search to depth {})",
+            done.sowings,
+            done.estimated,
+            analysis::ESTIMATE_DEPTH
+        )?;
+    }
     if !quiet && !done.accuracy.is_empty() {
         write!(out, "{}", accuracy_text(&done.accuracy))?;
     }

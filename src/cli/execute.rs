@@ -1,5 +1,6 @@
 //! Running a resolved tournament from the command line: the header line, the live
-//! display and the leaderboard views, interruption and its exit code, the CPU figures.
+//! display and the leaderboard views, interruption and its exit code, the CPU figures (in
+//! the log).
 
 use super::CliError;
 use super::common::RunFlags;
@@ -53,7 +54,10 @@ pub fn execute(
 ) -> Result<Executed, CliError> {
     // `cargo run` execs this program: the CPU time of cargo and of the compilers it waited
     // for is already on the counters, so only what is used from here on is reported.
-    let cpu_at_start = (cpu_time(libc::RUSAGE_SELF), cpu_time(libc::RUSAGE_CHILDREN));
+    let cpu_at_start = (
+        crate::sys::cpu_time(crate::sys::Who::Me),
+        crate::sys::cpu_time(crate::sys::Who::Children),
+    );
     let options = RunOptions {
         out: out.clone(),
         resume,
@@ -86,7 +90,11 @@ pub fn execute(
         None
     };
     let mut leaderboard = LeaderboardView::new(&out, flags.report_every);
-    let mut display = LiveDisplay::new(mode);
+    let mut display = match kind {
+        // The test shows its own progress: the game count is only its limit.
+        RunKind::Sprt => LiveDisplay::new(mode).until_decided(),
+        _ => LiveDisplay::new(mode),
+    };
     let mut live = match flags.live {
         Some((port, open)) => Some(crate::cli::play::live_page(
             crate::web::Live::new(
@@ -231,29 +239,49 @@ fn print_header(
             writeln!(std::io::stdout().lock(), "{note}")?;
         }
     }
+    if let Some(warning) = crate::record::machine_load()
+        .and_then(|(load, cpus)| load_warning(load, cpus, config.margin))
+    {
+        eprintln!("{warning}");
+    }
     Ok(())
 }
 
-/// The last lines of a run: the CPU the referee and the engine processes used since
-/// `cpu_at_start` (the referee's own, and its children's), and where the results are.
+/// A warning when more processes already wait to run than there are CPUs: engines then
+/// wait for a CPU on their clock and may lose on time.
+fn load_warning(load: f64, cpus: usize, margin: Duration) -> Option<String> {
+    (load > cpus as f64).then(|| {
+        format!(
+            "warning: the load average is {load:.1} on {}: engines wait for a CPU on their \
+             clock and may lose on time (the built-in engines think less; the margin is {}, \
+             --time-margin gives more)",
+            crate::record::counted(cpus as u64, "CPU"),
+            format_duration(margin)
+        )
+    })
+}
+
+/// The last line of a run, where the results are; and, in the log (`RUST_LOG=info`), the
+/// CPU the referee and the engine processes used since `cpu_at_start` (the referee's own,
+/// and its children's).
 fn print_summary(
     moves: u64,
     cpu_at_start: (Duration, Duration),
     out: &std::path::Path,
 ) -> Result<(), CliError> {
-    let mut o = std::io::stdout().lock();
-    let own = cpu_time(libc::RUSAGE_SELF).saturating_sub(cpu_at_start.0);
-    let engines = cpu_time(libc::RUSAGE_CHILDREN).saturating_sub(cpu_at_start.1);
+    let own = crate::sys::cpu_time(crate::sys::Who::Me).saturating_sub(cpu_at_start.0);
+    let engines = crate::sys::cpu_time(crate::sys::Who::Children).saturating_sub(cpu_at_start.1);
+    // For whoever measures kalaha itself: shown with RUST_LOG=info.
     if moves > 0 {
-        writeln!(
-            o,
+        tracing::info!(
             "referee CPU {:.0} ms for {} moves ({:.1} us per move); engine processes CPU {:.0} ms",
             own.as_secs_f64() * 1e3,
             moves,
             own.as_secs_f64() * 1e6 / moves as f64,
             engines.as_secs_f64() * 1e3
-        )?;
+        );
     }
+    let mut o = std::io::stdout().lock();
     writeln!(o, "results in {}", crate::record::shown_path(out))?;
     Ok(())
 }
@@ -282,14 +310,21 @@ fn analysis_view(
         },
     ))
 }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// User plus system CPU time of this process (`RUSAGE_SELF`) or of its reaped children.
-fn cpu_time(who: i32) -> Duration {
-    // SAFETY: getrusage only writes into the struct we pass.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(who, &mut u) } != 0 {
-        return Duration::ZERO;
+    #[test]
+    fn a_load_above_the_cpus_is_warned_of() {
+        assert_eq!(load_warning(1.9, 2, Duration::from_millis(50)), None);
+        assert_eq!(load_warning(2.0, 2, Duration::from_millis(50)), None);
+        assert_eq!(
+            load_warning(3.46, 2, Duration::from_millis(50)).as_deref(),
+            Some(
+                "warning: the load average is 3.5 on 2 CPUs: engines wait for a CPU on their \
+                 clock and may lose on time (the built-in engines think less; the margin is \
+                 50ms, --time-margin gives more)"
+            )
+        );
     }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(u.ru_utime) + tv(u.ru_stime)
 }

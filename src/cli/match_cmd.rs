@@ -15,16 +15,24 @@ pub const MATCH_GAMES: u64 = 100;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
 kalaha match hard medium --games 20 --move-time 50ms\n  \
-kalaha match \"cmd=./my-engine name=mine\" hard --clock 10s+100ms --opening-plies 4 --seed 7")]
+kalaha match \"cmd=./my-engine name=mine\" hard --clock 10s+100ms --opening-plies 4 --seed 7\n  \
+kalaha match --resume results/run1")]
 pub struct Args {
     /// The two engines (or use --engine twice).
     #[arg(value_name = "ENGINE", num_args = 0..=2)]
     pub players: Vec<String>,
     #[command(flatten)]
     pub common: CommonArgs,
+    /// Continue the match in DIR, as `kalaha tournament --resume DIR` does (only
+    /// --concurrency, --quiet, --debug and --report-every may change).
+    #[arg(long, value_name = "DIR", conflicts_with = "players")]
+    pub resume: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> CliResult {
+    if let Some(dir) = &args.resume {
+        return super::tournament::resume(dir, &args.common);
+    }
     let mut file = args.common.to_config_file()?;
     let mut engines = Vec::new();
     for p in &args.players {

@@ -213,20 +213,6 @@ fn foreign_flag(args: &[String]) -> Option<String> {
     })
 }
 
-/// `kalaha match --resume DIR`: a match is resumed as the tournament of two engines it is.
-fn match_resume(args: &[String]) -> Option<String> {
-    let given = subcommand(args) == "match"
-        && args
-            .iter()
-            .skip(2)
-            .any(|a| a == "--resume" || a.starts_with("--resume="));
-    given.then(|| {
-        "error: a match is resumed as the tournament of two engines it is: `kalaha \
-         tournament --resume DIR` (the command an interrupted match prints)"
-            .to_string()
-    })
-}
-
 /// Words a time unit is written as.
 const UNITS: &[&str] = &[
     "ms",
@@ -327,10 +313,7 @@ pub(crate) fn time_as_engine(word: &str) -> Option<String> {
 pub fn main() -> ExitCode {
     init_logging();
     let args: Vec<String> = std::env::args().collect();
-    if let Some(hint) = foreign_flag(&args)
-        .or_else(|| match_resume(&args))
-        .or_else(|| time_words(&args))
-    {
+    if let Some(hint) = foreign_flag(&args).or_else(|| time_words(&args)) {
         eprintln!("{hint}");
         return ExitCode::from(exit::USAGE);
     }
@@ -375,16 +358,6 @@ pub fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_match_resume_points_to_the_tournament_command() {
-        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let h = match_resume(&args(&["kalaha", "match", "--resume", "r"])).unwrap();
-        assert!(h.contains("kalaha tournament --resume DIR"), "{h}");
-        assert!(match_resume(&args(&["kalaha", "match", "--resume=r"])).is_some());
-        assert!(match_resume(&args(&["kalaha", "tournament", "--resume", "r"])).is_none());
-        assert!(match_resume(&args(&["kalaha", "sprt", "--resume", "r"])).is_none());
-    }
 
     #[test]
     fn cutechess_spellings_get_a_hint() {

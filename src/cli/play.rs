@@ -8,7 +8,8 @@ use crate::tournament::TournamentError;
 use crate::tournament::config::ConfigFile;
 use crate::tournament::events::{Control, Event, View};
 use crate::tournament::spec::EngineSpec;
-use crate::web::matches::{Format, Match};
+use crate::web::guide::Variant;
+use crate::web::matches::{Format, MatchView};
 use crate::web::play::{SessionOptions, person_entry, run_session};
 use crate::web::{Live, LiveView, Mode, result_text};
 use std::io::Write;
@@ -24,13 +25,16 @@ use std::time::Duration;
 /// next game with the other side moving first. With two engines the page shows them playing
 /// each other, one game at a time. Every game is written to a results folder like a
 /// match's (games.csv, games.jsonl, tournament.toml), so people are rated like engines.
-/// Ctrl-C ends the session (a game in progress is not recorded).
+/// Ctrl-C ends the session (a game in progress is not recorded). The page's "Learn the
+/// rules" (--learn opens the page on it) is an interactive guide to the rules of the game,
+/// and its match picker starts matches of several games (as --match does).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
 kalaha play --engine easy           (built-in levels: easy, medium, hard; also random, greedy, perfect)\n  \
 kalaha play --engine hard --name ada --clock 5m+2s --open\n  \
 kalaha play --engine cmd=./my-engine --pits 4 --seeds 3\n  \
-kalaha play --engine hard --engine medium --pace 1s")]
+kalaha play --engine hard --engine medium --pace 1s\n  \
+kalaha play --learn                 (the page opens on the interactive rules guide)")]
 pub struct Args {
     #[command(flatten)]
     pub engines: EngineArgs,
@@ -69,6 +73,10 @@ pub struct Args {
     /// the first player alternating. Its result is written to DIR/match.csv.
     #[arg(long = "match", value_name = "FORMAT")]
     pub match_format: Option<String>,
+    /// Open the page on the interactive rules guide (a board of three pits a side, every
+    /// sowing played by the rules; "Learn the rules" on the page opens it too).
+    #[arg(long)]
+    pub learn: bool,
     #[command(flatten)]
     pub rules: TournamentRulesArgs,
 }
@@ -168,6 +176,7 @@ pub fn run(args: Args) -> CliResult {
     let mode = if person { Mode::Play } else { Mode::Watch };
     // Titled by who plays once the engines have their names.
     let live = Live::new(mode, "kalaha play", Some(out.clone()));
+    live.set_guide(Variant::of(&config.rules()), args.learn);
     let mut page = live_page(live.clone(), args.port.unwrap_or(0), args.open, "the game")?;
     println!(
         "games are written to {}; Ctrl-C ends the session",
@@ -175,17 +184,9 @@ pub fn run(args: Args) -> CliResult {
     );
     let mut leaderboard = crate::views::LeaderboardView::new(&out, None);
     let mut lines = GameLines;
-    let mut matched = format.map(|format| MatchView {
-        format,
-        score: None,
-        live: live.clone(),
-        out: out.clone(),
-    });
-    let mut views: Vec<&mut dyn View> = vec![&mut page, &mut leaderboard, &mut lines];
-    if let Some(m) = matched.as_mut() {
-        // Before the page's view, so the page learns of the match with the game.
-        views.insert(0, m);
-    }
+    // Before the page's view, so the page learns of the match's score with the game.
+    let mut matches = MatchView::new(live.clone(), out.clone(), format);
+    let mut views: Vec<&mut dyn View> = vec![&mut matches, &mut page, &mut leaderboard, &mut lines];
     let options = SessionOptions {
         out: out.clone(),
         debug: args.debug,
@@ -264,47 +265,6 @@ impl View for GameLines {
                 record.number,
                 result_text(record)
             )?;
-        }
-        Ok(Control::Continue)
-    }
-}
-
-/// The match the games make (`--match`): its score on the page after every game, and in
-/// `match.csv`, with the winner once it is decided.
-struct MatchView {
-    format: Format,
-    score: Option<Match>,
-    live: Arc<Live>,
-    out: PathBuf,
-}
-
-impl View for MatchView {
-    fn start(
-        &mut self,
-        info: &crate::tournament::events::StartInfo,
-        _tally: &crate::stats::Tally,
-    ) -> std::io::Result<()> {
-        let names = [info.names[0].clone(), info.names[1].clone()];
-        let m = Match::new(self.format, names);
-        self.live.set_match(m.clone());
-        self.score = Some(m);
-        Ok(())
-    }
-
-    fn event(
-        &mut self,
-        event: &Event<'_>,
-        _tally: &crate::stats::Tally,
-    ) -> std::io::Result<Control> {
-        if let (Event::GameFinished { record, .. }, Some(m)) = (event, self.score.as_mut())
-            && !m.over
-        {
-            m.add(record);
-            m.write(&self.out)?;
-            self.live.set_match(m.clone());
-            if m.over {
-                println!("{}", m.text);
-            }
         }
         Ok(Control::Continue)
     }

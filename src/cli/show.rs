@@ -42,8 +42,9 @@ pub fn run(args: Args) -> CliResult {
     if args.serve {
         return serve(&args);
     }
-    // Without a game, the answer says which games there are to name.
-    let game = args.game.as_deref();
+    let Some(game) = args.game.as_deref() else {
+        return list(&args);
+    };
     // One reading finds the game and, if it is not there, what the folder holds instead,
     // so that the next try can name a game of it.
     let path = args.dir.join(GAMES_JSONL);
@@ -52,7 +53,7 @@ pub fn run(args: Args) -> CliResult {
         numbers
             .entry(rec.number)
             .or_insert_with(|| clean_text(&rec.game).to_string());
-        if found.is_none() && game.is_some_and(|game| names_game(&rec, game)) {
+        if found.is_none() && names_game(&rec, game) {
             found = Some(rec);
         }
     })?
@@ -78,12 +79,9 @@ pub fn run(args: Args) -> CliResult {
             }
             _ => ": it holds no game yet".to_string(),
         };
-        let which = match game {
-            Some(game) => format!("no game \"{}\" in", clean_text(game)),
-            None => "no game given for".to_string(),
-        };
         return Err(CliError::input_msg(format!(
-            "{which} {}{holds}{}",
+            "no game \"{}\" in {}{holds}{}",
+            clean_text(game),
             crate::record::shown_path(&path),
             if unreadable > 0 {
                 format!(
@@ -159,6 +157,73 @@ pub fn run(args: Args) -> CliResult {
     }
     if let Some(line) = &g.line {
         writeln!(out, "offending line: {}", clean_text(line))?;
+    }
+    Ok(super::exit::OK)
+}
+
+/// Without a game: one line per game of the folder, by number, with what names it for
+/// `kalaha show DIR GAME`.
+fn list(args: &Args) -> CliResult {
+    let path = args.dir.join(GAMES_JSONL);
+    let mut rows = std::collections::BTreeMap::new();
+    let unreadable = read_jsonl(&path, |rec, _| {
+        rows.entry(rec.number).or_insert_with(|| {
+            [
+                rec.number.to_string(),
+                clean_text(&rec.game).to_string(),
+                clean_text(&rec.south).to_string(),
+                clean_text(&rec.north).to_string(),
+                format!("{} {}-{}", rec.result, rec.south_score, rec.north_score),
+                rec.termination.to_string(),
+                rec.moves.len().to_string(),
+            ]
+        });
+    })?
+    .unreadable;
+    let mut out = std::io::stdout().lock();
+    if rows.is_empty() {
+        writeln!(
+            out,
+            "{} holds no game yet",
+            crate::record::shown_path(&path)
+        )?;
+        return Ok(super::exit::OK);
+    }
+    let header = ["#", "game", "south", "north", "result", "end", "sowings"];
+    let mut widths = header.map(str::len);
+    for row in rows.values() {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; 7]| {
+        let mut l = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i == 0 || i == 6 {
+                l.push_str(&format!("{cell:>w$}  "));
+            } else {
+                l.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        l.trim_end().to_string()
+    };
+    writeln!(out, "{}", line(header))?;
+    for row in rows.values() {
+        writeln!(out, "{}", line(row.each_ref().map(String::as_str)))?;
+    }
+    let first = rows.keys().next().copied().unwrap_or(1);
+    writeln!(
+        out,
+        "{}: `kalaha show {} {first}` replays one (by number or id), --serve browses them",
+        crate::record::counted(rows.len() as u64, "game"),
+        super::shell::shell_path(&args.dir)
+    )?;
+    if unreadable > 0 {
+        writeln!(
+            out,
+            "{unreadable} lines of {} are not game records (the file was edited or damaged)",
+            crate::record::shown_path(&path)
+        )?;
     }
     Ok(super::exit::OK)
 }

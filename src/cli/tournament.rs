@@ -80,7 +80,8 @@ pub fn run(args: Args) -> CliResult {
     .code)
 }
 
-fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
+/// Continues the run in `dir` (a tournament or a match) with its saved settings.
+pub(super) fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
     if !common.engines.0.is_empty() || common.config.is_some() || common.out.is_some() {
         return Err(CliError::input_msg(
             "--resume takes its engines and settings from DIR/tournament.toml; \

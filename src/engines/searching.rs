@@ -26,12 +26,44 @@ pub const DEFAULT_MOVE_TIME: Duration = Duration::from_secs(1);
 
 /// The share of [`TimeLimit::budget`] that `hard` and `perfect` think for: the rest is for
 /// answering and reaching the referee on a busy machine, where a process may wait tens of
-/// milliseconds for a core (60% of a fixed move time in all).
+/// milliseconds for a core (60% of a fixed move time in all, less under load: see
+/// [`think_time`]). The referee's `--time-margin` is never counted on.
 pub const BUDGET_SHARE: f64 = 0.75;
 
-/// The time `hard` and `perfect` think about a move given `time`.
+/// The time `hard` and `perfect` think about a move given `time`: [`BUDGET_SHARE`] of its
+/// budget, less on a machine with more processes waiting to run than CPUs
+/// ([`load_share`]), where the engine's answer may wait that much longer for a CPU.
 pub fn think_time(time: Option<TimeLimit>) -> Duration {
-    time.map_or(DEFAULT_MOVE_TIME, |t| t.budget().mul_f64(BUDGET_SHARE))
+    time.map_or(DEFAULT_MOVE_TIME, |t| {
+        t.budget().mul_f64(BUDGET_SHARE * current_load_share())
+    })
+}
+
+/// The share of its usual thinking time an engine keeps on a machine with a load average of
+/// `load` on `cpus` CPUs: all of it up to one runnable process a CPU, then `cpus / load`,
+/// but never less than a third. At a fixed move time that is 60% of it on an idle machine,
+/// 30% at twice as many runnable processes as CPUs and 20% from three times.
+pub fn load_share(load: f64, cpus: usize) -> f64 {
+    let cpus = cpus.max(1) as f64;
+    if !load.is_finite() || load <= cpus {
+        1.0
+    } else {
+        (cpus / load).max(1.0 / 3.0)
+    }
+}
+
+/// [`load_share`] of this machine now, read at most once a second.
+fn current_load_share() -> f64 {
+    static LAST: std::sync::Mutex<Option<(Instant, f64)>> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    match *last {
+        Some((at, share)) if at.elapsed() < Duration::from_secs(1) => share,
+        _ => {
+            let share = crate::record::machine_load().map_or(1.0, |(l, c)| load_share(l, c));
+            *last = Some((Instant::now(), share));
+            share
+        }
+    }
 }
 
 fn report(it: &Iteration) -> SearchInfo {

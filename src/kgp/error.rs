@@ -9,7 +9,7 @@ use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KgpError {
-    /// Starting the program, or the program's exit (with its last stderr lines).
+    /// Starting the program, or the program's exit (with what it wrote to stderr).
     #[error("{0}")]
     Process(#[from] EngineError),
     #[error("could not listen on the loopback interface for the agent: {0}")]

@@ -26,4 +26,6 @@ pub use name::{
 pub use opening::{Board, BoardError, Opening, OpeningError};
 pub use result::{GameResult, SideResult};
 pub use termination::{Fault, FaultKind, MAX_RECORDED_LINE, Termination};
-pub use time::{MAX_TIME, ParseTimeError, TimeControl, TimeLimit, format_duration, parse_duration};
+pub use time::{
+    MAX_TIME, ParseTimeError, TimeControl, TimeLimit, format_duration, machine_load, parse_duration,
+};

@@ -167,6 +167,16 @@ impl TimeLimit {
     }
 }
 
+/// The machine's load: the 1-minute load average (runnable and waiting processes, from
+/// `/proc/loadavg`) and the CPUs this process may use. `None` where there is no
+/// `/proc/loadavg`.
+pub fn machine_load() -> Option<(f64, usize)> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let load = text.split_whitespace().next()?.parse::<f64>().ok()?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Some((load, cpus))
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

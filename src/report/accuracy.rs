@@ -28,12 +28,38 @@ pub(crate) fn loss_cell(t: Option<&AccuracyTable>, engine: &str) -> String {
         .map_or(String::new(), |a| num(a.loss_per_move(), 3))
 }
 
-const EXPLAIN: &str = "Every sowing of the games was solved exactly: a move's loss is the \
-value of the position for the mover under perfect play by both sides (final store difference) \
-minus the value after the move. Loss/move is the mean over the engine's moves (openings not \
-counted); perfect moves lose nothing. Where the solver did not finish, the loss is estimated by \
-the engines' search to a fixed depth: those moves are counted apart, under Estimated (with \
-their estimated seeds lost per move), and in none of the other columns";
+/// What the section's numbers are, starting with how many of the analysed moves were
+/// solved exactly: all of them, or how many were not (unsolved or estimated).
+fn explain(rows: &[(&str, &Accuracy)]) -> String {
+    let exact: u64 = rows.iter().map(|(_, a)| a.moves).sum();
+    let unsolved: u64 = rows.iter().map(|(_, a)| a.unsolved).sum();
+    let estimated: u64 = rows.iter().map(|(_, a)| a.estimated).sum();
+    let first = if unsolved + estimated == 0 {
+        "Every sowing of the games was solved exactly".to_string()
+    } else {
+        let mut not = Vec::new();
+        if estimated > 0 {
+            not.push(format!("{estimated} estimated"));
+        }
+        if unsolved > 0 {
+            not.push(format!("{unsolved} unsolved"));
+        }
+        format!(
+            "{exact} of the engines' {} analysed moves were solved exactly ({})",
+            exact + unsolved + estimated,
+            not.join(", ")
+        )
+    };
+    format!(
+        "{first}: a move's loss is the value of the position for the mover under perfect play \
+         by both sides (final store difference) minus the value after the move. Loss/move is \
+         the mean over the engine's exactly solved moves (openings not counted); perfect moves \
+         lose nothing. Where the solver did not finish, the loss is estimated by the engines' \
+         search to a fixed depth: those moves are counted apart, under Estimated (with their \
+         estimated seeds lost per move), and in none of the other columns; moves neither \
+         solved nor estimated are counted under Unsolved"
+    )
+}
 
 fn blunder_words() -> String {
     format!("blunders lose {BLUNDER_SEEDS} seeds or more")
@@ -55,7 +81,7 @@ pub(crate) fn md_section(o: &mut String, s: &Standings, t: &AccuracyTable) {
         return;
     }
     let _ = writeln!(o, "\n## Accuracy against perfect play\n");
-    let _ = writeln!(o, "{EXPLAIN}; {}.\n", blunder_words());
+    let _ = writeln!(o, "{}; {}.\n", explain(&rows), blunder_words());
     let _ = writeln!(
         o,
         "| Engine | Moves | Seeds lost/move | Perfect moves | Blunders | Unsolved | Estimated | Estimated loss/move |"
@@ -88,7 +114,7 @@ pub(crate) fn html_section(o: &mut String, s: &Standings, t: &AccuracyTable) {
         "<section id=\"accuracy\">\n<h2>Accuracy against perfect play</h2>\n<p class=\"note\">{}; {}.</p>\n\
          <div class=\"wrap\">\n<table id=\"accuracy-table\">\n<thead><tr><th class=\"name\">Engine</th>\
          <th>Moves</th><th>Seeds lost/move</th><th>Perfect moves</th><th>Blunders</th><th>Unsolved</th><th>Estimated</th><th>Estimated loss/move</th></tr></thead>\n<tbody>",
-        esc(EXPLAIN),
+        esc(&explain(&rows)),
         esc(&blunder_words())
     );
     for (name, a) in &rows {
@@ -150,4 +176,37 @@ fn chart(rows: &[(&str, &Accuracy)]) -> String {
     }
     o.push_str("</svg>");
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_section_says_how_many_moves_were_not_solved() {
+        let solved = Accuracy {
+            moves: 40,
+            ..Accuracy::default()
+        };
+        let text = explain(&[("a", &solved), ("b", &solved)]);
+        assert!(
+            text.starts_with("Every sowing of the games was solved exactly: "),
+            "{text}"
+        );
+        let partly = Accuracy {
+            moves: 30,
+            unsolved: 8,
+            estimated: 2,
+            ..Accuracy::default()
+        };
+        let text = explain(&[("a", &solved), ("b", &partly)]);
+        assert!(
+            text.starts_with(
+                "70 of the engines' 80 analysed moves were solved exactly (2 estimated, 8 \
+                 unsolved): "
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("Every sowing"), "{text}");
+    }
 }

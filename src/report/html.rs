@@ -57,6 +57,7 @@ dl.settings dt{color:#445}dl.settings dd{margin:0}
 ol.notes{padding-left:1.3rem;font-size:.92rem;color:#334}ol.notes li{margin:.35rem 0}
 @media (max-width:40rem){body{padding:.6rem .7rem 1.5rem}h1{font-size:1.35rem}th,td{padding:.2rem .4rem}
 dl.settings{grid-template-columns:1fr}dl.settings dd{margin:0 0 .4rem .8rem}}
+@media (max-width:31.25rem){th,td{padding:.2rem .3rem}#standings-table .ver{display:none}}
 ";
 
 /// The whole page.
@@ -150,8 +151,8 @@ fn standings_section(
     let _ = writeln!(
         o,
         "<section id=\"standings\">\n<h2>Standings</h2>\n<div class=\"wrap\">\n<table id=\"standings-table\">\n\
-         <thead><tr><th>#</th><th class=\"name\">Engine</th><th>Elo</th><th>Games</th><th>W</th><th>D</th>\
-         <th>L</th><th>Score</th><th>Margin</th><th>Faults</th>{loss_head}</tr></thead>\n<tbody>"
+         <thead><tr><th>#</th><th class=\"name\">Engine</th><th>Elo</th><th>Score</th><th>Games</th><th>W</th>\
+         <th>D</th><th>L</th><th>Margin</th><th>Faults</th>{loss_head}</tr></thead>\n<tbody>"
     );
     for r in &s.rows {
         let loss = match acc {
@@ -160,17 +161,17 @@ fn standings_section(
         };
         let _ = writeln!(
             o,
-            "<tr class=\"engine-row\" data-rank=\"{}\"><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}%</td><td>{}</td><td>{}</td>{loss}</tr>",
+            "<tr class=\"engine-row\" data-rank=\"{}\"><td>{}</td>{}<td>{}</td><td>{}%</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{loss}</tr>",
             r.rank,
             r.rank,
             name_cell(&r.engine, engines.get(r.engine.as_str())),
             esc(&pm(r.elo, 1)),
+            num(100.0 * r.wdl.score(), 1),
             r.wdl.games(),
             r.wdl.wins,
             r.wdl.draws,
             r.wdl.losses,
-            num(100.0 * r.wdl.score(), 1),
             esc(&pm(r.margin, 2)),
             r.faults.total(),
         );
@@ -320,17 +321,25 @@ fn settings_section(o: &mut String, ctx: &ReportContext) {
         );
     }
     let several = ctx.settings.len() > 1;
-    for sec in &ctx.settings {
-        if several {
-            let _ = writeln!(o, "<h3>{}</h3>", esc(&sec.heading()));
-        }
-        for g in sec.display_groups() {
+    let groups = |o: &mut String, groups: &[super::settings::SettingsGroup]| {
+        for g in groups {
             let _ = writeln!(o, "<h4>{}</h4>\n<dl class=\"settings\">", esc(g.name));
             for (k, v) in &g.entries {
                 let _ = writeln!(o, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
             }
             let _ = writeln!(o, "</dl>");
         }
+    };
+    let (shared, own) = super::settings::shared_and_own(&ctx.settings);
+    if !shared.is_empty() {
+        let _ = writeln!(o, "<h3>Every run</h3>");
+        groups(o, &shared);
+    }
+    for (sec, own) in ctx.settings.iter().zip(&own) {
+        if several {
+            let _ = writeln!(o, "<h3>{}</h3>", esc(&sec.heading()));
+        }
+        groups(o, own);
         engines_table(o, sec);
     }
     let _ = writeln!(o, "</section>");

@@ -96,8 +96,17 @@ pub(crate) fn leaderboard_md(s: &Standings, ctx: &ReportContext) -> String {
     if ctx.settings.is_empty() {
         let _ = writeln!(o, "\nNo tournament.toml was found next to the results.");
     }
-    for sec in &ctx.settings {
-        settings(&mut o, sec, ctx.settings.len() > 1);
+    let (shared, own) = super::settings::shared_and_own(&ctx.settings);
+    if !shared.is_empty() {
+        let _ = writeln!(o, "\n### Every run");
+        groups(&mut o, &shared);
+    }
+    for (sec, own) in ctx.settings.iter().zip(&own) {
+        if ctx.settings.len() > 1 {
+            let _ = writeln!(o, "\n### {}", md(&sec.heading()));
+        }
+        groups(&mut o, own);
+        engines(&mut o, sec);
     }
     let _ = writeln!(o, "\n## Notes\n");
     for (i, note) in notes(s).iter().enumerate() {
@@ -192,16 +201,16 @@ fn faults(o: &mut String, s: &Standings) {
     }
 }
 
-fn settings(o: &mut String, sec: &SettingsSection, with_heading: bool) {
-    if with_heading {
-        let _ = writeln!(o, "\n### {}", md(&sec.heading()));
-    }
-    for g in sec.display_groups() {
+fn groups(o: &mut String, groups: &[super::settings::SettingsGroup]) {
+    for g in groups {
         let _ = writeln!(o, "\n**{}**\n", md(g.name));
         for (k, v) in &g.entries {
             let _ = writeln!(o, "- {}: {}", md(k), md(v));
         }
     }
+}
+
+fn engines(o: &mut String, sec: &SettingsSection) {
     if sec.engines.is_empty() {
         return;
     }

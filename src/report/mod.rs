@@ -448,6 +448,50 @@ pub(crate) mod tests {
         assert_eq!(h2h.lines().count(), 1 + 2 * n);
     }
 
+    /// On a phone the first columns are what fits: the rank, the engine, its Elo, its
+    /// score and its games come first, each row's cells in the header's order.
+    #[test]
+    fn the_standings_put_the_most_useful_columns_first() {
+        let mut t = Tally::new();
+        t.add(&GameRow {
+            game: "t-1",
+            pair: None,
+            south: "a",
+            north: "b",
+            result: GameResult::SouthWins,
+            south_score: Some(30),
+            north_score: Some(18),
+            termination: Termination::Normal,
+            loser: None,
+        });
+        let s = t.standings(None).unwrap();
+        let html = html::leaderboard_html(&s, &ReportContext::default());
+        let at = html.find("id=\"standings-table\"").unwrap();
+        let table = &html[at..at + html[at..].find("</table>").unwrap()];
+        let thead = &table[..table.find("</thead>").unwrap()];
+        let head: Vec<&str> = thead
+            .split("</th>")
+            .filter_map(|c| c.rsplit_once('>').map(|(_, text)| text))
+            .filter(|t| !t.is_empty())
+            .collect();
+        assert_eq!(
+            head,
+            [
+                "#", "Engine", "Elo", "Score", "Games", "W", "D", "L", "Margin", "Faults"
+            ]
+        );
+        let row = &table[table.find("data-rank=\"1\"").unwrap()..];
+        let row = &row[..row.find("</tr>").unwrap()];
+        let cells: Vec<&str> = row
+            .split("<td")
+            .skip(1)
+            .map(|c| &c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()])
+            .collect();
+        assert_eq!(cells[0], "1");
+        assert!(cells[1].starts_with('a'), "{row}");
+        assert_eq!(cells[3..8], ["100.0%", "1", "1", "0", "0"], "{row}");
+    }
+
     #[test]
     fn the_title_comes_from_the_flag_the_run_or_a_default() {
         let run = |id: &str| settings_from_files(&format!("id = \"{id}\"\n"), None, None);

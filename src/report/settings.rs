@@ -112,6 +112,62 @@ fn shard_order(shard: &str) -> (u64, String) {
     (k.unwrap_or(u64::MAX), shard.to_string())
 }
 
+/// The settings of several runs as a leaderboard shows them: the entries every run shares,
+/// once, and each run's own (its id, the settings that differ, its engines). One run keeps
+/// all its entries as its own.
+pub fn shared_and_own(
+    sections: &[SettingsSection],
+) -> (Vec<SettingsGroup>, Vec<Vec<SettingsGroup>>) {
+    let all: Vec<Vec<SettingsGroup>> = sections.iter().map(|s| s.display_groups()).collect();
+    if all.len() < 2 {
+        return (Vec::new(), all);
+    }
+    let in_every = |name: &str, entry: &(String, String)| {
+        all.iter().all(|groups| {
+            groups
+                .iter()
+                .any(|g| g.name == name && g.entries.contains(entry))
+        })
+    };
+    let mut shared: Vec<SettingsGroup> = Vec::new();
+    for g in &all[0] {
+        let entries: Vec<_> = g
+            .entries
+            .iter()
+            .filter(|e| in_every(g.name, e))
+            .cloned()
+            .collect();
+        if !entries.is_empty() {
+            shared.push(SettingsGroup {
+                name: g.name,
+                entries,
+            });
+        }
+    }
+    let own = all
+        .into_iter()
+        .map(|groups| {
+            groups
+                .into_iter()
+                .map(|g| SettingsGroup {
+                    entries: g
+                        .entries
+                        .into_iter()
+                        .filter(|e| {
+                            !shared
+                                .iter()
+                                .any(|s| s.name == g.name && s.entries.contains(e))
+                        })
+                        .collect(),
+                    name: g.name,
+                })
+                .filter(|g| !g.entries.is_empty())
+                .collect()
+        })
+        .collect();
+    (shared, own)
+}
+
 /// Reads the settings of the results folder `dir`; `None` without a `tournament.toml`.
 /// A file that cannot be parsed gives a section that says so: a leaderboard is still worth
 /// writing.

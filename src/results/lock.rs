@@ -8,7 +8,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// The lock file's name inside a results folder.
@@ -34,8 +33,7 @@ impl Drop for FolderLock {
     fn drop(&mut self) {
         // Deleted while locked: a run waiting on this file finds it gone and starts over.
         let _ = std::fs::remove_file(&self.path);
-        // SAFETY: flock only reads the descriptor, which `file` keeps open.
-        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+        let _ = self.file.unlock();
     }
 }
 
@@ -76,11 +74,9 @@ impl FolderLock {
             .truncate(false)
             .open(&path)
             .map_err(io_err)?;
-        // SAFETY: flock only reads the descriptor, which `file` keeps open.
-        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if locked != 0 {
-            let error = io::Error::last_os_error();
-            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+        // `flock` on Linux: released by the kernel when the process ends in any way.
+        if let Err(e) = file.try_lock() {
+            if let std::fs::TryLockError::Error(error) = e {
                 return Err(io_err(error));
             }
             let mut holder = String::new();

@@ -99,6 +99,10 @@ pub const GAMES_JSONL: &str = "games.jsonl";
 pub const GAMES_CSV: &str = "games.csv";
 /// The run's resolved configuration; `--resume` reads it back.
 pub const TOURNAMENT_TOML: &str = "tournament.toml";
+/// What the run's games are played with: `tournament.toml` as the run began, kept apart so
+/// that a resume can refuse a `tournament.toml` edited since (see
+/// `tournament::played_changes`).
+pub const PLAYED_TOML: &str = ".played.toml";
 /// An SPRT's test (its bounds, model, error rates and game limit).
 pub const SPRT_TOML: &str = "sprt.toml";
 /// An SPRT's log-likelihood ratio after every game pair.

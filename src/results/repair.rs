@@ -34,8 +34,12 @@ pub struct Repaired {
     /// `games.csv` rows that disagreed with their record and were written again from it
     /// (`games.jsonl` is the record; `games.csv` its view).
     pub rows_corrected: u64,
-    /// `games.csv` rows whose game has no line in `games.jsonl` (counted as played).
+    /// `games.csv` rows of this tournament whose game has no line in `games.jsonl`: not
+    /// games that were recorded, so taken out of `games.csv` and played again (in a folder
+    /// without `games.jsonl` at all, written before it was kept, they count as played).
     pub rows_without_record: u64,
+    /// Whether the folder keeps `games.jsonl` (the record), which then decides.
+    pub has_record: bool,
     /// Games of another tournament id (kept in the files, not counted).
     pub foreign: u64,
     /// Records of this tournament that do not replay under their rules (edited or
@@ -72,10 +76,16 @@ impl Repaired {
                 self.rows_corrected
             ));
         }
-        if self.rows_without_record > 0 {
+        if self.rows_without_record > 0 && self.has_record {
             v.push(format!(
-                "{} game(s) in games.csv have no record in games.jsonl (they count, but \
-                 `kalaha show` cannot replay them)",
+                "{} row(s) of games.csv have no record in games.jsonl: games.jsonl is the \
+                 record, so they were taken out of games.csv and their games are played again",
+                self.rows_without_record
+            ));
+        } else if self.rows_without_record > 0 {
+            v.push(format!(
+                "{} game(s) in games.csv have no record (the folder has no games.jsonl): they \
+                 count, but `kalaha show` cannot replay them",
                 self.rows_without_record
             ));
         }
@@ -138,6 +148,7 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
     let mut r = Repaired::default();
     let jsonl_path = dir.join(GAMES_JSONL);
     let csv_path = dir.join(GAMES_CSV);
+    r.has_record = jsonl_path.exists();
     r.torn_jsonl = cut_torn_tail(&jsonl_path)?;
     r.torn_csv = cut_torn_tail(&csv_path)?;
 
@@ -192,6 +203,10 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
         } else {
             if !seen.contains(&game) {
                 r.rows_without_record += 1;
+                if r.has_record {
+                    // Not a recorded game: out of games.csv, and played again.
+                    continue;
+                }
             }
             // A row is its record's view: one that says otherwise is written again.
             if let Some(rec) = by_id
@@ -215,7 +230,8 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
     r.rows_rebuilt = missing.len() as u64;
     r.done.extend(records.iter().map(|rec| rec.game.clone()));
 
-    if r.repeated_rows > 0 || r.rows_corrected > 0 || !header {
+    let dropped = r.has_record && r.rows_without_record > 0;
+    if r.repeated_rows > 0 || r.rows_corrected > 0 || dropped || !header {
         let mut text = header_line().into_bytes();
         for raw in &kept_rows {
             text.extend_from_slice(raw);
@@ -420,6 +436,28 @@ mod tests {
         assert_eq!(r.done.len(), 2);
         assert_eq!(ids(dir.path()), ["t-1", "t-2", "other-9"]);
         assert_eq!(r.notes().len(), 3, "{:?}", r.notes());
+    }
+
+    /// In a folder that keeps its record, a `games.csv` row without one is not a recorded
+    /// game: it is taken out of `games.csv`, not counted, and its game is played again.
+    #[test]
+    fn a_row_without_a_record_is_taken_out_where_the_record_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &[1, 2]);
+        let csv = dir.path().join(GAMES_CSV);
+        let mut text = std::fs::read_to_string(&csv).unwrap();
+        text.push_str(&String::from_utf8(csv_row(&sample_record("t", 3, "a", "b"))).unwrap());
+        std::fs::write(&csv, text).unwrap();
+        let r = repair(dir.path(), "t").unwrap();
+        assert_eq!(r.rows_without_record, 1);
+        assert!(!r.done.contains("t-3"), "{:?}", r.done);
+        assert_eq!(r.done.len(), 2);
+        assert_eq!(ids(dir.path()), ["t-1", "t-2"]);
+        assert!(
+            r.notes().iter().any(|n| n.contains("played again")),
+            "{:?}",
+            r.notes()
+        );
     }
 
     /// A record edited so that it no longer replays is reported on resume (it still

@@ -3,8 +3,8 @@
 //! descriptor 4 the step that failed. A fresh, single-threaded process: it may fork and
 //! allocate freely, and holds nothing of the referee but its plan.
 
-use super::sys::{self, Limit};
 use super::{HELPER_ARG, Layers, Namespaces, Plan, Report, rules};
+use crate::sys::sandbox::{self as sys, Limit};
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;

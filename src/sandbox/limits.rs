@@ -24,7 +24,7 @@ impl ResourceLimits {
     /// `RLIMIT_NPROC` to root, and an engine started by root is root outside its namespace
     /// too, so `limit.processes` does nothing when the referee runs as root.
     pub fn warning(&self) -> Option<String> {
-        let n = self.processes.filter(|_| super::sys::is_root())?;
+        let n = self.processes.filter(|_| crate::sys::sandbox::is_root())?;
         Some(format!(
             "limit.processes={n} is not enforced: the referee runs as root, and the kernel \
              exempts root's processes (engines included) from the process limit; run the \
@@ -60,7 +60,7 @@ mod tests {
             processes: Some(8),
             ..ResourceLimits::default()
         };
-        assert_eq!(limits.warning().is_some(), super::super::sys::is_root());
+        assert_eq!(limits.warning().is_some(), crate::sys::sandbox::is_root());
         assert_eq!(ResourceLimits::default().warning(), None);
     }
 }

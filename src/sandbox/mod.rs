@@ -30,7 +30,7 @@
 mod helper;
 mod limits;
 mod rules;
-mod sys;
+use crate::sys::sandbox as sys;
 
 pub use helper::run_if_asked;
 pub use limits::ResourceLimits;
@@ -103,7 +103,7 @@ impl Layers {
             && self.landlock_scopes
     }
 
-    /// One line naming what does not hold, when a promise of README does not.
+    /// One line naming what does not hold, when a promise of docs/reference/engines.md does not.
     pub fn warning(&self) -> Option<String> {
         let mut lost = Vec::new();
         if self.namespaces == Namespaces::None {
@@ -311,11 +311,7 @@ impl Launch {
         let (plan_read, mut plan_write) = io::pipe()?;
         let (mut report_read, report_write) = io::pipe()?;
         let (p, r) = (plan_read.as_raw_fd(), report_write.as_raw_fd());
-        // SAFETY: `move_fds_for_helper` only calls fcntl and dup2, which are
-        // async-signal-safe, and allocates nothing.
-        unsafe {
-            command.pre_exec(move || sys::move_fds_for_helper(p, r));
-        }
+        sys::pass_fds_to_helper(&mut command, p, r);
         let mut child = command.spawn()?;
         drop(command);
         drop((plan_read, report_write));

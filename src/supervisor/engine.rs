@@ -172,7 +172,7 @@ impl Engine {
         );
         let tail = self.process.log().tail();
         if !tail.is_empty() {
-            hint.push_str("; its last stderr lines: ");
+            hint.push_str("; its stderr: ");
             hint.push_str(&tail.join(" | "));
         }
         hint

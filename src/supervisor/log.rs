@@ -1,7 +1,8 @@
 //! An engine instance's log file in the results folder: everything it wrote to stderr and
 //! every `log` message it sent, within a byte budget shared by all instances of one engine
-//! (so restarts do not multiply the disk used). The last lines of stderr are also kept in
-//! memory, to show in the error when the engine dies.
+//! (so restarts do not multiply the disk used). The first lines of stderr, the lines that
+//! name an error and the last lines are also kept in memory, to show in the error when the
+//! engine dies.
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
@@ -23,8 +24,13 @@ pub struct LogPlace {
     pub budget: Arc<AtomicU64>,
 }
 
-/// Lines of stderr kept in memory for error messages.
+/// The last lines of stderr kept in memory for error messages.
 const TAIL_LINES: usize = 5;
+/// The first lines of stderr kept (a script's interpreter names the error at the top and
+/// fills the end with its stack, as Node.js does).
+const HEAD_LINES: usize = 3;
+/// Lines between the first and the last that name an error, kept as well.
+const NAMED_LINES: usize = 2;
 /// The longest tail line kept, in bytes.
 const TAIL_LINE_BYTES: usize = 300;
 
@@ -89,7 +95,13 @@ struct Inner {
     file: Option<File>,
     budget: Option<Arc<AtomicU64>>,
     capped: bool,
-    tail: VecDeque<String>,
+    /// The last lines, each with its number (from 0).
+    tail: VecDeque<(u64, String)>,
+    /// The first lines, and later lines that name an error, with their numbers.
+    head: Vec<(u64, String)>,
+    named: Vec<(u64, String)>,
+    /// Complete lines seen (blank ones not counted).
+    lines: u64,
     /// The unfinished last line of stderr.
     partial: Vec<u8>,
 }
@@ -116,6 +128,9 @@ impl EngineLog {
                 budget,
                 capped: false,
                 tail: VecDeque::new(),
+                head: Vec::new(),
+                named: Vec::new(),
+                lines: 0,
                 partial: Vec::new(),
             }),
             path,
@@ -158,17 +173,34 @@ impl EngineLog {
         self.inner.lock().expect("log lock").write(line.as_bytes());
     }
 
-    /// The last lines of stderr, for an error message (empty if there were none).
+    /// What stderr said, for an error message (empty if it said nothing): its first lines,
+    /// the lines between that name an error (`error`, `exception`, `panicked`, ...) and its
+    /// last lines, with `...` where lines are left out.
     pub fn tail(&self) -> Vec<String> {
         let inner = self.inner.lock().expect("log lock");
-        let mut v: Vec<String> = inner.tail.iter().cloned().collect();
+        let mut kept: Vec<(u64, String)> = inner.head.clone();
+        kept.extend(inner.named.iter().cloned());
+        kept.extend(inner.tail.iter().cloned());
         if !inner.partial.is_empty() {
-            v.push(shown(&inner.partial));
-            if v.len() > TAIL_LINES {
-                v.remove(0);
-            }
+            kept.push((inner.lines, shown(&inner.partial)));
+            // The partial line is the last: the tail keeps TAIL_LINES with it.
+            let first_of_tail = (inner.lines + 1).saturating_sub(TAIL_LINES as u64);
+            kept.retain(|(n, _)| {
+                *n >= first_of_tail || inner.head.iter().chain(&inner.named).any(|(h, _)| h == n)
+            });
         }
-        v
+        kept.sort_by_key(|(n, _)| *n);
+        kept.dedup_by_key(|(n, _)| *n);
+        let mut shown_lines = Vec::with_capacity(kept.len() + 2);
+        let mut next = 0;
+        for (n, line) in kept {
+            if n > next {
+                shown_lines.push("...".to_string());
+            }
+            shown_lines.push(line);
+            next = n + 1;
+        }
+        shown_lines
     }
 
     /// Flushes the file.
@@ -182,6 +214,15 @@ impl EngineLog {
 fn shown(bytes: &[u8]) -> String {
     let end = bytes.len().min(TAIL_LINE_BYTES);
     crate::record::clean_text(String::from_utf8_lossy(&bytes[..end]).trim_end()).into_owned()
+}
+
+/// Whether a line of stderr names an error: `SyntaxError: ...`, `error[E0425]`, `thread
+/// 'main' panicked`, `Exception in thread`, `Traceback`, `fatal: ...`.
+fn names_an_error(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    ["error", "exception", "panicked", "traceback", "fatal"]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 impl Inner {
@@ -215,10 +256,17 @@ impl Inner {
                 if line.trim().is_empty() {
                     continue;
                 }
+                let n = self.lines;
+                self.lines += 1;
+                if self.head.len() < HEAD_LINES {
+                    self.head.push((n, line.clone()));
+                } else if self.named.len() < NAMED_LINES && names_an_error(&line) {
+                    self.named.push((n, line.clone()));
+                }
                 if self.tail.len() == TAIL_LINES {
                     self.tail.pop_front();
                 }
-                self.tail.push_back(line);
+                self.tail.push_back((n, line));
             }
         }
     }
@@ -286,10 +334,66 @@ mod tests {
     #[test]
     fn the_tail_keeps_the_last_lines() {
         let log = EngineLog::open(None);
-        log.stderr(b"one\ntwo\nthree\nfour\nfive\nsix\nTraceback: cannot load weights.bin");
+        log.stderr(
+            b"one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nTraceback: cannot load weights.bin",
+        );
         let tail = log.tail();
-        assert_eq!(tail.len(), 5);
-        assert_eq!(tail.last().unwrap(), "Traceback: cannot load weights.bin");
-        assert_eq!(tail[0], "three");
+        assert_eq!(
+            tail,
+            [
+                "one",
+                "two",
+                "three",
+                "...",
+                "five",
+                "six",
+                "seven",
+                "eight",
+                "Traceback: cannot load weights.bin"
+            ]
+        );
+        let log = EngineLog::open(None);
+        log.stderr(b"a\nb\n");
+        assert_eq!(log.tail(), ["a", "b"]);
+    }
+
+    /// Node.js names a syntax error at the top and ends with its stack: both are shown.
+    #[test]
+    fn the_first_lines_and_those_naming_an_error_are_kept_with_the_last() {
+        let log = EngineLog::open(None);
+        let mut node = String::from(
+            "/tmp/myengine/engine.js:1\nconsole.log(\n\nSyntaxError: Unexpected end of input\n",
+        );
+        for i in 0..12 {
+            node.push_str(&format!("    at frame{i} (node:internal/modules:{i})\n"));
+        }
+        node.push_str("    at inner (x.js:3)\nTypeError: cannot read x\n");
+        for i in 0..6 {
+            node.push_str(&format!("    at late{i}\n"));
+        }
+        node.push_str("\nNode.js v20.20.2\n");
+        log.stderr(node.as_bytes());
+        let tail = log.tail();
+        assert_eq!(
+            tail,
+            [
+                "/tmp/myengine/engine.js:1",
+                "console.log(",
+                "SyntaxError: Unexpected end of input",
+                "...",
+                "TypeError: cannot read x",
+                "...",
+                "at late2",
+                "at late3",
+                "at late4",
+                "at late5",
+                "Node.js v20.20.2",
+            ]
+            .map(|l| if l.starts_with("at ") {
+                format!("    {l}")
+            } else {
+                l.to_string()
+            })
+        );
     }
 }

@@ -84,7 +84,7 @@ pub struct Settings {
     pub term_grace: Duration,
     /// Longest accepted line from the engine, in bytes (without its line ending).
     pub line_limit: usize,
-    /// Where the engine's log goes (`None`: nowhere; the last stderr lines are still kept
+    /// Where the engine's log goes (`None`: nowhere; what stderr said is still kept
     /// for error messages).
     pub logs: Option<LogPlace>,
     /// Also keep a transcript of every line sent and received, beside the log.

@@ -16,7 +16,7 @@ use super::log::EngineLog;
 use super::{EngineCommand, Settings};
 use crate::sandbox::{Launch, Layers, Namespaces, Plan, ResourceLimits, Spawned, folder_to_hide};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -141,13 +141,8 @@ impl Process {
                     .expect("stdout is piped")
                     .into_owned_fd()
                     .map_err(EngineError::Io)?;
-                set_nonblocking(&stdout).map_err(EngineError::Io)?;
-                // SAFETY: the descriptor is owned by the `AsyncFd` and neither replaced nor
-                // closed while it is registered.
-                let stdout = unsafe {
-                    AsyncFd::register_with_interest(stdout, tokio::io::Interest::READABLE)
-                        .map_err(|e| EngineError::Io(e.into()))?
-                };
+                crate::sys::set_nonblocking(&stdout, true).map_err(EngineError::Io)?;
+                let stdout = crate::sys::async_readable(stdout).map_err(EngineError::Io)?;
                 let stderr = child.stderr.take().expect("stderr is piped");
                 (
                     Some(stdout),
@@ -234,7 +229,7 @@ impl Process {
         let mut stderr = String::new();
         let tail = self.log.tail();
         if !tail.is_empty() {
-            stderr.push_str("; its last stderr lines: ");
+            stderr.push_str("; its stderr: ");
             stderr.push_str(&tail.join(" | "));
         }
         if !self.limits.is_empty() {
@@ -259,7 +254,7 @@ impl Process {
             let Some(stdout) = &self.stdout else { break };
             let read = match stdout.poll_read_ready(&mut cx) {
                 std::task::Poll::Ready(Ok(mut guard)) => {
-                    match guard.try_io(|fd| read_fd(fd.get_ref(), &mut self.buf)) {
+                    match guard.try_io(|fd| crate::sys::read_fd(fd.get_ref(), &mut self.buf)) {
                         Ok(r) => r,
                         Err(_would_block) => break,
                     }
@@ -267,7 +262,7 @@ impl Process {
                 std::task::Poll::Ready(Err(e)) => return Err(EngineError::Io(e)),
                 // Not known to be readable: data may have come since the runtime last
                 // looked, so look.
-                std::task::Poll::Pending => read_fd(stdout.get_ref(), &mut self.buf),
+                std::task::Poll::Pending => crate::sys::read_fd(stdout.get_ref(), &mut self.buf),
             };
             match read {
                 Ok(0) => {
@@ -324,7 +319,7 @@ impl Process {
                 biased;
                 r = readable(&self.stdout) => {
                     let mut guard = r.map_err(EngineError::Io)?;
-                    match guard.try_io(|fd| read_fd(fd.get_ref(), &mut self.buf)) {
+                    match guard.try_io(|fd| crate::sys::read_fd(fd.get_ref(), &mut self.buf)) {
                         Ok(Ok(0)) => {
                             self.lines.finish();
                             self.stdout_eof = true;
@@ -347,7 +342,7 @@ impl Process {
             tokio::select! {
                 r = readable(&self.stdout) => {
                     let mut guard = r.map_err(EngineError::Io)?;
-                    match guard.try_io(|fd| read_fd(fd.get_ref(), &mut self.buf)) {
+                    match guard.try_io(|fd| crate::sys::read_fd(fd.get_ref(), &mut self.buf)) {
                         Ok(Ok(0)) => {
                             self.lines.finish();
                             self.stdout_eof = true;
@@ -435,28 +430,6 @@ async fn readable(
     match stdout {
         Some(fd) => fd.readable().await,
         None => std::future::pending().await,
-    }
-}
-
-fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe {
-        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
-        if flags == -1 || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) == -1
-        {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-fn read_fd(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
-    // SAFETY: reads into a buffer we own, at most its length.
-    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
     }
 }
 

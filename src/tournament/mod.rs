@@ -221,6 +221,86 @@ fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Coun
     })
 }
 
+/// The keys of `tournament.toml` that decide what the games are: a resume refuses a file
+/// whose values differ from those the run began with. The plain settings that change what
+/// a tournament plays, besides the title, and those with a shape of their own.
+fn played_keys() -> impl Iterator<Item = &'static str> {
+    config::settings::SETTINGS
+        .iter()
+        .filter(|s| s.plays && s.key != "title")
+        .map(|s| s.key)
+        .chain(["run", "schedule", "rules", "tc", "opening_list", "each"])
+}
+
+/// The keys of an engine's table that decide how it plays (its folder and program may move
+/// between machines; its name is checked against the games themselves).
+const PLAYED_ENGINE_KEYS: [&str; 6] = ["builtin", "args", "options", "tc", "limit", "protocol"];
+
+/// What differs between `dir/tournament.toml` and the settings the run began with
+/// (`dir/.played.toml`), said for the user; `None` when nothing does, or when the folder
+/// was written before the settings were kept apart.
+pub fn played_changes(dir: &Path) -> Option<String> {
+    let read = |name: &str| {
+        crate::input::read_text_limited(&dir.join(name), crate::input::CONFIG_LIMIT)
+            .ok()?
+            .parse::<toml::Table>()
+            .ok()
+    };
+    let (now, then) = (read(results::TOURNAMENT_TOML)?, read(results::PLAYED_TOML)?);
+    let folder = crate::record::shown_path(dir);
+    let changed = format!(
+        "the file was changed after the run began ({folder}/{} keeps the settings it began \
+         with); put it back as it was, or start a new run",
+        results::PLAYED_TOML
+    );
+    let shown = |v: Option<&toml::Value>| match v {
+        Some(v) => crate::record::shown_line(&v.to_string()),
+        None => "nothing".to_string(),
+    };
+    let said = |key: String, a: Option<&toml::Value>, b: Option<&toml::Value>| {
+        format!(
+            "{folder}/tournament.toml, {key}: it says {}, but the run's games are played \
+             with {}: {changed}",
+            shown(a),
+            shown(b),
+        )
+    };
+    for key in played_keys() {
+        let (a, b) = (now.get(key), then.get(key));
+        if a == b {
+            continue;
+        }
+        // A table (`[rules]`) names the key inside it that changed.
+        if let (Some(toml::Value::Table(x)), Some(toml::Value::Table(y))) = (a, b)
+            && let Some(inner) = x.keys().chain(y.keys()).find(|k| x.get(*k) != y.get(*k))
+        {
+            return Some(said(format!("[{key}] {inner}"), x.get(inner), y.get(inner)));
+        }
+        return Some(said(config::settings::key_words(key), a, b));
+    }
+    let engines = |t: &toml::Table| match t.get("engine") {
+        Some(toml::Value::Array(list)) => list.clone(),
+        _ => Vec::new(),
+    };
+    let (a, b) = (engines(&now), engines(&then));
+    if a.len() != b.len() {
+        return Some(format!(
+            "{folder}/tournament.toml has {} engines, but the run began with {}: {changed}",
+            a.len(),
+            b.len()
+        ));
+    }
+    for (i, (a, b)) in a.iter().zip(&b).enumerate() {
+        for key in PLAYED_ENGINE_KEYS {
+            let (x, y) = (a.get(key), b.get(key));
+            if x != y {
+                return Some(said(format!("engine {}, {key}", i + 1), x, y));
+            }
+        }
+    }
+    None
+}
+
 /// A warning when more games would run at once than the machine has CPUs: `concurrency`
 /// at most, and no more than the `left` games still to play (none on a resume of a run
 /// that is over).

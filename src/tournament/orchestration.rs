@@ -50,6 +50,12 @@ impl Run {
     ) -> Result<Run, TournamentError> {
         let folder =
             ResultsFolder::claim(out, claim).map_err(|e| TournamentError::Input(e.to_string()))?;
+        // Before any engine starts with settings the games were not played with.
+        if claim == Claim::Resume
+            && let Some(change) = super::played_changes(out)
+        {
+            return Err(TournamentError::Input(change));
+        }
         // One thread plays every game: the referee's work per move is tiny next to the
         // engines', and a single thread wakes up less often than a pool.
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -106,11 +112,11 @@ impl Run {
             .map_err(io::Error::other)
             .map_err(|e| self.io_error(e))?;
         let header: String = header.lines().map(|l| format!("# {l}\n")).collect();
+        let text = format!("{header}{text}");
+        // The settings the games are played with, apart from the file a user may edit.
         self.folder
-            .write(
-                results::TOURNAMENT_TOML,
-                format!("{header}{text}").as_bytes(),
-            )
+            .write(results::PLAYED_TOML, text.as_bytes())
+            .and_then(|()| self.folder.write(results::TOURNAMENT_TOML, text.as_bytes()))
             .map_err(|e| self.io_error(e))
     }
 

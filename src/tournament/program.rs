@@ -37,6 +37,9 @@ pub fn find_program(cmd: &Path, dir: Option<&Path>) -> Result<PathBuf, String> {
             not_executable_hint(&file, &cmd.display().to_string())
         ));
     }
+    if let Some(hint) = words_hint(cmd, dir) {
+        return Err(hint);
+    }
     if has_slash {
         return Err("does not exist".to_string());
     }
@@ -70,6 +73,30 @@ pub fn find_program(cmd: &Path, dir: Option<&Path>) -> Result<PathBuf, String> {
         ));
     }
     Err(reason)
+}
+
+/// A program given with its arguments in one value (`cmd=node myengine/engine.js`): when
+/// its first word is a program, the spec that runs it, each argument an `arg=`.
+fn words_hint(cmd: &Path, dir: Option<&Path>) -> Option<String> {
+    let text = cmd.to_str()?;
+    let mut words = text.split_whitespace();
+    let program = words.next()?;
+    let args: Vec<&str> = words.collect();
+    if args.is_empty() || find_program(Path::new(program), dir).is_err() {
+        return None;
+    }
+    let mut spec = format!("cmd={program}");
+    for a in &args {
+        spec.push_str(&format!(" arg={a}"));
+    }
+    Some(format!(
+        "does not exist: cmd= names the program alone, and each of its arguments is an \
+         arg=: give `{spec}` (in a configuration file: cmd = \"{program}\", args = [{}])",
+        args.iter()
+            .map(|a| format!("\"{a}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// What to do with a program file that is not executable: `chmod +x`, or run it with its
@@ -133,5 +160,18 @@ mod tests {
         assert_eq!(interpreter_of(&sh).as_deref(), Some("bash"));
         let e = find_program(&sh, None).unwrap_err();
         assert!(e.contains("chmod +x") && e.contains("cmd=bash arg="), "{e}");
+    }
+
+    #[test]
+    fn a_program_given_with_its_arguments_gets_the_spec_that_runs_it() {
+        let e = find_program(Path::new("sh myengine/engine.sh -v"), None).unwrap_err();
+        assert!(
+            e.contains("give `cmd=sh arg=myengine/engine.sh arg=-v`")
+                && e.contains(r#"cmd = "sh", args = ["myengine/engine.sh", "-v"]"#),
+            "{e}"
+        );
+        // A first word that is no program: no such advice.
+        let e = find_program(Path::new("no-such-program-x engine.js"), None).unwrap_err();
+        assert_eq!(e, "was not found in PATH");
     }
 }

@@ -39,14 +39,7 @@ impl DisplayMode {
 
 /// The terminal's size (columns, rows), 80x24 when unknown.
 fn terminal_size() -> (usize, usize) {
-    // SAFETY: TIOCGWINSZ fills the struct we pass.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 && ws.ws_row > 0 {
-        (ws.ws_col as usize, ws.ws_row as usize)
-    } else {
-        (80, 24)
-    }
+    crate::sys::terminal_size().unwrap_or((80, 24))
 }
 
 /// The standings are refitted for the bar at most this often.
@@ -67,6 +60,9 @@ pub struct LiveDisplay {
     /// Seconds between plain lines.
     pub every: Duration,
     repeats: Repeats,
+    /// The run plays until a decision (an SPRT): its game count is a limit, so no
+    /// progress towards it or time left is shown (the test shows its own progress).
+    until_decided: bool,
 }
 
 /// Finds games played twice: deterministic engines repeat a game when they meet from the
@@ -133,18 +129,47 @@ impl LiveDisplay {
             names: Vec::new(),
             every: Duration::from_secs(5),
             repeats: Repeats::default(),
+            until_decided: false,
+        }
+    }
+
+    /// A display of a run that plays until a decision (an SPRT), not through its games.
+    pub fn until_decided(mut self) -> LiveDisplay {
+        self.until_decided = true;
+        self
+    }
+
+    /// The games so far: `[89/200]` of a planned run, `[89 games]` of one that plays until
+    /// a decision.
+    fn count(&self) -> String {
+        match self.until_decided {
+            true => format!("[{}]", crate::record::counted(self.done, "game")),
+            false => format!("[{}/{}]", self.done, self.total),
         }
     }
 
     /// Time left at the pace of this run (games of earlier runs do not count).
+    /// `ETA 3m 10s` while games remain, `done in 2m 5s` once all are played.
     fn eta(&self) -> String {
         let played = self.done - self.done_at_start;
+        if self.done >= self.total {
+            let took = self.started.elapsed();
+            let took = if took < Duration::from_secs(1) {
+                Duration::from_millis(took.as_millis() as u64)
+            } else {
+                Duration::from_secs(took.as_secs_f64().round() as u64)
+            };
+            return format!("done in {}", format_duration(took));
+        }
         if played == 0 {
-            return "?".into();
+            return "ETA ?".into();
         }
         let per = self.started.elapsed().as_secs_f64() / played as f64;
         let left = self.total.saturating_sub(self.done) as f64 * per;
-        format_duration(Duration::from_secs(left.round() as u64))
+        format!(
+            "ETA {}",
+            format_duration(Duration::from_secs(left.round() as u64))
+        )
     }
 
     fn say(&self, text: &str) -> io::Result<()> {
@@ -190,17 +215,26 @@ impl View for LiveDisplay {
         }
         match self.mode {
             DisplayMode::Bar => {
-                let bar =
-                    ProgressBar::with_draw_target(Some(info.total), ProgressDrawTarget::stdout());
-                let style = ProgressStyle::with_template(
-                    "{wide_bar} {pos}/{len} games, {elapsed} elapsed, ETA {eta}\n{msg}",
-                )
-                .map_err(io::Error::other)?;
+                let (len, template) = match self.until_decided {
+                    true => (None, "{spinner} {pos} games, {elapsed} elapsed\n{msg}"),
+                    false => (
+                        Some(info.total),
+                        "{wide_bar} {pos}/{len} games, {elapsed} elapsed, ETA {eta}\n{msg}",
+                    ),
+                };
+                let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::stdout());
+                let style = ProgressStyle::with_template(template).map_err(io::Error::other)?;
                 bar.set_style(style);
                 bar.enable_steady_tick(Duration::from_millis(500));
                 self.bar = Some(bar);
                 self.refresh_bar(tally, true);
             }
+            DisplayMode::Lines if self.until_decided => self.say(&format!(
+                "tournament {}: game pairs until the test decides, at most {} ({} done)",
+                info.id,
+                crate::record::counted(info.total, "game"),
+                info.done
+            ))?,
             DisplayMode::Lines => self.say(&format!(
                 "tournament {}: {} to play ({} done)",
                 info.id,
@@ -238,12 +272,16 @@ impl View for LiveDisplay {
                             Ok(s) => standings_line(&s),
                             Err(_) => String::new(),
                         };
-                        self.say(&format!(
-                            "[{}/{}] ETA {} | {line}",
-                            self.done,
-                            self.total,
-                            self.eta()
-                        ))?;
+                        let time = match self.until_decided {
+                            true => format!(
+                                "{} elapsed",
+                                format_duration(Duration::from_secs(
+                                    self.started.elapsed().as_secs()
+                                ))
+                            ),
+                            false => self.eta(),
+                        };
+                        self.say(&format!("{} {time} | {line}", self.count()))?;
                     }
                     DisplayMode::Lines | DisplayMode::Quiet => {}
                 }
@@ -280,13 +318,15 @@ impl View for LiveDisplay {
                 write!(out, "{text}")?;
             }
         }
+        let done = match self.until_decided {
+            true => crate::record::counted(self.done, "game"),
+            false => format!("{}/{}", self.done, self.total),
+        };
         writeln!(
             out,
-            "{} played in {:.1} s ({rate:.2} games/s), {}/{} done",
+            "{} played in {:.1} s ({rate:.2} games/s), {done} done",
             crate::record::counted(summary.played, "game"),
             secs,
-            self.done,
-            self.total
         )?;
         Ok(())
     }

@@ -10,6 +10,9 @@
 //! | `POST /move?game=ID&pit=N` | the person sows pit `N` |
 //! | `POST /resign?game=ID` | the person gives up the game in progress |
 //! | `POST /new` | the next game starts (in `kalaha play`, the game in progress is resigned) |
+//! | `POST /match?format=F` | the next games make a match of `F` (`best-of-3`, ...; `single`: none) |
+//! | `GET /guide` | the rules guide's steps and cards ([`super::guide`]) |
+//! | `GET /guide/move?lesson=ID&moves=N,...` | the person's sowings in a step of the guide, played by the rules |
 //!
 //! Every `GET` route but `/events` answers `HEAD` too (the head alone).
 //!
@@ -27,6 +30,7 @@
 //! the next.
 
 use super::access::Token;
+use super::guide;
 use super::live::{Live, Mode, record_json};
 use super::request::{Request, read_request};
 use crate::results::find_game;
@@ -417,6 +421,7 @@ fn reason(status: u16) -> &'static str {
         413 => "Content Too Large",
         421 => "Misdirected Request",
         422 => "Unprocessable Content",
+        500 => "Internal Server Error",
         431 => "Request Header Fields Too Large",
         503 => "Service Unavailable",
         505 => "HTTP Version Not Supported",
@@ -482,9 +487,59 @@ async fn route(r: &Request, live: &Arc<Live>) -> Response {
             Ok(()) => Response::json(200, "{\"ok\":true}"),
             Err(why) => Response::error(409, &why),
         },
-        (_, "/" | "/index.html" | "/state" | "/game" | "/events" | "/favicon.ico") => allow("GET"),
-        (_, "/move" | "/new" | "/resign") => allow("POST"),
+        ("POST", "/match") => {
+            let Some(format) = r.param("format") else {
+                return Response::error(400, "give the format as format=best-of-3 (or single)");
+            };
+            match live.choose_match(format) {
+                Ok(()) => Response::json(200, "{\"ok\":true}"),
+                Err(why) => Response::error(409, &why),
+            }
+        }
+        ("GET", "/guide") => guide_lessons(r, live),
+        ("GET", "/guide/move") => guide_move(r, live),
+        (
+            _,
+            "/" | "/index.html" | "/state" | "/game" | "/events" | "/favicon.ico" | "/guide"
+            | "/guide/move",
+        ) => allow("GET"),
+        (_, "/move" | "/new" | "/resign" | "/match") => allow("POST"),
         _ => Response::error(404, "no such page: the page is at /"),
+    }
+}
+
+/// The guide's variant: the page's, or the one the request names.
+fn guide_variant(r: &Request, live: &Live) -> Result<guide::Variant, guide::GuideError> {
+    guide::Variant::parse(
+        live.guide_variant(),
+        r.param("empty_capture"),
+        r.param("sweep"),
+    )
+}
+
+/// `GET /guide[?empty_capture=..&sweep=..]`: the steps and cards of the guide.
+fn guide_lessons(r: &Request, live: &Live) -> Response {
+    match guide_variant(r, live).and_then(guide::lessons_json) {
+        Ok(json) => Response::json(200, json),
+        Err(e) => Response::error(e.status, &e.why),
+    }
+}
+
+/// `GET /guide/move?lesson=ID&moves=N,M[&empty_capture=..&sweep=..]`: the person's
+/// sowings in a lesson, played by the rules.
+fn guide_move(r: &Request, live: &Live) -> Response {
+    let played = guide_variant(r, live).and_then(|variant| {
+        let moves = guide::parse_moves(r.param("moves"))?;
+        guide::play(r.param("lesson").unwrap_or(""), &moves, variant)
+    });
+    match played.and_then(|p| {
+        serde_json::to_string(&p).map_err(|e| guide::GuideError {
+            status: 500,
+            why: e.to_string(),
+        })
+    }) {
+        Ok(json) => Response::json(200, json),
+        Err(e) => Response::error(e.status, &e.why),
     }
 }
 
@@ -794,6 +849,10 @@ mod tests {
                 ("GET", "/game?id=g-1"),
                 ("POST", "/move?game=g-1&pit=2"),
                 ("POST", "/new"),
+                ("POST", "/match?format=best-of-3"),
+                ("GET", "/guide"),
+                ("HEAD", "/guide"),
+                ("GET", "/guide/move?lesson=sow&moves=3"),
                 ("GET", "/nothing"),
             ] {
                 let request = format!("{method} {path} HTTP/1.1\r\n{page_headers}{bad}\r\n");
@@ -815,8 +874,9 @@ mod tests {
             served.token()
         );
         assert_eq!(send(addr, wrong_header.as_bytes()).0, 403);
-        // Nothing was taken: the move is still awaited.
+        // Nothing was taken: the move is still awaited, and no match was chosen.
         assert!(rx.try_recv().is_err());
+        assert!(live.snapshot().contains("\"match\":null"));
         let v: serde_json::Value = serde_json::from_str(&live.snapshot()).unwrap();
         assert_eq!(v["version"], 1, "{v}");
         // The icon is no secret.
@@ -849,6 +909,77 @@ mod tests {
             format!("GET /state HTTP/1.1\r\nHost: evil.example\r\n{token}\r\n").as_bytes(),
         );
         assert_eq!(status, 421);
+    }
+
+    /// The guide's routes play by the rules what the page sends, refuse what is not a
+    /// lesson, a pit or a variant, and never answer without the token.
+    #[test]
+    fn the_guide_plays_by_the_rules_and_refuses_bad_input() {
+        let live = Live::new(Mode::Play, "t", None);
+        live.set_guide(
+            guide::Variant {
+                empty_capture: true,
+                sweep: crate::rules::Sweep::None,
+            },
+            true,
+        );
+        let served = serve(live.clone(), 0).unwrap();
+        let addr = served.addr;
+        let head = format!(
+            "Host: 127.0.0.1:{}\r\nX-Kalaha-Token: {}\r\n",
+            addr.port(),
+            served.token()
+        );
+        let get = |path: &str| {
+            send(
+                addr,
+                format!("GET {path} HTTP/1.1\r\n{head}\r\n").as_bytes(),
+            )
+        };
+        let body = |text: &str| text.split_once("\r\n\r\n").unwrap().1.to_string();
+        // The session's variant by default, another when asked.
+        let (status, text) = get("/guide");
+        assert_eq!(status, 200, "{text}");
+        let v: serde_json::Value = serde_json::from_str(&body(&text)).unwrap();
+        assert_eq!(v["variant"]["sweep"], "none");
+        assert_eq!(v["steps"][0]["rules"]["pits"], 3);
+        let (_, text) = get("/guide?sweep=owner&empty_capture=false");
+        let v: serde_json::Value = serde_json::from_str(&body(&text)).unwrap();
+        assert_eq!(v["variant"]["sweep"], "owner");
+        assert_eq!(v["variant"]["empty_capture"], false);
+        let (status, text) = get("/guide/move?lesson=capture&moves=2");
+        assert_eq!(status, 200, "{text}");
+        let v: serde_json::Value = serde_json::from_str(&body(&text)).unwrap();
+        assert_eq!(v["done"], true);
+        assert_eq!(v["sowings"][0]["captured"], 6);
+        assert_eq!(v["position"]["south"]["store"], 9);
+        for (path, status) in [
+            ("/guide/move?lesson=capture&moves=3", 422),
+            ("/guide/move?lesson=capture&moves=9", 422),
+            ("/guide/move?lesson=capture&moves=-1", 422),
+            ("/guide/move?lesson=capture&moves=x", 400),
+            ("/guide/move?lesson=capture", 400),
+            (
+                "/guide/move?lesson=capture&moves=1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1",
+                400,
+            ),
+            ("/guide/move?lesson=%3Cb%3E&moves=1", 404),
+            ("/guide/move?moves=1", 404),
+            ("/guide/move?lesson=sow&moves=1&sweep=sideways", 400),
+            ("/guide?empty_capture=maybe", 400),
+        ] {
+            let (got, text) = get(path);
+            assert_eq!(got, status, "{path}: {text}");
+            assert!(text.contains("\"error\""), "{text}");
+            assert!(!text.contains("<b>"), "{text}");
+        }
+        let (status, _) = send(
+            addr,
+            format!("POST /guide HTTP/1.1\r\n{head}X-Kalaha: 1\r\n\r\n").as_bytes(),
+        );
+        assert_eq!(status, 405);
+        // The page opens on the guide.
+        assert!(live.snapshot().contains("\"learn\":true"));
     }
 
     #[test]

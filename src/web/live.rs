@@ -8,6 +8,8 @@
 //! `textContent` only, so nothing from an engine is ever read as markup.
 
 use super::frames::{Frame, frame, frames, record_frames};
+use super::guide::Variant;
+use super::matches::{Format, Match, parse_choice};
 use crate::record::{GameRecord, clean_text};
 use crate::referee::{GameObserver, GameUpdate};
 use crate::rules::{Position, Rules};
@@ -137,8 +139,14 @@ struct State {
     starting: bool,
     /// The game the person has resigned, if it is still being ended.
     resigned: Option<String>,
-    /// The match the games of the session make, if any.
-    matched: Option<super::matches::Match>,
+    /// The match the games of the session make (or made), if any.
+    matched: Option<Match>,
+    /// The session's matches before it, in order.
+    past_matches: Vec<Match>,
+    /// The rule variant of the guide, when it is not the standard one.
+    guide: Option<Variant>,
+    /// The page opens on the guide (`kalaha play --learn`).
+    learn: bool,
     /// The value of the start position for the first player, once known.
     start_value: Option<i32>,
     snapshot: Option<(u64, Arc<str>)>,
@@ -209,6 +217,9 @@ impl Live {
                 starting: false,
                 resigned: None,
                 matched: None,
+                past_matches: Vec::new(),
+                guide: None,
+                learn: false,
                 start_value: None,
                 snapshot: None,
             }),
@@ -289,9 +300,91 @@ impl Live {
         self.change(|s| s.start_value = value);
     }
 
-    /// The match's score as it is now.
-    pub fn set_match(&self, m: super::matches::Match) {
-        self.change(|s| s.matched = Some(m));
+    /// The guide follows `variant` (the session's), and the page opens on it if `learn`.
+    pub fn set_guide(&self, variant: Variant, learn: bool) {
+        self.change(|s| {
+            s.guide = Some(variant);
+            s.learn = learn;
+        });
+    }
+
+    /// The rule variant of the guide: the session's, else the standard one.
+    pub fn guide_variant(&self) -> Variant {
+        self.lock()
+            .guide
+            .unwrap_or_else(|| Variant::of(&Rules::default()))
+    }
+
+    /// The session's games make the match `m` (of `--match`), from its first game on.
+    pub fn begin_match(&self, m: Match) {
+        self.change(|s| {
+            if let Some(old) = s.matched.take() {
+                s.past_matches.push(old);
+            }
+            s.matched = Some(m);
+        });
+    }
+
+    /// Counts a finished game in the match in progress, if it is one of its games: then
+    /// every match of the session (for `match.csv`) and the one in progress.
+    pub fn count_in_match(&self, record: &GameRecord) -> Option<(Vec<Match>, Match)> {
+        let mut s = self.lock();
+        let counted = s.matched.as_mut().is_some_and(|m| m.add(record));
+        if !counted {
+            return None;
+        }
+        let current = s.matched.clone()?;
+        let mut all = s.past_matches.clone();
+        all.push(current.clone());
+        drop(s);
+        self.change(|_| {});
+        Some((all, current))
+    }
+
+    /// The page chooses how the next games are played: `choice` is `single` (single games)
+    /// or a match format (`best-of-3`, ...). Refused while a match is being played. A match
+    /// starts with the game shown if nothing has been sown in it yet, else with the next
+    /// game; when no game is in progress, the next one starts at once.
+    pub fn choose_match(&self, choice: &str) -> Result<(), String> {
+        let format: Option<Format> = parse_choice(choice)?;
+        let mut s = self.lock();
+        if !matches!(self.mode, Mode::Play | Mode::Watch) {
+            return Err("games start by themselves here: this page only watches".to_string());
+        }
+        if s.ended.is_some() {
+            return Err("the session has ended: start kalaha play again".to_string());
+        }
+        if s.matched.as_ref().is_some_and(|m| !m.over) {
+            return Err("a match is being played: it ends when it is decided".to_string());
+        }
+        let [a, b, ..] = s.names.as_slice() else {
+            return Err("the players are not known yet: wait for the engines".to_string());
+        };
+        let names = [a.clone(), b.clone()];
+        let shown = s.boards.first();
+        let in_progress = shown.is_some_and(|b| b.record.is_none());
+        let untouched = shown.is_some_and(|b| b.record.is_none() && b.frames.is_empty());
+        let first_game = match shown {
+            Some(b) if untouched && !s.starting => b.number,
+            Some(b) => b.number + 1,
+            None => 1,
+        };
+        if let Some(old) = s.matched.take() {
+            s.past_matches.push(old);
+        }
+        s.matched = format.map(|f| Match::from_game(f, names, first_game));
+        // Between games, the next one starts: the match (or the single games) begins.
+        let gate = s.gate.clone();
+        let start = !in_progress && !s.starting && gate.as_ref().is_some_and(|g| !g.is_open());
+        if start {
+            s.starting = true;
+        }
+        drop(s);
+        if start && let Some(g) = gate {
+            g.open();
+        }
+        self.change(|_| {});
+        Ok(())
     }
 
     /// Who plays on the page (`person`), and the gate that starts each game on request.
@@ -334,6 +427,8 @@ impl Live {
             person: s.person.as_deref(),
             can_new,
             can_resign,
+            can_choose_match: self.can_choose_match(s),
+            learn: s.learn,
             matched: s.matched.as_ref(),
             start_value: s.start_value,
             starting: s.starting,
@@ -366,6 +461,16 @@ impl Live {
             Mode::Watch => s.ended.is_none() && !s.starting && !gate.is_open() && over,
             Mode::Tournament | Mode::Results => false,
         }
+    }
+
+    /// Whether the page may choose how the next games are played: in a session still going
+    /// on, once the players are known, when no match is being played.
+    fn can_choose_match(&self, s: &State) -> bool {
+        matches!(self.mode, Mode::Play | Mode::Watch)
+            && s.gate.is_some()
+            && s.ended.is_none()
+            && s.names.len() >= 2
+            && s.matched.as_ref().is_none_or(|m| m.over)
     }
 
     /// The person's game in progress, if any, that the person has not resigned yet.

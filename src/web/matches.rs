@@ -1,15 +1,19 @@
-//! Matches of several games on the page of `kalaha play` (`--match best-of-3`): the score
-//! of the two players over the games of the session, whether it is decided, and the line
-//! that says so. The games themselves are recorded like any game; the match's result is
-//! written beside them, to `match.csv`.
+//! Matches of several games in `kalaha play`, chosen with `--match best-of-3` or on the
+//! page: the score of the two players over the games of the match, whether it is decided,
+//! and the line that says so. The games themselves are recorded like any game; the result
+//! of every match of the session is written beside them, to `match.csv` ([`MatchView`]).
 
+use super::Live;
 use crate::record::{GameRecord, Termination};
 use crate::rules::Side;
+use crate::stats::Tally;
+use crate::tournament::events::{Control, Event, StartInfo, View};
 use serde::Serialize;
 use std::fmt;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// The file a match's result is written to, in the session's folder.
 pub const MATCH_CSV: &str = "match.csv";
@@ -90,6 +94,8 @@ pub struct Match {
     /// Seeds of each over the games (see [`Match::add`]).
     pub seeds: [u32; 2],
     pub game_ids: Vec<String>,
+    /// The number of the session's first game that counts in the match.
+    pub first_game: u64,
     /// The winner (0 or 1), once decided; `None` with `over` for a drawn match.
     pub winner: Option<usize>,
     pub over: bool,
@@ -98,7 +104,13 @@ pub struct Match {
 }
 
 impl Match {
+    /// A match of `format` between `names`, from the session's first game on.
     pub fn new(format: Format, names: [String; 2]) -> Match {
+        Match::from_game(format, names, 1)
+    }
+
+    /// A match whose games are the session's from game number `first_game` on.
+    pub fn from_game(format: Format, names: [String; 2], first_game: u64) -> Match {
         let mut m = Match {
             format,
             format_text: format.words(),
@@ -108,6 +120,7 @@ impl Match {
             draws: 0,
             seeds: [0; 2],
             game_ids: Vec::new(),
+            first_game,
             winner: None,
             over: false,
             text: String::new(),
@@ -116,19 +129,20 @@ impl Match {
         m
     }
 
-    /// Counts a game of the two (ignored once the match is over, or when neither plays in
-    /// it). A game's seeds are its final stores; a resigned one gives the other side every
-    /// seed not in the resigner's store, as if it had been swept to it.
-    pub fn add(&mut self, g: &GameRecord) {
-        if self.over {
-            return;
+    /// Counts a game of the two (ignored once the match is over, before its first game,
+    /// or when neither plays in it); true if it counted. A game's seeds are its final
+    /// stores; a resigned one gives the other side every seed not in the resigner's store,
+    /// as if it had been swept to it.
+    pub fn add(&mut self, g: &GameRecord) -> bool {
+        if self.over || g.number < self.first_game {
+            return false;
         }
         let seat = |name: &str| self.names.iter().position(|n| n == name);
         let (Some(south), Some(north)) = (seat(&g.south), seat(&g.north)) else {
-            return;
+            return false;
         };
         if south == north {
-            return;
+            return false;
         }
         self.games += 1;
         self.game_ids.push(g.game.clone());
@@ -149,6 +163,7 @@ impl Match {
         }
         self.decide();
         self.text = self.describe();
+        true
     }
 
     fn decide(&mut self) {
@@ -218,30 +233,14 @@ impl Match {
         }
     }
 
-    /// Writes the match's result to `dir/match.csv` (a temporary file, then renamed).
-    pub fn write(&self, dir: &Path) -> io::Result<()> {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        let result = |e: csv::Error| io::Error::other(e.to_string());
-        w.write_record([
-            "format",
-            "player",
-            "opponent",
-            "games",
-            "wins",
-            "draws",
-            "losses",
-            "seeds",
-            "opponent_seeds",
-            "winner",
-            "games_ids",
-        ])
-        .map_err(result)?;
+    /// The match's row of `match.csv`.
+    fn row(&self) -> [String; 11] {
         let winner = match (self.over, self.winner) {
             (false, _) => "",
             (true, Some(w)) => self.names[w].as_str(),
             (true, None) => "draw",
         };
-        w.write_record([
+        [
             self.format.to_string(),
             self.names[0].clone(),
             self.names[1].clone(),
@@ -253,12 +252,83 @@ impl Match {
             self.seeds[1].to_string(),
             winner.to_string(),
             self.game_ids.join(" "),
-        ])
-        .map_err(result)?;
-        let bytes = w
-            .into_inner()
-            .map_err(|e| io::Error::other(e.to_string()))?;
-        crate::results::write_file(&dir.join(MATCH_CSV), &bytes)
+        ]
+    }
+}
+
+/// Writes the result of `matches` (a session's, in order) to `dir/match.csv`, a row each
+/// (replaced whole, [`crate::results::write_file`]).
+pub fn write_matches(dir: &Path, matches: &[Match]) -> io::Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let result = |e: csv::Error| io::Error::other(e.to_string());
+    w.write_record([
+        "format",
+        "player",
+        "opponent",
+        "games",
+        "wins",
+        "draws",
+        "losses",
+        "seeds",
+        "opponent_seeds",
+        "winner",
+        "games_ids",
+    ])
+    .map_err(result)?;
+    for m in matches {
+        w.write_record(m.row()).map_err(result)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    crate::results::write_file(&dir.join(MATCH_CSV), &bytes)
+}
+
+/// Reads a format as the page sends it: `single` (no match: single games), or a
+/// [`Format`].
+pub fn parse_choice(text: &str) -> Result<Option<Format>, String> {
+    match text.trim() {
+        "single" => Ok(None),
+        other => other.parse::<Format>().map(Some),
+    }
+}
+
+/// The session's matches as a view of its games: the match of `--match` starts with the
+/// first game; one chosen on the page starts when [`Live::choose_match`] says. Each game
+/// of a match is counted, and every match of the session written to `match.csv`, with the
+/// result line printed when a match is over.
+pub struct MatchView {
+    live: Arc<Live>,
+    out: PathBuf,
+    format: Option<Format>,
+}
+
+impl MatchView {
+    /// The view of a session writing to `out`, with the match of `--match`, if any.
+    pub fn new(live: Arc<Live>, out: PathBuf, format: Option<Format>) -> MatchView {
+        MatchView { live, out, format }
+    }
+}
+
+impl View for MatchView {
+    fn start(&mut self, info: &StartInfo, _tally: &Tally) -> io::Result<()> {
+        if let (Some(format), [a, b, ..]) = (self.format, info.names.as_slice()) {
+            self.live
+                .begin_match(Match::new(format, [a.clone(), b.clone()]));
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Event<'_>, _tally: &Tally) -> io::Result<Control> {
+        if let Event::GameFinished { record, .. } = event
+            && let Some((matches, current)) = self.live.count_in_match(record)
+        {
+            write_matches(&self.out, &matches)?;
+            if current.over {
+                println!("{}", current.text);
+            }
+        }
+        Ok(Control::Continue)
     }
 }
 
@@ -386,12 +456,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut m = Match::new(Format::BestOf(1), names());
         m.add(&game(1, "ada", "hard", (30, 18)));
-        m.write(dir.path()).unwrap();
+        // A second match, chosen on the page from game 3 on: game 2 does not count.
+        let mut second = Match::from_game(Format::FirstTo(2), names(), 3);
+        assert!(!second.add(&game(2, "hard", "ada", (30, 18))));
+        assert!(second.add(&game(3, "ada", "hard", (20, 28))));
+        write_matches(dir.path(), &[m, second]).unwrap();
         let text = std::fs::read_to_string(dir.path().join(MATCH_CSV)).unwrap();
         assert_eq!(
             text,
             "format,player,opponent,games,wins,draws,losses,seeds,opponent_seeds,winner,games_ids\n\
-             best-of-1,ada,hard,1,1,0,0,30,18,ada,m-1\n"
+             best-of-1,ada,hard,1,1,0,0,30,18,ada,m-1\n\
+             first-to-2,ada,hard,1,0,0,1,20,28,,m-3\n"
         );
+        assert_eq!(parse_choice("single"), Ok(None));
+        assert_eq!(parse_choice("best-of-5"), Ok(Some(Format::BestOf(5))));
+        assert!(parse_choice("best-of-0").is_err());
+        assert!(parse_choice("<script>").is_err());
     }
 }

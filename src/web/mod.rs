@@ -10,6 +10,7 @@
 
 pub mod access;
 pub mod frames;
+pub mod guide;
 pub mod http;
 mod live;
 pub mod matches;

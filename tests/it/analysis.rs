@@ -96,6 +96,15 @@ fn perfect_against_itself_loses_nothing_and_the_reports_say_so() {
     let printed = kalaha(&["analyze", o, "--tables", t, "--threads", "2"]);
     let printed = String::from_utf8(printed.stdout).unwrap();
     assert!(printed.contains("unsolved 0 sowings"), "{printed}");
+    // Nothing was estimated: the summary does not say why moves were.
+    let exact = printed
+        .lines()
+        .find(|l| l.starts_with("exact "))
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(
+        exact.ends_with(" sowings, none estimated") && !exact.contains("did not finish"),
+        "{exact}"
+    );
     let csv = out.join("analysis.csv");
     assert!(
         text(&csv)
@@ -584,4 +593,42 @@ fn analysed_values_are_those_of_solve_and_do_not_depend_on_threads() {
         }
     }
     assert!(compared >= 20, "{compared}");
+}
+
+/// A crafted record whose rules are not those its sowings were played under (16 pits a
+/// side, where building an endgame table would take hundreds of MiB): every record is
+/// replayed before anything is solved, so no table is built for it and it is named.
+#[test]
+fn a_record_that_does_not_replay_builds_no_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let tables = dir.path().join("tables");
+    let o = out.to_str().unwrap();
+    let played = kalaha(&[
+        "match", "--engine", "first", "--engine", "random", "--pits", "3", "--seeds", "2",
+        "--games", "2", "--id", "c", "--out", o, "-q",
+    ]);
+    assert!(played.status.success(), "{played:?}");
+    let path = out.join("games.jsonl");
+    let crafted: String = text(&path)
+        .lines()
+        .map(|l| {
+            let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
+            rec["rules"]["pits"] = 16.into();
+            format!("{rec}\n")
+        })
+        .collect();
+    std::fs::write(&path, crafted).unwrap();
+    let analysed = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(["analyze", o, "--tables", tables.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&analysed.stderr);
+    assert_eq!(analysed.status.code(), Some(2), "{err}");
+    assert!(err.contains("not analysed: game c-1"), "{err}");
+    assert!(err.contains("none of the games"), "{err}");
+    let built: Vec<_> = std::fs::read_dir(&tables)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(built.is_empty(), "tables built: {built:?}");
 }

@@ -160,3 +160,41 @@ fn a_cycle_is_found_and_named() {
     graph.get_mut("record").unwrap().clear();
     assert_eq!(cycle(&graph), None);
 }
+
+/// `unsafe` is written in `src/sys/` alone: `lib.rs` denies it, and nothing else lifts the
+/// denial.
+#[test]
+fn unsafe_code_lives_in_sys_alone() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    assert!(
+        lib.contains("#![deny(unsafe_code)]"),
+        "lib.rs no longer denies unsafe code"
+    );
+    // Every `.rs` file, tests included.
+    fn all(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                all(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    all(&src, &mut files);
+    let sys = src.join("sys");
+    let lifted: Vec<_> = files
+        .iter()
+        .filter(|f| !f.starts_with(&sys))
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.contains("allow(unsafe_code)") || text.contains("expect(unsafe_code)")
+        })
+        .collect();
+    assert!(
+        lifted.is_empty(),
+        "unsafe code allowed outside src/sys: {lifted:?}"
+    );
+}

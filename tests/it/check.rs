@@ -93,7 +93,7 @@ fn each_fake_fails_with_a_clear_report() {
         (
             "crash-at-start",
             "FAIL handshake",
-            "exited with status 3; its last stderr lines: Traceback (most recent call last): | OSError: cannot load weights.bin",
+            "exited with status 3; its stderr: Traceback (most recent call last): | OSError: cannot load weights.bin",
         ),
         (
             "crash-mid-game",

@@ -1079,10 +1079,85 @@ fn a_resume_refuses_a_tournament_toml_whose_rules_were_changed() {
     ]));
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
+        text(&o).contains(
+            "tournament.toml, [rules] pits: it says 4, but the run's games are played with 6"
+        ),
+        "{}",
+        text(&o)
+    );
+    // A folder that does not keep the settings it began with (written by an older
+    // kalaha): the records' own rules refuse it.
+    std::fs::remove_file(out.join(".played.toml")).unwrap();
+    let o = run(&strings(&[
+        "tournament",
+        "--quiet",
+        "--resume",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
         text(&o).contains("but its games were played as 6x4: the file was changed"),
         "{}",
         text(&o)
     );
+}
+
+/// Settings the records do not hold (the time margin, an engine's options, the seed) are
+/// checked against those the run began with: an edited `tournament.toml` is refused on
+/// resume, naming the setting, and a file put back as it was resumes.
+#[test]
+fn a_resume_refuses_any_setting_changed_since_the_run_began() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &["--games", "4", "--seed", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let toml = out.join("tournament.toml");
+    let before = std::fs::read_to_string(&toml).unwrap();
+    let resume = || {
+        run(&strings(&[
+            "tournament",
+            "-q",
+            "--resume",
+            out.to_str().unwrap(),
+        ]))
+    };
+    for (from, to, named) in [
+        (
+            "time_margin = \"50ms\"",
+            "time_margin = \"2s\"",
+            "tournament.toml, time_margin: it says \"2s\", but the run's games are played with \"50ms\"",
+        ),
+        (
+            "seed = 3",
+            "seed = 4",
+            "tournament.toml, seed: it says 4, but the run's games are played with 3",
+        ),
+        (
+            "games = 4",
+            "games = 6",
+            "tournament.toml, games: it says 6",
+        ),
+        (
+            "builtin = \"first\"",
+            "builtin = \"first\"\noptions = { depth = 9 }",
+            "engine 1, options: it says { depth = 9 }, but the run's games are played with nothing",
+        ),
+    ] {
+        assert!(before.contains(from), "{from} not in {before}");
+        std::fs::write(&toml, before.replacen(from, to, 1)).unwrap();
+        let o = resume();
+        assert_eq!(o.status.code(), Some(2), "{to}: {}", text(&o));
+        assert!(text(&o).contains(named), "{to}: {}", text(&o));
+        assert!(text(&o).contains("put it back as it was"), "{}", text(&o));
+    }
+    // What may change between two runs of a tournament: the games at once, the title.
+    std::fs::write(
+        &toml,
+        before.replacen("concurrency = ", "title = \"renamed\"\nconcurrency = ", 1),
+    )
+    .unwrap();
+    let o = resume();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
 #[test]

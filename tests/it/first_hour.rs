@@ -1,6 +1,7 @@
 //! What a new user meets in the first hour: engines from a configuration file run in its
 //! folder, logs under the engines' names, quoted engine specs, names given twice, the
-//! results folder's lock, times written in two words, the SPRT header.
+//! results folder's lock, times written in two words, the SPRT header, suggested commands
+//! that run as written, start-up errors that show what the engine said, the end of a run.
 
 use crate::common::{assert_no_survivors, csv_rows, fake_engine, kalaha, marker, text};
 use std::path::Path;
@@ -182,9 +183,23 @@ fn the_sprt_header_gives_its_game_limit() {
         "{header}"
     );
     assert!(!header.contains("per pairing"), "{header}");
+    // The game limit is not a plan: no "games to play", no progress towards the limit,
+    // and the end counts the games played, not a fraction of the limit.
+    assert!(
+        stdout.contains("game pairs until the test decides, at most 2 games (0 done)"),
+        "{}",
+        text(&o)
+    );
+    assert!(!stdout.contains("to play"), "{}", text(&o));
+    assert!(
+        !stdout.contains("/2]") && !stdout.contains("2/2 done"),
+        "{}",
+        text(&o)
+    );
+    assert!(stdout.contains(", 2 games done"), "{}", text(&o));
 }
 
-/// The README's SPRT: engines given by command without `name=` go by their `hello` names,
+/// The SPRT of the task table: engines given by command without `name=` go by their `hello` names,
 /// and the test counts their games under those names, decides, and resumes to the same
 /// verdict.
 #[test]
@@ -480,30 +495,24 @@ fn a_resume_does_not_count_games_that_are_not_of_its_tournament() {
         ]),
     );
     assert!(o.status.success(), "{}", text(&o));
-    let csv = tmp.path().join("r/games.csv");
-    let edited: String = std::fs::read_to_string(&csv)
+    // Two records edited by hand: one names an engine not in the tournament, one an
+    // engine against itself. games.csv is written again from them.
+    let jsonl = tmp.path().join("r/games.jsonl");
+    let edited: String = std::fs::read_to_string(&jsonl)
         .unwrap()
         .lines()
         .map(|l| {
-            let mut cells: Vec<String> = l.split(',').map(String::from).collect();
-            if cells[0].ends_with("-2") {
-                cells[4] = "nobody".into();
-            } else if cells[0].ends_with("-3") {
-                cells[4] = cells[3].clone();
+            let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
+            let game = rec["game"].as_str().unwrap().to_string();
+            if game.ends_with("-2") {
+                rec["south"] = "nobody".into();
+            } else if game.ends_with("-3") {
+                rec["north"] = rec["south"].clone();
             }
-            cells.join(",") + "\n"
+            format!("{rec}\n")
         })
         .collect();
-    std::fs::write(&csv, edited).unwrap();
-    // Rows with a record are written again from it: these two have none.
-    let jsonl = tmp.path().join("r/games.jsonl");
-    let kept: String = std::fs::read_to_string(&jsonl)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.contains("-2\",") && !l.contains("-3\","))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    std::fs::write(&jsonl, kept).unwrap();
+    std::fs::write(&jsonl, edited).unwrap();
     let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "r"]));
     assert!(o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -524,4 +533,190 @@ fn a_resume_does_not_count_games_that_are_not_of_its_tournament() {
     let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "r", "-q"]));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("cannot be of this tournament"), "{err}");
+    // A games.csv row without a record is not a recorded game: it is taken out of
+    // games.csv and its game is played again.
+    let csv = tmp.path().join("r/games.csv");
+    let kept: String = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("-4\","))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&jsonl, kept).unwrap();
+    assert!(std::fs::read_to_string(&csv).unwrap().contains("-4,"));
+    let o = run_in(tmp.path(), &strings(&["tournament", "--resume", "r"]));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("1 row(s) of games.csv have no record in games.jsonl"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("1 game to play"), "{}", text(&o));
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(rows.matches("-4,").count(), 1, "{rows}");
+}
+
+/// A command kalaha suggests runs as written: an existing results folder names the command
+/// that continues it, and `kalaha match --resume DIR` continues a match.
+#[test]
+fn the_command_suggested_for_a_used_folder_continues_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let play = |out: &str| {
+        run_in(
+            tmp.path(),
+            &strings(&[
+                "match", "first", "random", "--pits", "3", "--seeds", "2", "--games", "2", "-q",
+                "--out", out,
+            ]),
+        )
+    };
+    let o = play("r/m1");
+    assert!(o.status.success(), "{}", text(&o));
+    let o = play("r/m1");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let resume = err
+        .split("--resume ")
+        .nth(1)
+        .and_then(|rest| rest.split([',', ' ', '`']).next())
+        .unwrap_or_else(|| panic!("no --resume suggested: {err}"));
+    assert_eq!(resume, "r/m1", "{err}");
+    // As the user reads it: the command that failed, with --resume in place of the rest.
+    let o = run_in(tmp.path(), &strings(&["match", "--resume", resume, "-q"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(csv_rows(&tmp.path().join("r/m1")).len(), 2);
+    // Engines or settings with --resume are refused, as for a tournament.
+    let o = run_in(
+        tmp.path(),
+        &strings(&["match", "--resume", "r/m1", "--games", "4"]),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--games cannot be given with --resume"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// A program given with its arguments in `cmd=` gets the spec that runs it.
+#[test]
+fn a_program_and_its_arguments_in_cmd_get_the_spec_that_runs_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("myengine")).unwrap();
+    std::fs::write(tmp.path().join("myengine/engine.sh"), "exit 0\n").unwrap();
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "match",
+            "--engine",
+            "cmd=sh myengine/engine.sh",
+            "--engine",
+            "random",
+            "--games",
+            "2",
+            "--out",
+            "out",
+        ]),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the program \"sh myengine/engine.sh\" does not exist")
+            && err.contains("give `cmd=sh arg=myengine/engine.sh`"),
+        "{err}"
+    );
+}
+
+/// An engine that dies at start-up with a long stack (as Node.js prints a syntax error)
+/// is shown with the first lines of its stderr, where the error is named, and the last.
+#[test]
+fn a_start_up_error_shows_the_first_lines_of_stderr_and_the_last() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut script = String::from(
+        "echo '/work/myengine/engine.js:1' >&2\necho 'console.log(' >&2\necho >&2\n\
+         echo 'SyntaxError: Unexpected end of input' >&2\n",
+    );
+    for i in 0..15 {
+        script.push_str(&format!("echo '    at frame{i} (node:internal)' >&2\n"));
+    }
+    script.push_str("echo 'Node.js v20.20.2' >&2\nexit 1\n");
+    std::fs::write(tmp.path().join("engine.sh"), script).unwrap();
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "match",
+            "--engine",
+            "cmd=sh arg=engine.sh name=broken",
+            "--engine",
+            "random",
+            "--games",
+            "2",
+            "--out",
+            "out",
+        ]),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "its stderr: /work/myengine/engine.js:1 | console.log( | SyntaxError: Unexpected \
+             end of input | ... |     at frame11 (node:internal) |"
+        ) && err.contains("at frame14 (node:internal) | Node.js v20.20.2 (log: "),
+        "{err}"
+    );
+}
+
+/// The CPU figures of a run are for whoever measures kalaha: in the log (RUST_LOG=info),
+/// not among the lines every run prints. A run's last progress line says when it was
+/// done, not "ETA 0s".
+#[test]
+fn the_end_of_a_run_says_where_the_results_are_and_no_eta() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = strings(&[
+        "match", "first", "random", "--pits", "3", "--seeds", "2", "--games", "4", "--out",
+    ]);
+    let mut a = args.clone();
+    a.push("plain".into());
+    let o = run_in(tmp.path(), &a);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!text(&o).contains("referee CPU"), "{}", text(&o));
+    assert_eq!(out.lines().last(), Some("results in plain"), "{out}");
+    let last_progress = out.lines().rfind(|l| l.starts_with("[4/4] ")).unwrap();
+    assert!(
+        last_progress.starts_with("[4/4] done in ") && !out.contains("ETA 0"),
+        "{out}"
+    );
+    let mut a = args;
+    a.push("logged".into());
+    let o = kalaha()
+        .current_dir(tmp.path())
+        .env("RUST_LOG", "info")
+        .args(&a)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("info: referee CPU ") && l.contains(" us per move")),
+        "{err}"
+    );
+}
+
+/// `kalaha perft` says what its numbers are.
+#[test]
+fn perft_prints_a_header() {
+    let o = kalaha().args(["perft", "--depth", "3"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines[0], ["depth", "nodes", "seconds", "nodes/s"]);
+    assert_eq!(lines[1][..2], ["1", "6"]);
+    assert_eq!(lines[2][..2], ["2", "35"]);
+    assert_eq!(lines[3][..2], ["3", "185"]);
 }

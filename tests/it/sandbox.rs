@@ -1,4 +1,4 @@
-//! What README and protocol.md promise of the engines' sandbox, each tried by a hostile
+//! What docs/reference/engines.md and protocol.md promise of the engines' sandbox, each tried by a hostile
 //! engine (`fake_engine escape`): as the user running the tests and, when that is root,
 //! again as an unprivileged user. Where this system cannot give the full sandbox, the
 //! tests check that the warning says so instead.

@@ -517,15 +517,27 @@ fn show_prints_a_recorded_game() {
         err.contains("it holds 2 games, numbered 1 to 2 (ids s-1 to s-2)"),
         "{err}"
     );
-    // Without a game, the same list.
+    // Without a game, as its help says, the games are listed, one line each.
     let o = kalaha()
-        .args(["show", &out.display().to_string()])
+        .current_dir(dir.path())
+        .args(["show", "r"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("no game given for"), "{err}");
-    assert!(err.contains("it holds 2 games"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let listed = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 4, "{listed}");
+    let words = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        words(lines[0]),
+        ["#", "game", "south", "north", "result", "end", "sowings"]
+    );
+    assert_eq!(words(lines[1])[..4], ["1", "s-1", "a", "b"]);
+    assert_eq!(words(lines[2])[..4], ["2", "s-2", "b", "a"]);
+    assert_eq!(
+        lines[3],
+        "2 games: `kalaha show r 1` replays one (by number or id), --serve browses them"
+    );
     // Numbers with gaps (a shard's games) are listed, not given as a range.
     let jsonl = out.join("games.jsonl");
     let text_before = std::fs::read_to_string(&jsonl).unwrap();

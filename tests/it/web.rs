@@ -210,12 +210,24 @@ impl Browser {
     }
 
     fn screenshot(&self, width: u32, file: &Path) {
+        self.screenshot_of(width, None, file);
+    }
+
+    /// A screenshot at `width` with the element `css` (if given) scrolled to the top.
+    fn screenshot_of(&self, width: u32, css: Option<&str>, file: &Path) {
         self.call(
             "POST",
             "/window/rect",
             Some(json!({ "width": width, "height": 1000 })),
         );
         std::thread::sleep(Duration::from_millis(300));
+        if let Some(css) = css {
+            self.run(&format!(
+                "document.querySelector({}).scrollIntoView();",
+                json!(css)
+            ));
+            std::thread::sleep(Duration::from_millis(100));
+        }
         let png = self.call("GET", "/screenshot", None);
         std::fs::write(file, base64(png.as_str().unwrap())).unwrap();
     }
@@ -1425,45 +1437,7 @@ fn a_best_of_three_match_in_chromium() {
         score(&browser),
         "Match, best of 3 games: human 0 – 0 random after 0 games"
     );
-    let (game1, _, _) = play_a_whole_game(&browser, &page);
-    let mut seats = vec![page.state()["boards"][0]["person"].clone()];
-    let mut games = vec![game1];
-    loop {
-        let state = page.state();
-        let m = &state["match"];
-        let after = format!(
-            "human {} – {} random",
-            m["wins"][0].as_u64().unwrap(),
-            m["wins"][1].as_u64().unwrap()
-        );
-        let shown = score(&browser);
-        assert!(shown.contains(&after), "{shown} / {m}");
-        assert_eq!(m["games"], games.len() as u64, "{m}");
-        if m["over"] == true {
-            assert!(
-                shown.starts_with("Match over, best of 3 games: "),
-                "{shown}"
-            );
-            assert_eq!(
-                browser.run("return document.getElementById('new-game').disabled;"),
-                true
-            );
-            break;
-        }
-        assert!(games.len() < 3, "a best of 3 not over after 3 games: {m}");
-        // The next game, resigned at its first turn of the person.
-        browser.click("#new-game");
-        let last = games.last().unwrap().clone();
-        let s = wait_for(&browser, Duration::from_secs(20), "the next game", |s| {
-            s.game != last && !s.enabled.is_empty()
-        });
-        seats.push(page.state()["boards"][0]["person"].clone());
-        browser.click("#resign");
-        wait_for(&browser, Duration::from_secs(20), "the resignation", |n| {
-            n.game == s.game && n.result.is_some()
-        });
-        games.push(s.game);
-    }
+    let (games, seats) = play_out_best_of_three(&browser, &page);
     let expected: Vec<&str> = ["south", "north", "south"][..games.len()].to_vec();
     assert_eq!(seats, expected, "the first player alternates");
     if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
@@ -1511,6 +1485,721 @@ fn a_best_of_three_match_in_chromium() {
     );
     assert_eq!(row[4], wins[0].to_string(), "{csv}");
     assert_eq!(row[6], wins[1].to_string(), "{csv}");
+    let winner = if wins[0] > wins[1] { "human" } else { "random" };
+    assert_eq!(row[9], winner, "{csv}");
+    assert_eq!(row[10], games.join(" "), "{csv}");
+    let ratings = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args([
+            "ratings",
+            &out_arg,
+            "--out",
+            &tmp.path().join("board").display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(ratings.status.success(), "{ratings:?}");
+    let standings = std::fs::read_to_string(tmp.path().join("board/standings.csv")).unwrap();
+    assert!(
+        standings
+            .lines()
+            .any(|l| l.contains(&format!(",human,{},", games.len()))),
+        "{standings}"
+    );
+}
+
+/// Runs `script` on the page until `done` holds of its value, for at most `limit`.
+fn poll(
+    b: &Browser,
+    script: &str,
+    limit: Duration,
+    what: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let start = Instant::now();
+    loop {
+        let v = b.run(script);
+        if done(&v) {
+            return v;
+        }
+        assert!(start.elapsed() < limit, "timed out waiting for {what}: {v}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// What the page shows of the guide.
+const READ_GUIDE: &str = "
+    const g = document.getElementById('guide');
+    const b = document.querySelector('#g-board .board');
+    const pits = [...document.querySelectorAll('#g-board button[data-guide-pit]')];
+    const cells = b ? [...b.querySelectorAll('.seeds')].map((e) => Number(e.textContent)) : [];
+    return {
+      open: !g.hidden,
+      game_hidden: document.getElementById('game').hidden,
+      title: document.getElementById('g-title').textContent,
+      text: document.getElementById('g-text').textContent,
+      variant: document.getElementById('g-variant-text').textContent,
+      verdict: document.getElementById('g-verdict').textContent,
+      said: [...document.querySelectorAll('#g-said li')].map((l) => l.textContent),
+      done: b ? b.dataset.done : null,
+      moves: b ? Number(b.dataset.moves) : -1,
+      animating: b ? b.dataset.animating === '1' : false,
+      cells: cells,
+      enabled: pits.filter((p) => !p.disabled).map((p) => Number(p.dataset.guidePit)),
+      steps_done: [...document.querySelectorAll('#g-steps button')].map((t) => t.dataset.done === '1'),
+      next: !document.getElementById('g-next').disabled,
+    };";
+
+fn guide_seen(b: &Browser) -> Value {
+    b.run(READ_GUIDE)
+}
+
+/// Clicks pit `pit` of the guide's step and waits for the server's answer to be drawn
+/// (`moves` sowings in all): returns what the guide shows then.
+fn sow_in_guide(b: &Browser, pit: u64, moves: u64) -> Value {
+    let s = guide_seen(b);
+    assert!(
+        s["enabled"].as_array().unwrap().contains(&json!(pit)),
+        "pit {pit} is not offered: {s}"
+    );
+    b.click(&format!("#g-board button[data-guide-pit=\"{pit}\"]"));
+    poll(
+        b,
+        READ_GUIDE,
+        Duration::from_secs(20),
+        "the guide's answer",
+        |v| v["moves"] == moves && !v["animating"].as_bool().unwrap() && v["verdict"] != "",
+    )
+}
+
+/// The board's seeds as the page draws them (north's store, north's pits from pit 1,
+/// south's pits from pit 1, south's store), from its cells in document order.
+fn board_numbers(cells: &Value, pits: usize) -> (u64, Vec<u64>, Vec<u64>, u64) {
+    let c: Vec<u64> = cells
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    assert_eq!(c.len(), 2 * pits + 2, "{cells}");
+    // Document order: north's store, north's pits 1..=P (drawn right to left), south's
+    // pits 1..=P, south's store.
+    (
+        c[0],
+        c[1..=pits].to_vec(),
+        c[pits + 1..=2 * pits].to_vec(),
+        c[2 * pits + 1],
+    )
+}
+
+/// Issue 32: `kalaha play --learn` opens the page on the rules guide, on the session's
+/// variant; the four steps are completed by clicking (a wrong pit is answered "not yet",
+/// a pit that gives an extra turn lets the person go on), each sowing played by the
+/// referee; the count of the last step changes with the variant chosen on the page; the
+/// three cards from the same position are an ordinary move, an extra turn and a capture.
+/// The guide's digits do not sow in the game, and a session with only the guide keeps no
+/// results.
+#[test]
+fn the_rules_guide_in_chromium() {
+    let Some((chromium, driver)) = chromium_for("the_rules_guide_in_chromium") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, lines) = serving(&[
+        "play",
+        "--engine",
+        "random",
+        "--learn",
+        "--sweep",
+        "empty_side",
+        "--out",
+        &out_arg,
+    ]);
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    let first = poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(20),
+        "the guide",
+        |v| v["open"] == true && v["title"] != "",
+    );
+    assert_eq!(first["game_hidden"], true, "{first}");
+    assert_eq!(first["title"], "Step 1 of 4: Sowing and the store");
+    let status = poll(
+        &browser,
+        "return document.getElementById('status').textContent;",
+        Duration::from_secs(20),
+        "the status line",
+        |v| v.as_str().unwrap().contains("game 1 waits"),
+    );
+    assert_eq!(
+        status,
+        "Learning the rules: game 1 waits for you (Back to the game, below the guide)."
+    );
+    assert!(
+        first["variant"]
+            .as_str()
+            .unwrap()
+            .contains("the seeds left at the end go to the side that ran out"),
+        "{first}"
+    );
+    assert_eq!(
+        browser.run("return document.getElementById('g-sweep').value;"),
+        "empty_side"
+    );
+    // The board of three pits: south 2 1 5, north 3 3 3, empty stores; every pit offered.
+    assert_eq!(
+        board_numbers(&first["cells"], 3),
+        (0, vec![3, 3, 3], vec![2, 1, 5], 0)
+    );
+    assert_eq!(first["enabled"], json!([1, 2, 3]));
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot(390, &dir.join("guide-start-390.png"));
+        browser.screenshot(1280, &dir.join("guide-start-1280.png"));
+    }
+
+    // Step 1: pit 1 stops short of the store (not yet), pit 3 reaches it. The first with
+    // the digit key: in the guide, digits sow the guide's pits, not the game's.
+    browser.keys("1");
+    let miss = poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(20),
+        "pit 1",
+        |v| v["moves"] == 1 && !v["animating"].as_bool().unwrap() && v["verdict"] != "",
+    );
+    assert!(
+        miss["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("Not yet: no seed reached your store"),
+        "{miss}"
+    );
+    assert_eq!(miss["done"], "0");
+    assert_eq!(miss["enabled"], json!([]), "the turn passed: {miss}");
+    assert_eq!(miss["next"], false);
+    let game = page.state();
+    assert_eq!(
+        game["boards"][0]["frames"],
+        json!([]),
+        "a digit in the guide sowed in the game"
+    );
+    browser.click("#g-again");
+    poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(5),
+        "a new start",
+        |v| v["moves"] == 0 && v["enabled"] == json!([1, 2, 3]),
+    );
+    // Seed by seed: the board is drawn while the seeds land.
+    browser.click("#g-board button[data-guide-pit=\"3\"]");
+    poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(5),
+        "the sowing drawn",
+        |v| v["animating"] == true,
+    );
+    let s = poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(20),
+        "pit 3",
+        |v| v["moves"] == 1 && !v["animating"].as_bool().unwrap() && v["verdict"] != "",
+    );
+    assert_eq!(s["done"], "1", "{s}");
+    assert!(s["verdict"].as_str().unwrap().starts_with("Done"), "{s}");
+    // RULES.md: five seeds from pit 3 go to the store, north's three pits, past north's
+    // store, and south's pit 1.
+    assert_eq!(
+        board_numbers(&s["cells"], 3),
+        (0, vec![4, 4, 4], vec![3, 1, 0], 1)
+    );
+    assert!(
+        s["said"][0]
+            .as_str()
+            .unwrap()
+            .contains("(skipping north's store) your pit 1"),
+        "{s}"
+    );
+    assert_eq!(s["steps_done"], json!([true, false, false, false]));
+    browser.click("#g-next");
+
+    // Step 2: pit 2 (two seeds, two steps from the store) gives the extra turn.
+    let s = poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(5),
+        "step 2",
+        |v| v["title"] == "Step 2 of 4: The extra turn",
+    );
+    assert_eq!(s["enabled"], json!([1, 2, 3]));
+    let s = sow_in_guide(&browser, 2, 1);
+    assert_eq!(s["done"], "1", "{s}");
+    assert!(
+        s["said"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("an extra turn, you move again."),
+        "{s}"
+    );
+    browser.click("#g-next");
+
+    // Step 3: pit 1 ends in the store (go on, but no capture is left), pit 2 captures.
+    poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(5),
+        "step 3",
+        |v| v["title"] == "Step 3 of 4: The capture",
+    );
+    let s = sow_in_guide(&browser, 1, 1);
+    assert_eq!(s["verdict"], "You move again: go on.", "{s}");
+    assert_eq!(s["done"], "0");
+    assert_eq!(s["enabled"], json!([2, 3]), "{s}");
+    browser.click("#g-again");
+    poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(5),
+        "a new start",
+        |v| v["moves"] == 0,
+    );
+    let s = sow_in_guide(&browser, 2, 1);
+    assert_eq!(s["done"], "1", "{s}");
+    // Seed 000's diagram: 1 + 5 = 6 seeds, the store from 3 to 9.
+    assert_eq!(
+        board_numbers(&s["cells"], 3),
+        (3, vec![0, 1, 1], vec![3, 0, 0], 9)
+    );
+    browser.click("#g-next");
+
+    // Step 4, sweep to the empty side: the five seeds left in north's row go to south.
+    let s = poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(5),
+        "step 4",
+        |v| v["title"] == "Step 4 of 4: The end of the game and the count",
+    );
+    assert!(
+        s["text"]
+            .as_str()
+            .unwrap()
+            .contains("all go to the store of the player whose row ran empty"),
+        "{s}"
+    );
+    sow_in_guide(&browser, 3, 1);
+    sow_in_guide(&browser, 2, 2);
+    let s = sow_in_guide(&browser, 3, 3);
+    assert_eq!(s["done"], "1", "{s}");
+    assert!(
+        s["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("Done: the game is over. You win, 17 to 6."),
+        "{s}"
+    );
+    assert_eq!(s["steps_done"], json!([true, true, true, true]));
+    // The game of the step is over: nobody is to move.
+    assert_eq!(
+        browser.run("return document.querySelectorAll('#g-board .to-move').length;"),
+        0
+    );
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot_of(390, Some("#g-title"), &dir.join("guide-390.png"));
+        browser.screenshot(1280, &dir.join("guide-1280.png"));
+    }
+
+    // The owner's sweep, chosen on the page: the same step in the other order loses.
+    browser.run(
+        "const s = document.getElementById('g-sweep'); s.value = 'owner'; \
+         s.dispatchEvent(new Event('change'));",
+    );
+    poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(10),
+        "the owner's rules",
+        |v| v["variant"].as_str().unwrap().contains("go to their owner"),
+    );
+    browser.click("#g-steps button[data-step=\"end\"]");
+    let s = poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(5),
+        "step 4",
+        |v| v["title"] == "Step 4 of 4: The end of the game and the count",
+    );
+    assert!(
+        s["text"]
+            .as_str()
+            .unwrap()
+            .contains("each player's seeds to that player's store")
+    );
+    assert_eq!(
+        s["steps_done"],
+        json!([false, false, false, false]),
+        "new rules, new start"
+    );
+    sow_in_guide(&browser, 2, 1);
+    let s = sow_in_guide(&browser, 3, 2);
+    assert!(
+        s["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("Done: the game is over. North wins, 11 to 12."),
+        "{s}"
+    );
+    assert!(
+        s["said"][1]
+            .as_str()
+            .unwrap()
+            .contains("The 6 seeds left in north's pits go to north's store."),
+        "{s}"
+    );
+
+    // The three cards: the same position, one pit each.
+    let read_cards = "return [...document.querySelectorAll('#g-cards .card')].map((c) => ({ \
+        lesson: c.dataset.lesson, outcome: c.dataset.outcome || null, \
+        text: c.querySelector('.outcome').textContent, \
+        enabled: [...c.querySelectorAll('button[data-guide-pit]')].filter((p) => !p.disabled).map((p) => Number(p.dataset.guidePit)), \
+        cells: [...c.querySelectorAll('.seeds')].map((e) => Number(e.textContent)) }));";
+    let cards = browser.run(read_cards);
+    let cards = cards.as_array().unwrap();
+    assert_eq!(cards.len(), 3);
+    for c in cards {
+        assert_eq!(c["cells"], cards[0]["cells"], "the same position");
+    }
+    let expected = [
+        ("card-ordinary", 5, "ordinary", "The turn passes to north."),
+        (
+            "card-extra",
+            4,
+            "extra_turn",
+            "an extra turn, you move again.",
+        ),
+        (
+            "card-capture",
+            1,
+            "capture",
+            "you capture 1 + 4 = 5 seeds into your store",
+        ),
+    ];
+    for (i, (lesson, pit, outcome, words)) in expected.iter().enumerate() {
+        assert_eq!(cards[i]["lesson"], *lesson);
+        assert_eq!(cards[i]["enabled"], json!([pit]), "one pit a card");
+        browser.click(&format!(
+            ".card[data-lesson=\"{lesson}\"] button[data-guide-pit=\"{pit}\"]"
+        ));
+        let all = poll(
+            &browser,
+            read_cards,
+            Duration::from_secs(20),
+            "the card",
+            |v| v[i]["outcome"].is_string(),
+        );
+        assert_eq!(all[i]["outcome"], *outcome, "{all}");
+        assert!(all[i]["text"].as_str().unwrap().contains(words), "{all}");
+    }
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        browser.screenshot_of(390, Some("#g-cards-title"), &dir.join("cards-390.png"));
+        browser.screenshot_of(1280, Some("#g-cards-title"), &dir.join("cards-1280.png"));
+    }
+
+    // Back to the game, and the guide again from its button.
+    browser.click("#g-close");
+    let s = wait_for(&browser, Duration::from_secs(10), "the game", |s| {
+        !s.enabled.is_empty()
+    });
+    assert_eq!(s.plies, 0);
+    assert_eq!(guide_seen(&browser)["open"], false);
+    browser.click("#learn");
+    poll(
+        &browser,
+        READ_GUIDE,
+        Duration::from_secs(5),
+        "the guide again",
+        |v| v["open"] == true && v["game_hidden"] == true,
+    );
+    browser.call("DELETE", "", None);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    let printed: Vec<String> = lines.try_iter().collect();
+    assert!(
+        printed
+            .iter()
+            .any(|l| l == "no game was played: no results were kept"),
+        "{printed:?}"
+    );
+    assert!(!out.exists());
+}
+
+/// Issue 32: the guide's routes and the match picker's answer only the page's token,
+/// like every other route; with it, the guide plays by the rules and a match is chosen.
+#[test]
+fn the_guide_and_the_match_picker_need_the_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, _lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    the_person_to_move(&page);
+    for (method, path) in [
+        ("GET", "/guide"),
+        ("GET", "/guide?sweep=none"),
+        ("GET", "/guide/move?lesson=sow&moves=3"),
+        (
+            "GET",
+            "/guide/move?lesson=capture&moves=2&empty_capture=true",
+        ),
+        ("POST", "/match?format=best-of-3"),
+        ("POST", "/match?format=single"),
+    ] {
+        let (status, body) = page.call_without_token(method, path);
+        assert_eq!(status, 403, "{method} {path}: {body}");
+        assert!(!body.to_string().contains("sowings"), "{body}");
+        assert!(!body.to_string().contains("steps"), "{body}");
+    }
+    let state = page.state();
+    assert_eq!(
+        state["match"],
+        Value::Null,
+        "a match was chosen without the token"
+    );
+    // With the token.
+    let (status, v) = page.call("GET", "/guide");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["steps"].as_array().unwrap().len(), 4);
+    assert_eq!(v["cards"].as_array().unwrap().len(), 3);
+    let (status, v) = page.call("GET", "/guide/move?lesson=sow&moves=3");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["done"], true);
+    let (status, v) = page.call("GET", "/guide/move?lesson=sow&moves=2,1");
+    assert_eq!(status, 422, "{v}");
+    let (status, v) = page.call("POST", "/match?format=best-of-0");
+    assert_eq!(status, 409, "{v}");
+    let (status, v) = page.call("POST", "/match?format=first-to-2");
+    assert_eq!(status, 200, "{v}");
+    let state = page.state();
+    assert_eq!(state["match"]["format_text"], "first to 2 wins", "{state}");
+    assert_eq!(state["can_choose_match"], false);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+}
+
+/// A best-of-3 match against `random`, from its first game (the person to move): the
+/// first played out by clicks, the next ones resigned until the match is decided, the
+/// score checked on the page after every game. Returns the games and the person's seats.
+fn play_out_best_of_three(browser: &Browser, page: &Page) -> (Vec<String>, Vec<Value>) {
+    let score = |b: &Browser| {
+        b.run("return document.getElementById('match').textContent;")
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (game1, _, _) = play_a_whole_game(browser, page);
+    let mut seats = vec![page.state()["boards"][0]["person"].clone()];
+    let mut games = vec![game1];
+    loop {
+        let state = page.state();
+        let m = &state["match"];
+        let after = format!(
+            "human {} – {} random",
+            m["wins"][0].as_u64().unwrap(),
+            m["wins"][1].as_u64().unwrap()
+        );
+        let shown = score(browser);
+        assert!(shown.contains(&after), "{shown} / {m}");
+        assert_eq!(m["games"], games.len() as u64, "{m}");
+        if m["over"] == true {
+            assert!(
+                shown.starts_with("Match over, best of 3 games: "),
+                "{shown}"
+            );
+            assert_eq!(
+                browser.run("return document.getElementById('new-game').disabled;"),
+                true
+            );
+            break;
+        }
+        assert!(games.len() < 3, "a best of 3 not over after 3 games: {m}");
+        // The next game, resigned at its first turn of the person.
+        browser.click("#new-game");
+        let last = games.last().unwrap().clone();
+        let s = wait_for(browser, Duration::from_secs(20), "the next game", |s| {
+            s.game != last && !s.enabled.is_empty()
+        });
+        seats.push(page.state()["boards"][0]["person"].clone());
+        browser.click("#resign");
+        wait_for(browser, Duration::from_secs(20), "the resignation", |n| {
+            n.game == s.game && n.result.is_some()
+        });
+        games.push(s.game);
+    }
+    (games, seats)
+}
+
+/// Issue 32: a best-of-3 match chosen on the page (no --match), played to its end: the
+/// game just started is its first, the score is shown all along, the first player
+/// alternates, the result line ends it and is written to match.csv beside the games,
+/// which `kalaha ratings` rates; then the page goes back to single games.
+#[test]
+fn a_best_of_three_match_chosen_on_the_page_in_chromium() {
+    let Some((chromium, driver)) =
+        chromium_for("a_best_of_three_match_chosen_on_the_page_in_chromium")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
+        !s.enabled.is_empty()
+    });
+    let picker = "return { hidden: document.getElementById('match-picker').hidden, \
+                  kind: document.getElementById('format-kind').value, \
+                  n: document.getElementById('format-n').value, \
+                  hint: document.getElementById('match-hint').textContent, \
+                  score_hidden: document.getElementById('match').hidden };";
+    let p = browser.run(picker);
+    assert_eq!(p["hidden"], false, "{p}");
+    assert_eq!(p["score_hidden"], true, "no match yet: {p}");
+    assert_eq!(
+        p["hint"], "The game just started is the match's first.",
+        "{p}"
+    );
+    // Every format of the flag is offered, with the site's numbers.
+    let options = browser
+        .run("return [...document.getElementById('format-kind').options].map((o) => o.value);");
+    assert_eq!(
+        options,
+        json!(["best-of", "first-to", "seeds-over", "seeds-to", "single"])
+    );
+    browser.run(
+        "const k = document.getElementById('format-kind'); k.value = 'seeds-to'; \
+         k.dispatchEvent(new Event('change'));",
+    );
+    assert_eq!(browser.run(picker)["n"], "100");
+    browser.run(
+        "const k = document.getElementById('format-kind'); k.value = 'best-of'; \
+         k.dispatchEvent(new Event('change'));",
+    );
+    assert_eq!(browser.run(picker)["n"], "3");
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot(390, &dir.join("picker-390.png"));
+        browser.screenshot(1280, &dir.join("picker-1280.png"));
+    }
+    browser.click("#start-match");
+    let score = "return document.getElementById('match').hidden ? null : \
+                 document.getElementById('match').textContent;";
+    let shown = poll(&browser, score, Duration::from_secs(10), "the score", |v| {
+        v.is_string()
+    });
+    assert_eq!(
+        shown,
+        "Match, best of 3 games: human 0 – 0 random after 0 games"
+    );
+    let p = browser.run(picker);
+    assert_eq!(p["hidden"], true, "no other format during the match: {p}");
+    let state = page.state();
+    assert_eq!(state["match"]["first_game"], 1, "{state}");
+    let screenshots = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from);
+    if let Some(dir) = &screenshots {
+        // A match in progress: the score above the board.
+        let s = seen(&browser);
+        browser.click(&format!("button[data-pit=\"{}\"]", s.enabled[0]));
+        // The engine's reply drawn, the person to move again (or the game over).
+        wait_for(&browser, Duration::from_secs(20), "the reply", |n| {
+            n.plies > s.plies && (!n.enabled.is_empty() || n.result.is_some())
+        });
+        browser.screenshot(390, &dir.join("match-in-progress-390.png"));
+        browser.screenshot(1280, &dir.join("match-in-progress-1280.png"));
+    }
+    let (games, seats) = play_out_best_of_three(&browser, &page);
+    let expected: Vec<&str> = ["south", "north", "south"][..games.len()].to_vec();
+    assert_eq!(seats, expected, "the first player alternates");
+    let final_state = page.state();
+    let m = final_state["match"].clone();
+    assert_eq!(m["over"], true);
+    let result_line = browser.run(score);
+    assert_eq!(result_line, m["text"]);
+    if let Some(dir) = &screenshots {
+        browser.screenshot(390, &dir.join("match-over-390.png"));
+        browser.screenshot(1280, &dir.join("match-over-1280.png"));
+    }
+    // Back to single games: the picker is offered again, and the next game starts.
+    assert_eq!(browser.run(picker)["hidden"], false);
+    browser.run(
+        "const k = document.getElementById('format-kind'); k.value = 'single'; \
+         k.dispatchEvent(new Event('change'));",
+    );
+    let last = games.last().unwrap().clone();
+    browser.click("#start-match");
+    let next = wait_for(&browser, Duration::from_secs(20), "a single game", |s| {
+        s.game != last && !s.game.is_empty()
+    });
+    let state = page.state();
+    assert_eq!(state["match"], Value::Null, "{state}");
+    browser.call("DELETE", "", None);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    let printed: Vec<String> = lines.try_iter().collect();
+    assert!(
+        printed.iter().any(|l| l == m["text"].as_str().unwrap()),
+        "{printed:?}"
+    );
+    // match.csv: the match, its games as recorded, the single game after it in none.
+    let jsonl = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let recorded: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        recorded.len(),
+        games.len(),
+        "the game in progress is not recorded"
+    );
+    assert!(!jsonl.contains(&next.game));
+    let mut wins = [0, 0];
+    for g in &recorded {
+        let winner = match g["result"].as_str().unwrap() {
+            "1-0" => g["south"].as_str(),
+            "0-1" => g["north"].as_str(),
+            _ => None,
+        };
+        match winner {
+            Some("human") => wins[0] += 1,
+            Some("random") => wins[1] += 1,
+            _ => {}
+        }
+    }
+    let csv = std::fs::read_to_string(out.join("match.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(
+        row[..4],
+        ["best-of-3", "human", "random", &games.len().to_string()]
+    );
+    assert_eq!(
+        (row[4], row[6]),
+        (&*wins[0].to_string(), &*wins[1].to_string()),
+        "{csv}"
+    );
     let winner = if wins[0] > wins[1] { "human" } else { "random" };
     assert_eq!(row[9], winner, "{csv}");
     assert_eq!(row[10], games.join(" "), "{csv}");

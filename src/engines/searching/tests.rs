@@ -104,8 +104,10 @@ fn perfect_falls_back_to_search_on_big_boards_and_says_so_once() {
     for _ in 0..2 {
         let t = Instant::now();
         let mut infos = Vec::new();
-        let pit = perfect.choose_move(&pos, &[], limits_ms(100), &mut |i| infos.push(i));
-        assert!(cfg!(debug_assertions) || t.elapsed() < generous(100));
+        // Time enough for the search to finish a depth after the proofs even when a loaded
+        // machine shortens the thinking time to a third (`load_share`).
+        let pit = perfect.choose_move(&pos, &[], limits_ms(300), &mut |i| infos.push(i));
+        assert!(cfg!(debug_assertions) || t.elapsed() < generous(300));
         assert!(!infos.is_empty());
         said += perfect
             .take_log()
@@ -279,4 +281,24 @@ fn perfect_without_a_table_names_its_folder_in_the_build_command() {
     let mut log = Vec::new();
     find_endgame(&rules, 2 << 20, None, &mut log);
     assert!(log.iter().all(|(_, m)| !m.contains("--tables")), "{log:?}");
+}
+
+/// Under load the built-ins think for less of the move time, never less than a third.
+#[test]
+fn the_thinking_time_shrinks_with_the_load() {
+    use super::load_share;
+    assert_eq!(load_share(0.3, 2), 1.0);
+    assert_eq!(load_share(2.0, 2), 1.0);
+    assert_eq!(load_share(4.0, 2), 0.5);
+    assert_eq!(load_share(30.0, 2), 1.0 / 3.0);
+    assert_eq!(load_share(f64::NAN, 2), 1.0);
+    assert_eq!(load_share(1.0, 0), 1.0);
+    // 60% of a fixed move time on an idle machine, 30% at twice the CPUs.
+    let fixed = crate::record::TimeLimit::MoveTime(std::time::Duration::from_millis(100));
+    let idle = fixed.budget().mul_f64(super::BUDGET_SHARE);
+    assert_eq!(idle, std::time::Duration::from_millis(60));
+    assert_eq!(
+        idle.mul_f64(load_share(4.0, 2)),
+        std::time::Duration::from_millis(30)
+    );
 }

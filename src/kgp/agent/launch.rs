@@ -177,7 +177,7 @@ fn never_connected(
         String::new()
     };
     if !tail.is_empty() {
-        hint.push_str(&format!("; its last output lines: {}", tail.join(" | ")));
+        hint.push_str(&format!("; its output: {}", tail.join(" | ")));
     }
     KgpError::NeverConnected {
         address,

@@ -109,7 +109,7 @@ impl KgpEngine {
                 let stderr = if tail.is_empty() {
                     String::new()
                 } else {
-                    format!("; its last output lines: {}", tail.join(" | "))
+                    format!("; its output: {}", tail.join(" | "))
                 };
                 KgpError::Disconnected { during, stderr }
             }
@@ -170,19 +170,7 @@ impl KgpEngine {
 /// to their time. The mode does not stay on by itself, so it is asked for after every read
 /// and write.
 fn quick_ack(conn: &Connection) {
-    use std::os::fd::AsRawFd;
-    let fd = conn.reader.as_ref().as_raw_fd();
-    let on: libc::c_int = 1;
-    // SAFETY: setsockopt reads `on` only; a failure changes nothing but the timing.
-    unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_QUICKACK,
-            (&on as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
+    crate::sys::tcp_quick_ack(conn.reader.as_ref());
 }
 
 fn is_reset(e: &io::Error) -> bool {

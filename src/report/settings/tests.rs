@@ -194,3 +194,40 @@ fn every_shown_setting_has_its_declared_label_and_group() {
         section.groups
     );
 }
+
+/// Several runs on one leaderboard: what they share is shown once, each run keeps only
+/// what is its own (its id, the settings that differ).
+#[test]
+fn several_runs_show_what_they_share_once() {
+    let a = settings_from_files(TOURNAMENT, None, None);
+    let b = settings_from_files(
+        &TOURNAMENT
+            .replace("fa6d0001f0c7", "other")
+            .replace("seed = 0", "seed = 9"),
+        None,
+        None,
+    );
+    let (shared, own) = shared_and_own(&[a.clone(), b]);
+    let has = |groups: &[SettingsGroup], label: &str| {
+        groups
+            .iter()
+            .flat_map(|g| &g.entries)
+            .filter(|(k, _)| k == label)
+            .count()
+    };
+    // Shared once: the board, the time control, the restarts.
+    for label in ["Board", "Time control", "Engine restarts"] {
+        assert_eq!(has(&shared, label), 1, "{label}: {shared:?}");
+        assert!(own.iter().all(|o| has(o, label) == 0), "{label}: {own:?}");
+    }
+    // Each run's own: its id and its seed.
+    assert_eq!(has(&shared, "Seed"), 0);
+    for o in &own {
+        assert_eq!(has(o, "Seed"), 1, "{o:?}");
+        assert_eq!(has(o, "Tournament id"), 1, "{o:?}");
+    }
+    // One run keeps everything as its own.
+    let (shared, own) = shared_and_own(std::slice::from_ref(&a));
+    assert!(shared.is_empty());
+    assert_eq!(own[0], a.display_groups());
+}

@@ -22,9 +22,13 @@ pub(super) struct SnapshotJson<'a> {
     pub(super) person: Option<&'a str>,
     pub(super) can_new: bool,
     pub(super) can_resign: bool,
+    /// The page may choose a match format (or single games) for the next games.
+    pub(super) can_choose_match: bool,
+    /// The page opens on the rules guide.
+    pub(super) learn: bool,
     pub(super) start_value: Option<i32>,
     #[serde(rename = "match")]
-    pub(super) matched: Option<&'a super::super::matches::Match>,
+    pub(super) matched: Option<&'a crate::web::matches::Match>,
     pub(super) starting: bool,
     pub(super) boards: Vec<BoardJson<'a>>,
     pub(super) standings: &'a [StandingJson],

@@ -280,3 +280,80 @@ fn a_record_that_comes_late_leaves_the_next_game_alone() {
     live.person_move("g-2", 1).unwrap();
     assert_eq!(rx.try_recv().unwrap(), Choice::Pit(1));
 }
+
+/// The page chooses a match: it takes in the game shown if nothing was sown in it, else
+/// starts with the next game; between games it starts the next one; no other format is
+/// taken while a match is being played, and single games come back once it is over.
+#[test]
+fn the_page_chooses_the_match_of_the_next_games() {
+    let (live, gate, _) = person_game("g-1");
+    let names = ["human".to_string(), "<b>bot</b>".to_string()];
+    let info = StartInfo {
+        id: "g".into(),
+        names: names.to_vec(),
+        total: 0,
+        done: 0,
+        notes: Vec::new(),
+    };
+    assert_eq!(
+        json(&live)["can_choose_match"],
+        false,
+        "before the players are known"
+    );
+    live.start_run(&info, &Tally::new());
+    assert_eq!(json(&live)["can_choose_match"], true);
+    for bad in ["best-of-0", "most-of-3", "", "seeds-to-1001"] {
+        assert!(live.choose_match(bad).is_err(), "{bad}");
+    }
+    // Nothing sown yet: game 1 is the match's first.
+    live.choose_match("best-of-3").unwrap();
+    let v = json(&live);
+    assert_eq!(v["match"]["first_game"], 1, "{v}");
+    assert_eq!(v["match"]["format_text"], "best of 3 games");
+    assert_eq!(v["can_choose_match"], false);
+    assert!(!gate.is_open(), "the game in progress goes on");
+    assert!(
+        live.choose_match("single")
+            .unwrap_err()
+            .contains("being played")
+    );
+    let mut g = sample_record("g", 1, "human", "<b>bot</b>");
+    g.result = GameResult::SouthWins;
+    live.game_finished(&g);
+    let (all, m) = live.count_in_match(&g).unwrap();
+    assert_eq!((all.len(), m.games, m.wins), (1, 1, [1, 0]));
+    for n in [2, 3] {
+        let mut g = sample_record("g", n, "<b>bot</b>", "human");
+        g.result = GameResult::NorthWins;
+        live.count_in_match(&g);
+    }
+    let v = json(&live);
+    assert_eq!(v["match"]["over"], true, "{v}");
+    assert_eq!(
+        v["can_new"], false,
+        "no game after the match, unless chosen"
+    );
+    assert_eq!(v["can_choose_match"], true);
+    // Between games: the next game starts, and is the match's first.
+    live.choose_match("first-to-2").unwrap();
+    assert!(gate.is_open());
+    let v = json(&live);
+    assert_eq!(v["match"]["first_game"], 2, "{v}");
+    assert_eq!(v["starting"], true);
+    // A record of a game before the match does not count.
+    assert!(
+        live.count_in_match(&sample_record("g", 1, "human", "x"))
+            .is_none()
+    );
+    // A game with sowings: the match starts with the next one.
+    let (live, gate, start2) = person_game("g-1");
+    live.start_run(&info, &Tally::new());
+    play(&live, "g-1", 0, &start2, 1);
+    live.choose_match("seeds-over-5").unwrap();
+    assert_eq!(json(&live)["match"]["first_game"], 2);
+    assert!(!gate.is_open(), "the game in progress is not resigned");
+    assert!(!live.has_resigned("g-1"));
+    // A page that only watches chooses nothing.
+    let t = Live::new(Mode::Tournament, "t", None);
+    assert!(t.choose_match("best-of-3").is_err());
+}

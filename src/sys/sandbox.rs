@@ -1,9 +1,7 @@
-//! The system calls of the sandbox, each behind a safe function: the one place in the
-//! sandbox where `unsafe` is written. Most run in the helper process (single-threaded, so
-//! forking and allocating after a fork are sound); [`move_fds_for_helper`] runs between
-//! fork and exec in the referee's child and is async-signal-safe.
-
-#![allow(unsafe_code)]
+//! The system calls of the engines' sandbox (`crate::sandbox`), each behind a safe
+//! function. Most run in the helper process (single-threaded, so forking and allocating
+//! after a fork are sound); [`pass_fds_to_helper`] runs between fork and exec in the
+//! referee's child and is async-signal-safe.
 
 use std::ffi::{CStr, CString};
 use std::io;
@@ -23,9 +21,23 @@ fn c_path(path: &std::path::Path) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL byte"))
 }
 
+/// Has `command`'s child, between fork and exec, put `plan` on descriptor 3 and `report`
+/// on 4 for the helper.
+pub(crate) fn pass_fds_to_helper(
+    command: &mut tokio::process::Command,
+    plan: RawFd,
+    report: RawFd,
+) {
+    // SAFETY: `move_fds_for_helper` only calls fcntl and dup2, which are
+    // async-signal-safe, and allocates nothing.
+    unsafe {
+        command.pre_exec(move || move_fds_for_helper(plan, report));
+    }
+}
+
 /// In the referee's child, before exec: puts `plan` on descriptor 3 and `report` on 4 for
 /// the helper. Async-signal-safe (fcntl and dup2 only).
-pub(crate) fn move_fds_for_helper(plan: RawFd, report: RawFd) -> io::Result<()> {
+fn move_fds_for_helper(plan: RawFd, report: RawFd) -> io::Result<()> {
     // SAFETY: fcntl and dup2 on descriptors this process holds; both are async-signal-safe.
     unsafe {
         // Copies above 9 first, so that neither target overwrites the other's source.

@@ -1,0 +1,1174 @@
+//! The interactive rules guide of the page ("Learn the rules", `kalaha play --learn`): four
+//! steps on a board of three pits a side (sowing and the store, the extra turn, the
+//! capture, the end of the game and the count) and three cards on the full board that
+//! start from the same position ("the last seed decides": an ordinary move, an extra turn,
+//! a capture).
+//!
+//! The person plays south. Every sowing is played by the rules of [`crate::rules`]: the
+//! page sends the pits it was given (`GET /guide/move?lesson=ID&moves=3,2`), the server
+//! replays them from the lesson's position, refuses what the rules refuse, and answers
+//! what each sowing did (the cells its seeds fell in, in order, for the page to draw; the
+//! position after it, capture and sweep included; what it means, in words) and whether
+//! the step's goal is reached. Nothing is kept between requests, and the page decides
+//! nothing: it draws the answer.
+//!
+//! The guide follows the rule variant of the page (the session's), or the one a request
+//! names (`empty_capture=true`, `sweep=empty_side`); the texts say what the variant
+//! changes.
+
+use crate::rules::{BoardView, IllegalReason, Position, Row, Rules, Side, Sweep};
+use serde::Serialize;
+
+/// The most sowings a request may replay in one lesson.
+pub const MAX_MOVES: usize = 16;
+
+/// The variants the guide follows: whatever else, its boards are its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Variant {
+    pub empty_capture: bool,
+    pub sweep: Sweep,
+}
+
+impl Variant {
+    /// The variant of `rules` (its size is not the guide's).
+    pub fn of(rules: &Rules) -> Variant {
+        Variant {
+            empty_capture: rules.empty_capture(),
+            sweep: rules.sweep(),
+        }
+    }
+
+    /// The rules of a guide board of `pits` pits under this variant.
+    fn rules(self, pits: u32) -> Result<Rules, GuideError> {
+        Rules::new(pits, 4, self.empty_capture, self.sweep)
+            .map_err(|e| GuideError::bad(format!("no board of {pits} pits: {e}")))
+    }
+
+    /// The variant of `rules` where `empty_capture` and `sweep` (as a request gives them)
+    /// say otherwise.
+    pub fn parse(
+        default: Variant,
+        empty_capture: Option<&str>,
+        sweep: Option<&str>,
+    ) -> Result<Variant, GuideError> {
+        let empty_capture = match empty_capture {
+            None => default.empty_capture,
+            Some("true" | "1") => true,
+            Some("false" | "0") => false,
+            Some(other) => {
+                return Err(GuideError::bad(format!(
+                    "empty_capture={:?}: give true or false",
+                    crate::record::clean_text(other)
+                )));
+            }
+        };
+        let sweep = match sweep {
+            None => default.sweep,
+            Some(s) => s.parse::<Sweep>().map_err(|_| {
+                GuideError::bad(format!(
+                    "sweep={:?}: give owner, empty_side or none",
+                    crate::record::clean_text(s)
+                ))
+            })?,
+        };
+        Ok(Variant {
+            empty_capture,
+            sweep,
+        })
+    }
+
+    /// What the variant says about the two rules that differ, in words.
+    fn capture_words(self) -> &'static str {
+        if self.empty_capture {
+            "Under these rules (empty capture) a last seed in an empty pit of yours goes to \
+             your store even when the pit opposite is empty: the lone seed is captured."
+        } else {
+            "The pit opposite must hold at least one seed: when it is empty, the last seed \
+             just stays where it landed and nothing is captured."
+        }
+    }
+
+    fn sweep_words(self) -> &'static str {
+        match self.sweep {
+            Sweep::Owner => {
+                "The seeds still in the pits then go to their owner: each player's seeds \
+                 to that player's store."
+            }
+            Sweep::EmptySide => {
+                "Under these rules (sweep to the empty side) the seeds still in the pits then \
+                 all go to the store of the player whose row ran empty."
+            }
+            Sweep::None => {
+                "Under these rules (no sweep) the seeds still in the pits then count for no \
+                 one: only the stores are counted."
+            }
+        }
+    }
+
+    /// The variant in a few words, for the page.
+    fn text(self) -> String {
+        let capture = if self.empty_capture {
+            "a lone last seed in an empty pit of yours is captured too"
+        } else {
+            "a capture needs seeds in the pit opposite"
+        };
+        let sweep = match self.sweep {
+            Sweep::Owner => "the seeds left at the end go to their owner",
+            Sweep::EmptySide => "the seeds left at the end go to the side that ran out",
+            Sweep::None => "the seeds left at the end count for no one",
+        };
+        format!("{capture}; {sweep}")
+    }
+}
+
+/// What a lesson asks of the person's sowing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Goal {
+    /// Seeds reach the person's store.
+    Store,
+    /// The last seed lands in the person's store: an extra turn.
+    ExtraTurn,
+    /// The last seed captures.
+    Capture,
+    /// The game ends.
+    End,
+    /// An ordinary move: no extra turn, no capture, the game goes on.
+    Ordinary,
+}
+
+/// A lesson: a position (south to move) and what to do in it.
+struct Lesson {
+    id: &'static str,
+    title: &'static str,
+    pits: u32,
+    south: &'static [u16],
+    south_store: u16,
+    north: &'static [u16],
+    north_store: u16,
+    goal: Goal,
+    /// For a card: the one pit it is about.
+    pit: Option<u8>,
+}
+
+/// The four steps, on a board of three pits a side.
+const STEPS: [Lesson; 4] = [
+    Lesson {
+        id: "sow",
+        title: "Sowing and the store",
+        pits: 3,
+        south: &[2, 1, 5],
+        south_store: 0,
+        north: &[3, 3, 3],
+        north_store: 0,
+        goal: Goal::Store,
+        pit: None,
+    },
+    Lesson {
+        id: "extra",
+        title: "The extra turn",
+        pits: 3,
+        south: &[2, 2, 3],
+        south_store: 2,
+        north: &[2, 3, 1],
+        north_store: 1,
+        goal: Goal::ExtraTurn,
+        pit: None,
+    },
+    Lesson {
+        // Seed 000's diagram: north's pit 1, opposite south's pit 3, holds five seeds.
+        id: "capture",
+        title: "The capture",
+        pits: 3,
+        south: &[3, 1, 0],
+        south_store: 3,
+        north: &[5, 1, 1],
+        north_store: 3,
+        goal: Goal::Capture,
+        pit: None,
+    },
+    Lesson {
+        id: "end",
+        title: "The end of the game and the count",
+        pits: 3,
+        south: &[0, 2, 1],
+        south_store: 9,
+        north: &[1, 2, 2],
+        north_store: 6,
+        goal: Goal::End,
+        pit: None,
+    },
+];
+
+/// The position of the three cards, on the full board: pit 5 sows onto north's side, pit 4
+/// ends in the store, pit 1 ends in the empty pit 2, opposite north's pit 5.
+const CARD_SOUTH: &[u16] = &[1, 0, 2, 3, 4, 0];
+const CARD_NORTH: &[u16] = &[3, 2, 1, 5, 4, 2];
+
+const CARDS: [Lesson; 3] = [
+    Lesson {
+        id: "card-ordinary",
+        title: "An ordinary move",
+        pits: 6,
+        south: CARD_SOUTH,
+        south_store: 11,
+        north: CARD_NORTH,
+        north_store: 10,
+        goal: Goal::Ordinary,
+        pit: Some(5),
+    },
+    Lesson {
+        id: "card-extra",
+        title: "An extra turn",
+        pits: 6,
+        south: CARD_SOUTH,
+        south_store: 11,
+        north: CARD_NORTH,
+        north_store: 10,
+        goal: Goal::ExtraTurn,
+        pit: Some(4),
+    },
+    Lesson {
+        id: "card-capture",
+        title: "A capture",
+        pits: 6,
+        south: CARD_SOUTH,
+        south_store: 11,
+        north: CARD_NORTH,
+        north_store: 10,
+        goal: Goal::Capture,
+        pit: Some(1),
+    },
+];
+
+impl Lesson {
+    fn find(id: &str) -> Option<&'static Lesson> {
+        STEPS.iter().chain(CARDS.iter()).find(|l| l.id == id)
+    }
+
+    fn position(&self, variant: Variant) -> Result<Position, GuideError> {
+        let row = |pits: &[u16], store| Row {
+            pits: pits.to_vec(),
+            store,
+        };
+        Position::from_parts(
+            variant.rules(self.pits)?,
+            &row(self.south, self.south_store),
+            &row(self.north, self.north_store),
+            Side::South,
+        )
+        .map_err(|e| GuideError::bad(format!("the lesson's position: {e}")))
+    }
+
+    /// The step's explanation, for the variant.
+    fn text(&self, variant: Variant) -> Vec<String> {
+        let t = |s: &str| s.to_string();
+        match self.id {
+            "sow" => vec![
+                t(
+                    "Choose one of your own pits (the bottom row) that holds seeds. All its \
+                   seeds are lifted and sown one by one, counter-clockwise: into your next \
+                   pits, then your store (the big pit on your right), then the opponent's \
+                   pits, and on around the board.",
+                ),
+                t(
+                    "The opponent's store is always skipped. The pit you started from stays \
+                   empty until a later seed lands in it. Seeds in a store stay there to the \
+                   end and count for their owner.",
+                ),
+            ],
+            "extra" => vec![
+                t(
+                    "If the last seed of your sowing lands in your own store, you move again: \
+                   an extra turn. Extra turns may chain.",
+                ),
+                t(
+                    "Count the steps from a pit to your store: pit 3 is one step away, pit 2 \
+                   two, pit 1 three. A pit holding as many seeds as its steps gives an extra \
+                   turn.",
+                ),
+            ],
+            "capture" => vec![
+                t(
+                    "If the last seed lands in an empty pit on your own side, it captures: that \
+                   seed and every seed in the opponent's pit opposite go to your store. A \
+                   capture never gives an extra turn; the turn passes.",
+                ),
+                t(variant.capture_words()),
+            ],
+            "end" => vec![
+                t(
+                    "The game ends as soon as either player's pits are all empty, whoever \
+                   would move next.",
+                ),
+                t(variant.sweep_words()),
+                t(
+                    "Then the stores are counted: the player with more seeds wins, and equal \
+                   stores are a draw.",
+                ),
+            ],
+            _ => Vec::new(),
+        }
+    }
+
+    fn task(&self) -> String {
+        match (self.id, self.pit) {
+            ("sow", _) => "Sow a pit whose seeds reach your store.".to_string(),
+            ("extra", _) => "Find the pit whose last seed lands in your store.".to_string(),
+            ("capture", _) => {
+                "Capture: make your last seed land in your empty pit 3, opposite north's \
+                 5 seeds."
+                    .to_string()
+            }
+            ("end", _) => "Sow until your row is empty, then count the stores. Does the \
+                           order of your sowings change the result?"
+                .to_string(),
+            (_, Some(pit)) => format!("Sow pit {pit}."),
+            _ => String::new(),
+        }
+    }
+
+    fn json(&self, number: usize, variant: Variant) -> Result<LessonJson, GuideError> {
+        let pos = self.position(variant)?;
+        Ok(LessonJson {
+            id: self.id,
+            number,
+            title: self.title,
+            text: self.text(variant),
+            task: self.task(),
+            goal: self.goal,
+            pit: self.pit,
+            rules: *pos.rules(),
+            position: pos.view(),
+            legal: pos.legal_moves().collect(),
+        })
+    }
+}
+
+/// A request the guide refuses: the status and the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuideError {
+    pub status: u16,
+    pub why: String,
+}
+
+impl GuideError {
+    fn bad(why: String) -> GuideError {
+        GuideError { status: 400, why }
+    }
+
+    fn refused(why: String) -> GuideError {
+        GuideError { status: 422, why }
+    }
+}
+
+#[derive(Serialize)]
+struct LessonJson {
+    id: &'static str,
+    number: usize,
+    title: &'static str,
+    text: Vec<String>,
+    task: String,
+    goal: Goal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pit: Option<u8>,
+    rules: Rules,
+    position: BoardView,
+    legal: Vec<u8>,
+}
+
+#[derive(Serialize)]
+struct GuideJson {
+    variant: Variant,
+    variant_text: String,
+    steps: Vec<LessonJson>,
+    cards_title: &'static str,
+    cards_text: String,
+    cards: Vec<LessonJson>,
+}
+
+/// `GET /guide`: the steps and the cards under `variant`, as JSON.
+pub fn lessons_json(variant: Variant) -> Result<String, GuideError> {
+    let steps = STEPS
+        .iter()
+        .enumerate()
+        .map(|(i, l)| l.json(i + 1, variant))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cards = CARDS
+        .iter()
+        .enumerate()
+        .map(|(i, l)| l.json(i + 1, variant))
+        .collect::<Result<Vec<_>, _>>()?;
+    let json = GuideJson {
+        variant,
+        variant_text: variant.text(),
+        steps,
+        cards_title: "The last seed decides",
+        cards_text: "The three cards start from the same position on the full board of six \
+                     pits; only the pit you sow differs. Where its last seed lands decides \
+                     what follows: on the opponent's side (or in a pit of yours that holds \
+                     seeds) the turn passes, in your store you move again, in an empty pit of \
+                     yours it may capture."
+            .to_string(),
+        cards,
+    };
+    serde_json::to_string(&json).map_err(|e| GuideError {
+        status: 500,
+        why: format!("failed to write the guide: {e}"),
+    })
+}
+
+/// A cell a seed falls in: a pit of a side, or its store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Cell {
+    pub side: Side,
+    /// The pit (1..=pits), or `None` for the store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pit: Option<u8>,
+}
+
+/// What one sowing did.
+#[derive(Debug, Serialize)]
+pub struct Sowing {
+    pub pit: u8,
+    /// The cells the seeds fell in, in order.
+    pub path: Vec<Cell>,
+    pub before: BoardView,
+    pub after: BoardView,
+    pub extra_turn: bool,
+    pub captured: u16,
+    pub game_over: bool,
+    /// `ordinary`, `extra_turn`, `capture` or `end`.
+    pub outcome: &'static str,
+    pub text: String,
+}
+
+/// The answer to the person's sowings in a lesson.
+#[derive(Debug, Serialize)]
+pub struct Played {
+    pub lesson: &'static str,
+    pub goal: Goal,
+    pub sowings: Vec<Sowing>,
+    pub position: BoardView,
+    /// The lesson's goal was reached (by the last sowing).
+    pub done: bool,
+    /// The person cannot sow on: the goal is reached, the turn has passed, or the game is
+    /// over.
+    pub over: bool,
+    /// The pits the person may sow next.
+    pub legal: Vec<u8>,
+    pub verdict: String,
+}
+
+/// Reads `moves=3,2,1` (1 to [`MAX_MOVES`] pit numbers).
+pub fn parse_moves(text: Option<&str>) -> Result<Vec<i64>, GuideError> {
+    let text = text.unwrap_or("").trim();
+    if text.is_empty() {
+        return Err(GuideError::bad(
+            "give the pits sown as moves=N or moves=N,M,...".to_string(),
+        ));
+    }
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.len() > MAX_MOVES {
+        return Err(GuideError::bad(format!(
+            "at most {MAX_MOVES} sowings in a lesson"
+        )));
+    }
+    parts
+        .iter()
+        .map(|p| {
+            p.trim().parse::<i64>().map_err(|_| {
+                GuideError::bad(format!(
+                    "{:?} is not a pit number",
+                    crate::record::clean_text(p)
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Plays the person's `moves` (south's) in `lesson` under `variant` with the rules, and
+/// says what they did and whether the lesson's goal is reached.
+pub fn play(lesson: &str, moves: &[i64], variant: Variant) -> Result<Played, GuideError> {
+    let Some(l) = Lesson::find(lesson) else {
+        return Err(GuideError {
+            status: 404,
+            why: "no such lesson in the guide: reload the page".to_string(),
+        });
+    };
+    if moves.is_empty() || moves.len() > MAX_MOVES {
+        return Err(GuideError::bad(format!(
+            "give 1 to {MAX_MOVES} pits to sow"
+        )));
+    }
+    let mut pos = l.position(variant)?;
+    let mut sowings = Vec::new();
+    let mut done = false;
+    for (i, &pit) in moves.iter().enumerate() {
+        if done {
+            return Err(GuideError::refused(
+                "this step is done: go on to the next one, or start it again".to_string(),
+            ));
+        }
+        if pos.is_over() {
+            return Err(GuideError::refused(
+                "the game of this step is over: start it again".to_string(),
+            ));
+        }
+        if pos.to_move() != Side::South {
+            return Err(GuideError::refused(format!(
+                "after sowing {i}, the turn has passed to north: start the step again"
+            )));
+        }
+        let (after, effect) = pos.play_traced(pit).map_err(|e| {
+            GuideError::refused(match e.reason {
+                IllegalReason::OutOfRange => format!(
+                    "there is no pit {pit}: your pits are numbered 1 to {}",
+                    l.pits
+                ),
+                IllegalReason::EmptyPit => format!("pit {pit} is empty: choose a pit with seeds"),
+                _ => e.to_string(),
+            })
+        })?;
+        let pit = pit as u8;
+        let path = sowing_path(&pos, pit);
+        let outcome = if effect.game_over {
+            "end"
+        } else if effect.extra_turn {
+            "extra_turn"
+        } else if effect.captured > 0 {
+            "capture"
+        } else {
+            "ordinary"
+        };
+        let reached = match l.goal {
+            Goal::Store => after.store(Side::South) > pos.store(Side::South),
+            Goal::ExtraTurn => effect.extra_turn,
+            Goal::Capture => effect.captured > 0,
+            Goal::End => effect.game_over,
+            Goal::Ordinary => !effect.extra_turn && effect.captured == 0 && !effect.game_over,
+        };
+        let text = describe(&pos, pit, &path, &after, effect);
+        sowings.push(Sowing {
+            pit,
+            path,
+            before: pos.view(),
+            after: after.view(),
+            extra_turn: effect.extra_turn,
+            captured: effect.captured,
+            game_over: effect.game_over,
+            outcome,
+            text,
+        });
+        pos = after;
+        done = reached;
+    }
+    let over = done || pos.is_over() || pos.to_move() != Side::South;
+    let last = sowings.last().expect("at least one sowing");
+    let verdict = verdict(l, done, over, last, &pos);
+    Ok(Played {
+        lesson: l.id,
+        goal: l.goal,
+        position: pos.view(),
+        done,
+        over,
+        legal: if over {
+            Vec::new()
+        } else {
+            pos.legal_moves().collect()
+        },
+        sowings,
+        verdict,
+    })
+}
+
+/// The cells the seeds of `pit` (of the side to move in `pos`) fall in, in order: the
+/// mover's next pits, its store, the opponent's pits, never the opponent's store, and on
+/// around (past the emptied pit too).
+fn sowing_path(pos: &Position, pit: u8) -> Vec<Cell> {
+    let me = pos.to_move();
+    let pits = pos.rules().pits() as u8;
+    let seeds = pos.pit(me, usize::from(pit));
+    let mut path = Vec::with_capacity(usize::from(seeds));
+    let (mut side, mut at) = (me, Some(pit));
+    while path.len() < usize::from(seeds) {
+        (side, at) = match at {
+            Some(p) if p < pits => (side, Some(p + 1)),
+            // After the last pit: the mover's store, or past the opponent's.
+            Some(_) if side == me => (side, None),
+            Some(_) => (me, Some(1)),
+            None => (side.opponent(), Some(1)),
+        };
+        path.push(Cell { side, pit: at });
+    }
+    path
+}
+
+fn seeds(n: u32) -> String {
+    if n == 1 {
+        "1 seed".to_string()
+    } else {
+        format!("{n} seeds")
+    }
+}
+
+/// "pits 1, 2 and 3"
+fn numbers(list: &[u8]) -> String {
+    let words: Vec<String> = list.iter().map(|n| n.to_string()).collect();
+    match words.as_slice() {
+        [] => String::new(),
+        [one] => format!("pit {one}"),
+        [rest @ .., last] => format!("pits {} and {last}", rest.join(", ")),
+    }
+}
+
+/// Whose: the person is south.
+fn owner(side: Side) -> &'static str {
+    match side {
+        Side::South => "your",
+        Side::North => "north's",
+    }
+}
+
+/// What a sowing did, in words, from what the rules answered.
+fn describe(
+    before: &Position,
+    pit: u8,
+    path: &[Cell],
+    after: &Position,
+    effect: crate::rules::MoveEffect,
+) -> String {
+    let me = before.to_move();
+    // The path in runs: "your pits 2 and 3", "your store", "north's pits 1, 2 and 3".
+    let mut runs: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < path.len() {
+        let c = path[i];
+        match c.pit {
+            None => {
+                runs.push(format!("{} store", owner(c.side)));
+                i += 1;
+            }
+            Some(_) => {
+                let mut list = Vec::new();
+                while i < path.len() && path[i].side == c.side && path[i].pit.is_some() {
+                    list.extend(path[i].pit);
+                    i += 1;
+                }
+                let skipped =
+                    c.side == me && runs.iter().any(|r| r.starts_with(owner(me.opponent())));
+                let mut run = format!("{} {}", owner(c.side), numbers(&list));
+                if skipped && list.first() == Some(&1) {
+                    run = format!("(skipping north's store) {run}");
+                }
+                runs.push(run);
+            }
+        }
+    }
+    let n = path.len() as u32;
+    let mut text = format!(
+        "Pit {pit}'s {} went one by one to {}.",
+        seeds(n),
+        join(&runs)
+    );
+    let Some(&last) = path.last() else {
+        return text;
+    };
+    // How many seeds the last cell held before the last seed (the sown pit was emptied).
+    let mut held = match last.pit {
+        Some(p) if last.side == me && p == pit => 0,
+        Some(p) => u32::from(before.pit(last.side, usize::from(p))),
+        None => u32::from(before.store(last.side)),
+    };
+    held += path[..path.len() - 1]
+        .iter()
+        .filter(|c| **c == last)
+        .count() as u32;
+    let opposite = |p: u8| before.rules().pits() as u8 + 1 - p;
+    let landing = match last.pit {
+        None => " The last seed landed in your store".to_string(),
+        Some(p) if last.side == me && held == 0 => {
+            let across = opposite(p);
+            let there = u32::from(before.pit(me.opponent(), usize::from(across)))
+                + path
+                    .iter()
+                    .filter(|c| c.side == me.opponent() && c.pit == Some(across))
+                    .count() as u32;
+            if effect.captured > 0 && there > 0 {
+                format!(
+                    " The last seed landed in your pit {p}, which was empty, opposite north's \
+                     pit {across} with {}: you capture 1 + {there} = {} into your store",
+                    seeds(there),
+                    seeds(there + 1)
+                )
+            } else if effect.captured > 0 {
+                format!(
+                    " The last seed landed in your pit {p}, which was empty, opposite north's \
+                     empty pit {across}: under these rules (empty capture) the lone seed goes \
+                     to your store"
+                )
+            } else {
+                format!(
+                    " The last seed landed in your pit {p}, which was empty, but north's pit \
+                     {across} opposite is empty: nothing is captured and the seed stays"
+                )
+            }
+        }
+        Some(p) if last.side == me => format!(
+            " The last seed landed in your pit {p}, which held {}: an ordinary move",
+            seeds(held)
+        ),
+        Some(p) => {
+            format!(" The last seed landed on north's side, in its pit {p}: an ordinary move")
+        }
+    };
+    text.push_str(&landing);
+    if effect.game_over {
+        text.push_str(&format!(". {}", end_words(before, pit, after)));
+    } else if effect.extra_turn {
+        text.push_str(": an extra turn, you move again.");
+    } else {
+        text.push_str(". The turn passes to north.");
+    }
+    text
+}
+
+fn join(runs: &[String]) -> String {
+    match runs {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{}, then {last}", rest.join(", ")),
+    }
+}
+
+/// The end: whose row ran empty, where the sweep sent the seeds left, and the count.
+fn end_words(before: &Position, pit: u8, after: &Position) -> String {
+    let r = before.rules();
+    // The same sowing with no sweep and with the owner's: the seeds left in each row.
+    let play_with = |sweep: Sweep| {
+        Rules::new(r.pits() as u32, r.seeds() as u32, r.empty_capture(), sweep)
+            .ok()
+            .and_then(|rules| {
+                Position::from_parts(
+                    rules,
+                    &before.row(Side::South),
+                    &before.row(Side::North),
+                    before.to_move(),
+                )
+                .ok()
+            })
+            .and_then(|p| p.play(i64::from(pit)).ok())
+    };
+    let mut text = String::new();
+    if let (Some(none), Some(swept)) = (play_with(Sweep::None), play_with(Sweep::Owner)) {
+        let left = |side: Side| u32::from(swept.store(side) - none.store(side));
+        let (south, north) = (left(Side::South), left(Side::North));
+        let empty = match (south, north) {
+            (0, 0) => "Both rows are empty",
+            (0, _) => "Your row is empty",
+            _ => "North's row is empty",
+        };
+        text.push_str(&format!("{empty}: the game ends at once. "));
+        // One row at most still holds seeds.
+        let (holder, n) = if south > 0 {
+            (Side::South, south)
+        } else {
+            (Side::North, north)
+        };
+        if n > 0 {
+            let (whose, other) = (owner(holder), owner(holder.opponent()));
+            text.push_str(&match r.sweep() {
+                Sweep::Owner => format!(
+                    "The {} left in {whose} pits go to {whose} store. ",
+                    seeds(n)
+                ),
+                Sweep::EmptySide => format!(
+                    "The {} left in {whose} pits go to {other} store, the side whose row ran \
+                     empty. ",
+                    seeds(n)
+                ),
+                Sweep::None => format!("The {} left in {whose} pits count for no one. ", seeds(n)),
+            });
+        }
+    } else {
+        text.push_str("The game ends. ");
+    }
+    let (you, north) = (after.store(Side::South), after.store(Side::North));
+    let who = match you.cmp(&north) {
+        std::cmp::Ordering::Greater => "you win",
+        std::cmp::Ordering::Less => "north wins",
+        std::cmp::Ordering::Equal => "a draw",
+    };
+    text.push_str(&format!("The count: you {you}, north {north}: {who}."));
+    text
+}
+
+/// The lesson's verdict after the person's sowings.
+fn verdict(l: &Lesson, done: bool, over: bool, last: &Sowing, pos: &Position) -> String {
+    if done {
+        return match l.goal {
+            Goal::Store => "Done: seeds reached your store, where they stay and count for you. \
+                            The opponent's store was skipped on the way."
+                .to_string(),
+            Goal::ExtraTurn => {
+                "Done: the last seed landed in your store, so you move again.".to_string()
+            }
+            Goal::Capture => format!(
+                "Done: you captured {} into your store, and the turn passes.",
+                seeds(u32::from(last.captured))
+            ),
+            Goal::End => {
+                let (you, north) = (pos.store(Side::South), pos.store(Side::North));
+                let who = match you.cmp(&north) {
+                    std::cmp::Ordering::Greater => "You win",
+                    std::cmp::Ordering::Less => "North wins",
+                    std::cmp::Ordering::Equal => "A draw",
+                };
+                format!(
+                    "Done: the game is over. {who}, {you} to {north}. Start the step again and \
+                     sow in another order to see whether the count changes."
+                )
+            }
+            Goal::Ordinary => {
+                "Done: the last seed landed on north's side, so the turn simply passes.".to_string()
+            }
+        };
+    }
+    if !over {
+        return "You move again: go on.".to_string();
+    }
+    let why = if pos.is_over() {
+        "the game ended"
+    } else {
+        "the turn passed to north"
+    };
+    let missed = match l.goal {
+        Goal::Store => "no seed reached your store",
+        Goal::ExtraTurn => "the last seed did not land in your store",
+        Goal::Capture => "nothing was captured",
+        Goal::End => "your row is not empty",
+        Goal::Ordinary => "this was no ordinary move",
+    };
+    format!("Not yet: {missed}, and {why}. Start the step again and try another pit.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [Variant; 6] = [
+        Variant {
+            empty_capture: false,
+            sweep: Sweep::Owner,
+        },
+        Variant {
+            empty_capture: true,
+            sweep: Sweep::Owner,
+        },
+        Variant {
+            empty_capture: false,
+            sweep: Sweep::EmptySide,
+        },
+        Variant {
+            empty_capture: true,
+            sweep: Sweep::EmptySide,
+        },
+        Variant {
+            empty_capture: false,
+            sweep: Sweep::None,
+        },
+        Variant {
+            empty_capture: true,
+            sweep: Sweep::None,
+        },
+    ];
+
+    fn std() -> Variant {
+        ALL[0]
+    }
+
+    #[test]
+    fn each_step_has_a_way_to_its_goal_and_a_way_to_miss_it() {
+        for v in ALL {
+            let p = play("sow", &[3], v).unwrap();
+            assert!(p.done && p.over, "{p:?}");
+            let p = play("sow", &[1], v).unwrap();
+            assert!(!p.done && p.over, "{p:?}");
+            assert!(p.verdict.starts_with("Not yet"), "{}", p.verdict);
+            let p = play("extra", &[2], v).unwrap();
+            assert!(p.done && p.sowings[0].extra_turn, "{p:?}");
+            for wrong in [1, 3] {
+                assert!(!play("extra", &[wrong], v).unwrap().done);
+            }
+            let p = play("capture", &[2], v).unwrap();
+            assert!(p.done, "{p:?}");
+            assert_eq!(p.sowings[0].captured, 6);
+            assert_eq!(p.position.south.store, 9);
+            // Pit 1 gives an extra turn, not a capture: the step goes on.
+            let p = play("capture", &[1], v).unwrap();
+            assert!(!p.done && !p.over, "{p:?}");
+            assert_eq!(p.verdict, "You move again: go on.");
+            for order in [&[3, 2, 3][..], &[2, 3]] {
+                let p = play("end", order, v).unwrap();
+                assert!(p.done && p.over, "{order:?} {p:?}");
+                assert!(p.sowings.last().unwrap().game_over);
+            }
+            let cards: Vec<_> = [("card-ordinary", 5), ("card-extra", 4), ("card-capture", 1)]
+                .iter()
+                .map(|&(id, pit)| play(id, &[pit], v).unwrap())
+                .collect();
+            let outcomes: Vec<_> = cards.iter().map(|p| p.sowings[0].outcome).collect();
+            assert_eq!(outcomes, ["ordinary", "extra_turn", "capture"]);
+            assert!(cards.iter().all(|p| p.done));
+            // The same position on the three cards.
+            let lessons: serde_json::Value =
+                serde_json::from_str(&lessons_json(v).unwrap()).unwrap();
+            let cards = lessons["cards"].as_array().unwrap();
+            assert_eq!(cards.len(), 3);
+            assert!(cards.iter().all(|c| c["position"] == cards[0]["position"]));
+            assert_eq!(lessons["steps"].as_array().unwrap().len(), 4);
+            for s in lessons["steps"].as_array().unwrap() {
+                assert_eq!(s["rules"]["pits"], 3);
+                assert_eq!(s["rules"]["empty_capture"], v.empty_capture);
+            }
+        }
+    }
+
+    #[test]
+    fn the_end_is_counted_by_the_variant() {
+        let text = |v: Variant, order: &[i64]| {
+            let p = play("end", order, v).unwrap();
+            (p.sowings.last().unwrap().text.clone(), p.position)
+        };
+        // The order matters under the owner sweep: 3, 2, 3 wins, 2, 3 loses.
+        let (t, pos) = text(std(), &[3, 2, 3]);
+        assert!(t.contains("The count: you 12, north 11: you win."), "{t}");
+        assert!(t.contains("Your row is empty: the game ends at once. The 5 seeds left in north's pits go to north's store."), "{t}");
+        assert_eq!((pos.south.store, pos.north.store), (12, 11));
+        let (t, _) = text(std(), &[2, 3]);
+        assert!(t.contains("you 11, north 12: north wins"), "{t}");
+        let side = Variant {
+            empty_capture: false,
+            sweep: Sweep::EmptySide,
+        };
+        let (t, pos) = text(side, &[2, 3]);
+        assert!(
+            t.contains(
+                "The 6 seeds left in north's pits go to your store, the side whose row ran empty."
+            ),
+            "{t}"
+        );
+        assert_eq!((pos.south.store, pos.north.store), (17, 6));
+        let none = Variant {
+            empty_capture: false,
+            sweep: Sweep::None,
+        };
+        let (t, pos) = text(none, &[2, 3]);
+        assert!(
+            t.contains("The 6 seeds left in north's pits count for no one."),
+            "{t}"
+        );
+        assert_eq!((pos.south.store, pos.north.store), (11, 6));
+        // And the step's explanation says so.
+        for (v, words) in [
+            (std(), "to their owner"),
+            (side, "whose row ran empty"),
+            (none, "count for no one"),
+        ] {
+            let json = lessons_json(v).unwrap();
+            assert!(json.contains(words), "{words}: {json}");
+        }
+        let ec = Variant {
+            empty_capture: true,
+            sweep: Sweep::Owner,
+        };
+        assert!(
+            lessons_json(ec)
+                .unwrap()
+                .contains("the lone seed is captured")
+        );
+        assert!(
+            lessons_json(std())
+                .unwrap()
+                .contains("must hold at least one seed")
+        );
+    }
+
+    #[test]
+    fn sowings_are_described_from_the_rules() {
+        let p = play("sow", &[3], std()).unwrap();
+        let s = &p.sowings[0];
+        assert_eq!(
+            s.text,
+            "Pit 3's 5 seeds went one by one to your store, north's pits 1, 2 and 3, then \
+             (skipping north's store) your pit 1. The last seed landed in your pit 1, which held \
+             2 seeds: an ordinary move. The turn passes to north."
+        );
+        let p = play("capture", &[2], std()).unwrap();
+        assert!(
+            p.sowings[0]
+                .text
+                .contains("opposite north's pit 1 with 5 seeds: you capture 1 + 5 = 6 seeds"),
+            "{}",
+            p.sowings[0].text
+        );
+        let p = play("extra", &[2], std()).unwrap();
+        assert!(
+            p.sowings[0]
+                .text
+                .ends_with("your store: an extra turn, you move again."),
+            "{}",
+            p.sowings[0].text
+        );
+    }
+
+    /// The path the page draws is the rules' sowing: the seeds it drops, added to the
+    /// position before (its pit emptied), give the position after wherever nothing was
+    /// captured or swept; and its last cell is the store exactly on an extra turn.
+    fn add(v: &mut BoardView, c: Cell, n: i32) {
+        let row = if c.side == Side::South {
+            &mut v.south
+        } else {
+            &mut v.north
+        };
+        let cell = match c.pit {
+            Some(p) => &mut row.pits[usize::from(p) - 1],
+            None => &mut row.store,
+        };
+        *cell = u16::try_from(i32::from(*cell) + n).unwrap();
+    }
+
+    #[test]
+    fn the_path_agrees_with_the_rules() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut checked = 0;
+        for _ in 0..20_000 {
+            let pits = 1 + next(6) as u32;
+            let rules = Rules::new(pits, 4, next(2) == 0, Sweep::Owner).unwrap();
+            let row = |next: &mut dyn FnMut(u64) -> u64| Row {
+                pits: (0..pits).map(|_| next(16) as u16).collect(),
+                store: next(10) as u16,
+            };
+            let (s, n) = (row(&mut next), row(&mut next));
+            let side = if next(2) == 0 {
+                Side::South
+            } else {
+                Side::North
+            };
+            let Ok(pos) = Position::from_parts(rules, &s, &n, side) else {
+                continue;
+            };
+            for pit in pos.legal_moves().collect::<Vec<_>>() {
+                let (after, effect) = pos.play_traced(i64::from(pit)).unwrap();
+                let path = sowing_path(&pos, pit);
+                assert_eq!(path.len(), usize::from(pos.pit(side, usize::from(pit))));
+                assert!(!path.contains(&Cell {
+                    side: side.opponent(),
+                    pit: None
+                }));
+                let last_in_store = path.last().unwrap().pit.is_none();
+                if !effect.game_over {
+                    assert_eq!(effect.extra_turn, last_in_store, "{pos:?} {pit}");
+                }
+                if effect.captured == 0 && !effect.game_over {
+                    let mut cells = pos.view();
+                    let seeds = i32::from(pos.pit(side, usize::from(pit)));
+                    add(
+                        &mut cells,
+                        Cell {
+                            side,
+                            pit: Some(pit),
+                        },
+                        -seeds,
+                    );
+                    for c in &path {
+                        add(&mut cells, *c, 1);
+                    }
+                    cells.to_move = after.to_move();
+                    assert_eq!(cells, after.view(), "{pos:?} {pit}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
+
+    /// A last seed in an empty pit of the mover's, opposite an empty pit: it stays under
+    /// the standard rules, and is captured alone under empty capture; the words say which.
+    #[test]
+    fn a_lone_last_seed_is_described_by_the_variant() {
+        let text = |empty_capture: bool| {
+            let rules = Rules::new(3, 4, empty_capture, Sweep::Owner).unwrap();
+            let row = |pits: &[u16], store| Row {
+                pits: pits.to_vec(),
+                store,
+            };
+            let pos =
+                Position::from_parts(rules, &row(&[1, 0, 2], 0), &row(&[3, 0, 1], 0), Side::South)
+                    .unwrap();
+            let (after, effect) = pos.play_traced(1).unwrap();
+            (
+                describe(&pos, 1, &sowing_path(&pos, 1), &after, effect),
+                effect.captured,
+            )
+        };
+        let (t, captured) = text(false);
+        assert_eq!(captured, 0);
+        assert!(
+            t.ends_with(
+                "The last seed landed in your pit 2, which was empty, but north's pit 2 \
+                 opposite is empty: nothing is captured and the seed stays. The turn passes \
+                 to north."
+            ),
+            "{t}"
+        );
+        let (t, captured) = text(true);
+        assert_eq!(captured, 1);
+        assert!(
+            t.contains("opposite north's empty pit 2: under these rules (empty capture) the lone seed goes to your store"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn bad_requests_are_refused_not_played() {
+        let v = std();
+        assert_eq!(play("nope", &[1], v).unwrap_err().status, 404);
+        assert_eq!(play("sow", &[], v).unwrap_err().status, 400);
+        assert_eq!(play("sow", &[1; MAX_MOVES + 1], v).unwrap_err().status, 400);
+        for pit in [0, 4, -1, i64::MAX, i64::MIN, 256 + 3] {
+            let e = play("sow", &[pit], v).unwrap_err();
+            assert_eq!(e.status, 422, "{pit}: {e:?}");
+            assert!(e.why.contains("no pit"), "{}", e.why);
+        }
+        let e = play("capture", &[3], v).unwrap_err();
+        assert_eq!(e.why, "pit 3 is empty: choose a pit with seeds");
+        // After the turn passed, and after the goal.
+        assert_eq!(play("sow", &[1, 2], v).unwrap_err().status, 422);
+        assert_eq!(play("extra", &[2, 1], v).unwrap_err().status, 422);
+        // Moves and variants as a request gives them.
+        assert_eq!(parse_moves(Some("3, 2,1")).unwrap(), [3, 2, 1]);
+        for bad in [
+            None,
+            Some(""),
+            Some("x"),
+            Some("1,,2"),
+            Some("99999999999999999999"),
+        ] {
+            assert_eq!(parse_moves(bad).unwrap_err().status, 400, "{bad:?}");
+        }
+        let long = vec!["1"; MAX_MOVES + 1].join(",");
+        assert!(parse_moves(Some(&long)).is_err());
+        assert_eq!(Variant::parse(v, None, None).unwrap(), v);
+        let other = Variant::parse(v, Some("true"), Some("empty_side")).unwrap();
+        assert_eq!((other.empty_capture, other.sweep), (true, Sweep::EmptySide));
+        assert!(Variant::parse(v, Some("yes"), None).is_err());
+        assert!(Variant::parse(v, None, Some("<b>")).is_err());
+    }
+}
