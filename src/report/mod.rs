@@ -463,6 +463,7 @@ pub(crate) mod tests {
             north_score: Some(18),
             termination: Termination::Normal,
             loser: None,
+            repeat: false,
         });
         let s = t.standings(None).unwrap();
         let html = html::leaderboard_html(&s, &ReportContext::default());
