@@ -70,15 +70,13 @@ impl Openings {
             ),
             Openings::List(list) => {
                 let n = list.len() as u64;
-                let what = format!(
-                    "openings: {} from the file, in order",
-                    counted(n, "opening")
-                );
+                let what = format!("openings: {} given, in order", counted(n, "opening"));
                 let note = (rounds > n).then(|| {
                     format!(
-                        "note: the openings file holds {} for {} rounds (game pairs of each \
-                         pairing): it is played again from its first line after round {n}, in the \
-                         same order, and a game that repeats an earlier one move for move is \
+                        "note: the {} given (an openings file, opening_list or balanced \
+                         openings) are fewer than the {} rounds (game pairs of each pairing): \
+                         they are played again from the first after round {n}, in the same \
+                         order, and a game that repeats an earlier one move for move is \
                          counted apart",
                         counted(n, "opening"),
                         rounds
