@@ -79,7 +79,8 @@ macro_rules! common_args {
             /// analysis.csv, and seeds lost per move in the standings and leaderboards.
             #[arg(long)]
             pub analyze: bool,
-            /// No live display.
+            /// No live display, no standings and no summary: only warnings and errors are
+            /// printed (the results folder holds everything).
             #[arg(long, short)]
             pub quiet: bool,
             /// Refuse to run (exit 2) unless every layer of the engines' sandbox holds here

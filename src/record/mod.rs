@@ -20,8 +20,8 @@ pub(crate) use game::tests::{game_of, played as played_game};
 pub use game::{GameRecord, GameRow, MoveRecord, SearchInfo, format_pits};
 pub use name::{
     MAX_NAME_CHARS, MAX_SHOWN_LINE, NameError, check_name, clean_message, clean_text, counted,
-    escaped, fit_width, look_alike_warnings, shown_line, shown_name, shown_path, shown_values,
-    truncate,
+    escaped, fit_width, look_alike_groups, look_alike_warnings, shown_line, shown_name, shown_path,
+    shown_values, truncate,
 };
 pub use opening::{Board, BoardError, Opening, OpeningError};
 pub use result::{GameResult, SideResult};

@@ -45,17 +45,8 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
 /// the same on a leaderboard and are two engines. Each names the look-alikes with their
 /// characters beyond ASCII escaped.
 pub fn look_alike_warnings<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let mut by_skeleton: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
-    for name in names {
-        let skeleton: String = unicode_security::skeleton(name).collect();
-        let same = by_skeleton.entry(skeleton).or_default();
-        if !same.contains(&name) {
-            same.push(name);
-        }
-    }
-    by_skeleton
-        .into_values()
-        .filter(|names| names.len() > 1)
+    look_alike_groups(names)
+        .into_iter()
         .map(|names| {
             let shown: Vec<String> = names
                 .iter()
@@ -67,6 +58,23 @@ pub fn look_alike_warnings<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<
                 shown.join(" and ")
             )
         })
+        .collect()
+}
+
+/// The groups of two or more different names among `names` that look alike (the same
+/// confusable skeleton), each in the order the names first came.
+pub fn look_alike_groups<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<Vec<&'a str>> {
+    let mut by_skeleton: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    for name in names {
+        let skeleton: String = unicode_security::skeleton(name).collect();
+        let same = by_skeleton.entry(skeleton).or_default();
+        if !same.contains(&name) {
+            same.push(name);
+        }
+    }
+    by_skeleton
+        .into_values()
+        .filter(|names| names.len() > 1)
         .collect()
 }
 

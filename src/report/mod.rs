@@ -128,8 +128,18 @@ pub fn write_reports(
         move |source| ReportError::Write { path, source }
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
+    // The pages people read show a look-alike name escaped; the CSV files keep the names.
+    let (shown, shown_context) = look_alikes_escaped(standings, context);
+    let (shown, shown_context) = (
+        shown.as_ref().unwrap_or(standings),
+        shown_context.as_ref().unwrap_or(context),
+    );
     for name in REPORT_FILES {
         let path = dir.join(name);
+        let (standings, context) = match name.ends_with(".csv") {
+            true => (standings, context),
+            false => (shown, shown_context),
+        };
         crate::results::write_with(&path, |w| match name {
             "standings.csv" => {
                 csv_out::standings_csv(&mut &mut *w, standings, context.accuracy.as_ref())
@@ -143,6 +153,50 @@ pub fn write_reports(
         .map_err(io(&path))?;
     }
     Ok(())
+}
+
+/// The standings and context with every name that looks like another one (`h\u{430}rd`
+/// beside `hard`) written with its characters beyond ASCII escaped, so that a reader of
+/// the page can tell the two engines apart; `None` when no two names look alike.
+fn look_alikes_escaped(
+    standings: &Standings,
+    context: &ReportContext,
+) -> (Option<Standings>, Option<ReportContext>) {
+    let groups = crate::record::look_alike_groups(standings.rows.iter().map(|r| r.engine.as_str()));
+    let renamed: std::collections::HashMap<String, String> = groups
+        .iter()
+        .flatten()
+        .filter(|n| !n.is_ascii())
+        .map(|n| (n.to_string(), crate::record::escaped(n)))
+        .collect();
+    if renamed.is_empty() {
+        return (None, None);
+    }
+    let mut s = standings.clone();
+    for row in &mut s.rows {
+        if let Some(to) = renamed.get(&row.engine) {
+            row.engine = to.clone();
+        }
+    }
+    if let Some((anchor, _)) = &mut s.anchor
+        && let Some(to) = renamed.get(anchor.as_str())
+    {
+        *anchor = to.clone();
+    }
+    let mut c = context.clone();
+    for (from, to) in &renamed {
+        if let Some(a) = &mut c.accuracy {
+            a.rename(from, to);
+        }
+        for sec in &mut c.settings {
+            for e in &mut sec.engines {
+                if &e.name == from {
+                    e.name = to.clone();
+                }
+            }
+        }
+    }
+    (Some(s), Some(c))
 }
 
 /// The heading of a fault kind's column.
@@ -264,6 +318,48 @@ pub(crate) mod tests {
             }
         }
         t.standings(None).unwrap()
+    }
+
+    /// Two engines whose names look alike (`hard` and `h\u{430}rd`, a Cyrillic a): the
+    /// pages show the look-alike escaped, the CSV files keep the names as they are.
+    #[test]
+    fn a_look_alike_name_is_shown_escaped_on_the_pages() {
+        let mut t = Tally::new();
+        let (plain, cyrillic) = ("hard", "h\u{430}rd");
+        for (id, (south, north)) in [(plain, cyrillic), (cyrillic, plain)].iter().enumerate() {
+            let game = format!("t-{}", id + 1);
+            t.add(&GameRow {
+                game: &game,
+                pair: Some(1),
+                south,
+                north,
+                result: GameResult::SouthWins,
+                south_score: Some(30),
+                north_score: Some(18),
+                termination: Termination::Normal,
+                loser: None,
+            });
+        }
+        let dir = tempfile::tempdir().unwrap();
+        write_reports(
+            dir.path(),
+            &t.standings(None).unwrap(),
+            &ReportContext::default(),
+        )
+        .unwrap();
+        let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        for page in ["leaderboard.md", "leaderboard.html"] {
+            let text = read(page);
+            assert!(
+                !text.contains(cyrillic),
+                "{page} shows the look-alike as it is"
+            );
+            assert!(
+                text.contains("h\\u{430}rd") || text.contains("h\\\\u{430}rd"),
+                "{page}: {text}"
+            );
+        }
+        assert!(read("standings.csv").contains(cyrillic));
     }
 
     #[test]

@@ -69,7 +69,8 @@ impl RunKind {
     /// The command that continues a run of this kind.
     pub fn command(self) -> &'static str {
         match self {
-            RunKind::Tournament | RunKind::Match => "tournament",
+            RunKind::Tournament => "tournament",
+            RunKind::Match => "match",
             RunKind::Sprt => "sprt",
             RunKind::Play => "play",
         }

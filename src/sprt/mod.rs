@@ -281,7 +281,7 @@ pub fn verdict(
             Verdict::NoDecision,
             format!(
                 "no decision possible: all {} pairs were drawn 1-1 (each opening gave the \
-                 same game from both seats), so the LLR cannot move. Deterministic engines \
+                 same game from both seats), so the LLR cannot leave its bounds. Deterministic engines \
                  repeat their games: use more varied openings (--opening-plies, --openings) \
                  or engines that differ.",
                 s.pairs

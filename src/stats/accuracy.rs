@@ -100,6 +100,13 @@ impl AccuracyTable {
         self.by_engine.get(engine)
     }
 
+    /// Renames the engine `from` to `to`, if it is here.
+    pub fn rename(&mut self, from: &str, to: &str) {
+        if let Some(a) = self.by_engine.remove(from) {
+            self.by_engine.insert(to.to_string(), a);
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.by_engine.is_empty()
     }

@@ -41,6 +41,17 @@ pub fn find_program(cmd: &Path, dir: Option<&Path>) -> Result<PathBuf, String> {
         return Err(hint);
     }
     if has_slash {
+        if let Some(folder) = [Some(cmd.to_path_buf()), dir.map(|d| d.join(cmd))]
+            .into_iter()
+            .flatten()
+            .find(|p| p.is_dir())
+        {
+            return Err(format!(
+                "is a folder, not a program: give the program inside it (cmd={}/NAME), or                  run it from there with dir={}",
+                crate::record::shown_path(cmd),
+                crate::record::shown_path(&folder)
+            ));
+        }
         return Err("does not exist".to_string());
     }
     // A file of that name here (or in the working directory): the user meant it.
@@ -146,6 +157,19 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_is_named_as_a_folder_not_as_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("mine");
+        std::fs::create_dir(&folder).unwrap();
+        let e = find_program(&folder, None).unwrap_err();
+        assert!(e.starts_with("is a folder, not a program"), "{e}");
+        let e = find_program(Path::new("./mine"), Some(dir.path())).unwrap_err();
+        assert!(e.starts_with("is a folder, not a program"), "{e}");
+        let e = find_program(&dir.path().join("none"), None).unwrap_err();
+        assert_eq!(e, "does not exist");
+    }
 
     #[test]
     fn a_script_is_run_by_its_interpreter() {
