@@ -338,6 +338,7 @@ pub(crate) mod tests {
                 north_score: Some(18),
                 termination: Termination::Normal,
                 loser: None,
+                repeat: false,
             });
         }
         let dir = tempfile::tempdir().unwrap();
