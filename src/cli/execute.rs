@@ -219,9 +219,17 @@ fn print_header(
             RunKind::Sprt => format!("at most {games} games"),
             _ => format!("{games} games per pairing"),
         };
+        let (openings, note) = config
+            .schedule
+            .openings
+            .describe(config.schedule.pairs_per_pairing);
+        let note = note.map_or(String::new(), |n| format!("\n{n}"));
+        // One write: a reader that takes the first line and closes the output (`head -1`)
+        // stops the run where it writes next, not before it starts.
         writeln!(
             std::io::stdout().lock(),
-            "{} {what}: {} engines, {games}, {}, time {} (+{} margin), {} at once; results in {}",
+            "{} {what}: {} engines, {games}, {}, time {} (+{} margin), {} at once; results in {}\n\
+             {openings}{note}",
             if resume { "resuming" } else { "starting" },
             config.engines.len(),
             config.rules(),
@@ -230,14 +238,6 @@ fn print_header(
             at_once,
             crate::record::shown_path(out)
         )?;
-        let (openings, note) = config
-            .schedule
-            .openings
-            .describe(config.schedule.pairs_per_pairing);
-        writeln!(std::io::stdout().lock(), "{openings}")?;
-        if let Some(note) = note {
-            writeln!(std::io::stdout().lock(), "{note}")?;
-        }
     }
     if let Some(warning) = crate::record::machine_load()
         .and_then(|(load, cpus)| load_warning(load, cpus, config.margin))
