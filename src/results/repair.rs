@@ -46,6 +46,8 @@ pub struct Repaired {
     /// damaged): how many, and the first with the reason.
     pub unplayable: u64,
     pub first_unplayable: Option<String>,
+    /// Their ids: done (not played again) but not counted.
+    pub unplayable_games: HashSet<String>,
     /// The rules this tournament's records were played under (each once).
     pub rules_played: Vec<crate::rules::Rules>,
 }
@@ -98,8 +100,8 @@ impl Repaired {
         if let Some(first) = &self.first_unplayable {
             v.push(format!(
                 "{} game(s) of games.jsonl do not replay under their rules, so the file was \
-                 edited or damaged (the first: {first}); they count as recorded, but `kalaha \
-                 show` and `kalaha analyze` refuse them",
+                 edited or damaged (the first: {first}): they are not counted (nor rated by \
+                 `kalaha ratings`), and not played again unless their lines are deleted",
                 self.unplayable
             ));
         }
@@ -154,7 +156,7 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
 
     // The records, first line of each game kept.
     let mut seen = HashSet::new();
-    let mut unplayable = HashSet::new();
+    let mut unplayable: HashSet<String> = HashSet::new();
     let mut records = Vec::new();
     let mut kept_lines: Vec<u8> = Vec::new();
     let summary = read_jsonl(&jsonl_path, |rec, line| {
@@ -229,6 +231,7 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
         .collect();
     r.rows_rebuilt = missing.len() as u64;
     r.done.extend(records.iter().map(|rec| rec.game.clone()));
+    r.unplayable_games = unplayable;
 
     let dropped = r.has_record && r.rows_without_record > 0;
     if r.repeated_rows > 0 || r.rows_corrected > 0 || dropped || !header {

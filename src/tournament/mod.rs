@@ -188,7 +188,8 @@ fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Coun
     let repeated = repeats::repeated_games(out)?;
     if csv.exists() {
         let summary = results::read_games_csv(&csv, |row| {
-            if repaired.done.contains(row.game) {
+            // A record that does not replay is said in the notes; it is not counted.
+            if repaired.done.contains(row.game) && !repaired.unplayable_games.contains(row.game) {
                 if fits(row) {
                     let row = crate::record::GameRow {
                         repeat: repeated.contains(row.game),
@@ -240,14 +241,34 @@ const PLAYED_ENGINE_KEYS: [&str; 6] = ["builtin", "args", "options", "tc", "limi
 /// (`dir/.played.toml`), said for the user; `None` when nothing does, or when the folder
 /// was written before the settings were kept apart.
 pub fn played_changes(dir: &Path) -> Option<String> {
-    let read = |name: &str| {
-        crate::input::read_text_limited(&dir.join(name), crate::input::CONFIG_LIMIT)
-            .ok()?
-            .parse::<toml::Table>()
-            .ok()
-    };
-    let (now, then) = (read(results::TOURNAMENT_TOML)?, read(results::PLAYED_TOML)?);
     let folder = crate::record::shown_path(dir);
+    let read = |name: &str| {
+        let path = dir.join(name);
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Ok(None);
+        }
+        crate::input::read_text_limited(&path, crate::input::CONFIG_LIMIT)
+            .map_err(|e| format!("failed to read {folder}/{name}: {e}"))?
+            .parse::<toml::Table>()
+            .map(Some)
+            .map_err(|e| format!("{folder}/{name}: {}", e.message()))
+    };
+    let (now, then) = match (read(results::TOURNAMENT_TOML), read(results::PLAYED_TOML)) {
+        (Err(e), _) | (_, Err(e)) => return Some(e),
+        (Ok(Some(now)), Ok(Some(then))) => (now, then),
+        // A folder whose tournament.toml says its kind was written with .played.toml
+        // beside it: without it, nothing would check an edited tournament.toml.
+        (Ok(Some(now)), Ok(None)) if now.contains_key("run") => {
+            return Some(format!(
+                "{folder}/{} is missing: kalaha writes it when a run begins, with the \
+                 settings its games are played with, and a resume checks tournament.toml \
+                 against it; put it back (a copy of tournament.toml as the run began), or \
+                 start a new run",
+                results::PLAYED_TOML
+            ));
+        }
+        _ => return None,
+    };
     let changed = format!(
         "the file was changed after the run began ({folder}/{} keeps the settings it began \
          with); put it back as it was, or start a new run",

@@ -92,6 +92,7 @@ impl Run {
         &self,
         config: &mut TournamentConfig,
     ) -> Result<(ProcessLauncher, Vec<Vec<RunningEngine>>), TournamentError> {
+        self.check_writable(config)?;
         self.runtime
             .block_on(ProcessLauncher::prepare(
                 config,
@@ -99,6 +100,33 @@ impl Run {
                 self.debug,
             ))
             .map_err(|e| TournamentError::Input(e.to_string()))
+    }
+
+    /// Refuses a `write=` folder that holds the results folder: the sandbox keeps this
+    /// run's folder read-only, but an engine could change the runs beside it (`results/`
+    /// of earlier runs), which `kalaha ratings` later reads as they are.
+    fn check_writable(&self, config: &TournamentConfig) -> Result<(), TournamentError> {
+        let Ok(results) = std::fs::canonicalize(self.folder.path()) else {
+            return Ok(());
+        };
+        for e in &config.engines {
+            for w in &e.resolved.write {
+                let Ok(w) = std::fs::canonicalize(w) else {
+                    continue;
+                };
+                if results.starts_with(&w) {
+                    return Err(TournamentError::Input(format!(
+                        "engine {}: write={} holds the results folder {}: the engine could \
+                         change the results of the runs beside it; give it a folder of its \
+                         own to write in",
+                        e.identity.name,
+                        crate::record::shown_path(&w),
+                        crate::record::shown_path(self.folder.path())
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Saves `file` as the folder's `tournament.toml`, with the kind of run, under the

@@ -1086,8 +1086,16 @@ fn a_resume_refuses_a_tournament_toml_whose_rules_were_changed() {
         text(&o)
     );
     // A folder that does not keep the settings it began with (written by an older
-    // kalaha): the records' own rules refuse it.
+    // kalaha, whose tournament.toml did not say the kind of run): the records' own rules
+    // refuse it.
     std::fs::remove_file(out.join(".played.toml")).unwrap();
+    let edited = std::fs::read_to_string(&toml).unwrap();
+    let older: String = edited
+        .lines()
+        .filter(|l| !l.starts_with("run = "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&toml, older).unwrap();
     let o = run(&strings(&[
         "tournament",
         "--quiet",
@@ -1150,6 +1158,24 @@ fn a_resume_refuses_any_setting_changed_since_the_run_began() {
         assert!(text(&o).contains(named), "{to}: {}", text(&o));
         assert!(text(&o).contains("put it back as it was"), "{}", text(&o));
     }
+    // The kept settings deleted, or a FIFO in their place: refused, not skipped.
+    let played = out.join(".played.toml");
+    let kept = std::fs::read(&played).unwrap();
+    std::fs::write(&toml, before.replacen("seed = 3", "seed = 4", 1)).unwrap();
+    std::fs::remove_file(&played).unwrap();
+    let o = resume();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains(".played.toml is missing"), "{}", text(&o));
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(&played)
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let o = resume();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("FIFO"), "{}", text(&o));
+    std::fs::remove_file(&played).unwrap();
+    std::fs::write(&played, kept).unwrap();
     // What may change between two runs of a tournament: the games at once, the title.
     std::fs::write(
         &toml,
@@ -1189,4 +1215,110 @@ fn a_games_csv_row_that_disagrees_with_its_record_is_written_again_from_it() {
         text(&o)
     );
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), before);
+}
+
+/// An engine may not be given a `write=` folder that holds the results folder: it could
+/// change the results of the runs beside this one (an earlier run's games.jsonl), which
+/// the sandbox does not cover.
+#[test]
+fn a_write_folder_that_holds_the_results_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for write in [".", "results"] {
+        let o = kalaha()
+            .current_dir(dir.path())
+            .args(["match", "--engine", "builtin=first"])
+            .arg(format!("write={write}"))
+            .args([
+                "--engine",
+                "builtin=random",
+                "--games",
+                "2",
+                "-q",
+                "--out",
+                "results/new",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{write}: {}", text(&o));
+        assert!(
+            text(&o).contains("holds the results folder results/new"),
+            "{write}: {}",
+            text(&o)
+        );
+    }
+    // A folder of its own is fine.
+    std::fs::create_dir(dir.path().join("scratch")).unwrap();
+    let o = kalaha()
+        .current_dir(dir.path())
+        .args(["match", "--engine", "builtin=first", "write=scratch"])
+        .args([
+            "--engine",
+            "builtin=random",
+            "--games",
+            "2",
+            "-q",
+            "--out",
+            "results/ok",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// A record edited so that it no longer replays (its result turned around) is counted
+/// neither by a resume nor by `kalaha ratings`: the two agree on every folder.
+#[test]
+fn a_record_that_does_not_replay_is_counted_by_neither_resume_nor_ratings() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &["--games", "4", "--pits", "3", "--seeds", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let jsonl = out.join("games.jsonl");
+    let edited: String = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
+            if i == 0 {
+                let (s, n) = (rec["south_score"].clone(), rec["north_score"].clone());
+                rec["south_score"] = n;
+                rec["north_score"] = s;
+                rec["result"] = match rec["result"].as_str().unwrap() {
+                    "1-0" => "0-1".into(),
+                    "0-1" => "1-0".into(),
+                    other => other.into(),
+                };
+            }
+            format!("{rec}\n")
+        })
+        .collect();
+    std::fs::write(&jsonl, edited).unwrap();
+    let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("do not replay under their rules"),
+        "{}",
+        text(&o)
+    );
+    let games_in = |csv: &Path| {
+        let text = std::fs::read_to_string(csv).unwrap();
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        let headers = r.headers().unwrap().clone();
+        let at = headers.iter().position(|h| h == "games").unwrap();
+        r.records()
+            .map(|row| row.unwrap()[at].parse::<u64>().unwrap())
+            .sum::<u64>()
+    };
+    // Three games counted (each counts for both engines).
+    assert_eq!(games_in(&out.join("standings.csv")), 6);
+    let board = dir.path().join("board");
+    let o = run(&strings(&[
+        "ratings",
+        out.to_str().unwrap(),
+        "--out",
+        board.to_str().unwrap(),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(games_in(&board.join("standings.csv")), 6);
 }

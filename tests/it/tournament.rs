@@ -978,7 +978,7 @@ fn a_closed_output_stops_the_run_and_says_how_to_resume() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("was its output closed?"), "{err}");
     assert!(
-        err.contains(&format!("`kalaha tournament --resume {}`", out.display())),
+        err.contains(&format!("`kalaha match --resume {}`", out.display())),
         "{err}"
     );
     assert!(!err.contains("failed to write results"), "{err}");
