@@ -226,10 +226,9 @@ fn print_header(
         let note = note.map_or(String::new(), |n| format!("\n{n}"));
         // One write: a reader that takes the first line and closes the output (`head -1`)
         // stops the run where it writes next, not before it starts.
-        writeln!(
-            std::io::stdout().lock(),
+        let text = format!(
             "{} {what}: {} engines, {games}, {}, time {} (+{} margin), {} at once; results in {}\n\
-             {openings}{note}",
+             {openings}{note}\n",
             if resume { "resuming" } else { "starting" },
             config.engines.len(),
             config.rules(),
@@ -237,7 +236,8 @@ fn print_header(
             format_duration(config.margin),
             at_once,
             crate::record::shown_path(out)
-        )?;
+        );
+        std::io::stdout().lock().write_all(text.as_bytes())?;
     }
     if let Some(warning) = crate::record::machine_load()
         .and_then(|(load, cpus)| load_warning(load, cpus, config.margin))
