@@ -3,7 +3,7 @@
 //! even (or nearly) under perfect play.
 
 use super::game::value_within;
-use crate::record::counted;
+use crate::record::{Board, BoardError, Opening, counted};
 use crate::rules::{Position, Rules, Side};
 use crate::solver::{EndgameTable, Solver};
 use rand::rngs::ChaCha8Rng;
@@ -39,19 +39,39 @@ pub struct BalancedOpening {
 /// Random lines tried per opening wanted before giving up.
 const TRIES_PER_OPENING: usize = 200;
 
-/// The exact value for south of the position after `pits`, if solved within the budget.
+/// The exact value for south of the position after `pits` when it lies within
+/// `[-max_value, max_value]`: `Some(Err(()))` when it lies outside, `None` when the budget
+/// ran out. Two null-window tests settle whether the value is within the bound (most lines
+/// are not, and are refused after one or two), then the solver finds it from a first
+/// guess of 0.
 fn south_value(
     solver: &mut Solver,
     rules: Rules,
     pits: &[u8],
+    max_value: i32,
     budget: Option<Duration>,
-) -> Option<i32> {
+) -> Option<Result<i32, ()>> {
     let mut pos = Position::start(rules);
     for &p in pits {
         pos = pos.play(p as i64).ok()?;
     }
-    let v = value_within(solver, &pos, budget, None)?;
-    Some(if pos.to_move() == Side::South { v } else { -v })
+    let deadline = budget.map(|d| std::time::Instant::now() + d);
+    let budget = || crate::solver::Budget {
+        deadline,
+        max_nodes: None,
+    };
+    // The bound is the same either way, so the mover's value must lie within it too.
+    match solver.test(&pos, -max_value, budget())? {
+        crate::solver::Test::Below { .. } => return Some(Err(())),
+        crate::solver::Test::AtLeast { bound, .. } if bound > max_value => return Some(Err(())),
+        crate::solver::Test::AtLeast { .. } => {}
+    }
+    if let crate::solver::Test::AtLeast { .. } = solver.test(&pos, max_value + 1, budget())? {
+        return Some(Err(()));
+    }
+    let remaining = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+    let v = value_within(solver, &pos, remaining, Some(0))?;
+    Some(Ok(if pos.to_move() == Side::South { v } else { -v }))
 }
 
 /// Distinct candidate lines, in a fixed order for a seed: each of `spec.plies` sowings
@@ -137,7 +157,7 @@ pub fn balanced_openings(
             ));
         }
         let chunk = batch.len().div_ceil(threads);
-        let values: Vec<Option<i32>> = std::thread::scope(|scope| {
+        let values: Vec<Option<Result<i32, ()>>> = std::thread::scope(|scope| {
             let handles: Vec<_> = solvers
                 .iter_mut()
                 .zip(batch.chunks(chunk))
@@ -145,7 +165,7 @@ pub fn balanced_openings(
                     scope.spawn(move || {
                         lines
                             .iter()
-                            .map(|l| south_value(solver, rules, l, spec.budget))
+                            .map(|l| south_value(solver, rules, l, spec.max_value, spec.budget))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -158,7 +178,8 @@ pub fn balanced_openings(
         for (pits, value) in batch.into_iter().zip(values) {
             tried += 1;
             match value {
-                Some(v) if v.abs() <= spec.max_value && found.len() < spec.count => {
+                Some(Ok(v)) if found.len() < spec.count => {
+                    debug_assert!(v.abs() <= spec.max_value);
                     found.push(BalancedOpening { pits, value: v })
                 }
                 Some(_) => {}
@@ -170,12 +191,17 @@ pub fn balanced_openings(
     Ok(found)
 }
 
-/// The openings as an openings file: a comment saying what they are, then one line each
-/// with the value as a comment.
+/// The openings as an openings file: comments saying what they are, how they were made
+/// and the command that makes them again (the same file: the lines are drawn from the seed
+/// and, without a time budget, every line is solved whatever the machine), then one line
+/// each with the value as a comment.
 pub fn openings_text(rules: Rules, spec: &OpeningsSpec, openings: &[BalancedOpening]) -> String {
     let mut s = format!(
         "# {} openings of {} sowings under {rules}, exact value for south within ±{} (seed {})\n\
-         # kalaha openings --plies {} --count {} --max-value {} --seed {} --pits {} --seeds {}{} --sweep {}\n",
+         # Each is a line of random legal sowings from the start (drawn from the seed), reaching a\n\
+         # position no earlier line reached, whose exact value for south (its final store minus\n\
+         # north's under perfect play) kalaha's solver proved to lie within the bound.\n\
+         # kalaha openings --plies {} --count {} --max-value {} --seed {} --budget {} --pits {} --seeds {}{} --sweep {}\n",
         openings.len(),
         spec.plies,
         spec.max_value,
@@ -184,6 +210,8 @@ pub fn openings_text(rules: Rules, spec: &OpeningsSpec, openings: &[BalancedOpen
         spec.count,
         spec.max_value,
         spec.seed,
+        spec.budget
+            .map_or("none".to_string(), crate::record::format_duration),
         rules.pits(),
         rules.seeds(),
         if rules.empty_capture() {
@@ -241,10 +269,13 @@ pub enum OpeningsError {
     Empty,
 }
 
-/// Reads an openings file: one opening per line, pit numbers separated by spaces (or
-/// commas); `#` starts a comment; blank lines are skipped. Every opening must be legal under
-/// `rules` and must not end the game.
-pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Vec<u8>>, OpeningsError> {
+/// Reads an openings file: one opening per line, either pit numbers sown from the start
+/// (separated by spaces or commas) or a start position in the Kalah Game Protocol's board
+/// notation, `<pits,south store,north store,south pits...,north pits...>` (south to move),
+/// optionally followed by pit numbers sown from it; `#` starts a comment; blank lines are
+/// skipped. Every opening must be legal under `rules` (a board: their pits a side and seeds
+/// in all) and must not end the game.
+pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Opening>, OpeningsError> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -255,22 +286,33 @@ pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Vec<u8>>, Openings
             line: i + 1,
             reason,
         };
-        let mut pos = Position::start(rules);
+        let (start, sowings) = match line.strip_prefix('<') {
+            Some(_) => {
+                let end = line.find('>').ok_or_else(|| {
+                    err(format!(
+                        "{line:?} opens a board with '<' but does not close it with '>'"
+                    ))
+                })?;
+                let board: Board = line[..=end]
+                    .parse()
+                    .map_err(|e: BoardError| err(e.to_string()))?;
+                (Some(board), &line[end + 1..])
+            }
+            None => (None, line),
+        };
         let mut pits = Vec::new();
-        for word in line.split(|c: char| c.is_whitespace() || c == ',') {
+        for word in sowings.split(|c: char| c.is_whitespace() || c == ',') {
             if word.is_empty() {
                 continue;
             }
-            let pit: i64 = word
+            let pit: u8 = word
                 .parse()
                 .map_err(|_| err(format!("{word:?} is not a pit number")))?;
-            pos = pos.play(pit).map_err(|e| err(e.to_string()))?;
-            pits.push(pit as u8);
+            pits.push(pit);
         }
-        if pos.is_over() {
-            return Err(err("the opening ends the game".into()));
-        }
-        out.push(pits);
+        let opening = Opening { start, pits };
+        opening.position(rules).map_err(|e| err(e.to_string()))?;
+        out.push(opening);
     }
     if out.is_empty() {
         return Err(OpeningsError::Empty);
@@ -278,11 +320,326 @@ pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Vec<u8>>, Openings
     Ok(out)
 }
 
+/// The books of balanced openings kalaha ships (`books/` in the repository): the board
+/// each is for (6 pits of 4 seeds, seeds left to their owner, with or without empty
+/// captures), its name and its text. Each file's header says how it was made.
+const BOOKS: [(bool, &str, &str); 2] = [
+    (
+        false,
+        "kalah-6x4",
+        include_str!("../../books/kalah-6x4.openings"),
+    ),
+    (
+        true,
+        "kalah-6x4-empty-capture",
+        include_str!("../../books/kalah-6x4-empty-capture.openings"),
+    ),
+];
+
+/// The book of balanced openings kalaha plays by default under `rules`, when it ships one:
+/// its name and its openings, in the file's order.
+pub fn default_book(rules: Rules) -> Option<(&'static str, &'static [Opening])> {
+    static READ: [std::sync::OnceLock<Vec<Opening>>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    if (rules.pits(), rules.seeds(), rules.sweep()) != (6, 4, crate::rules::Sweep::Owner) {
+        return None;
+    }
+    let i = BOOKS.iter().position(|b| b.0 == rules.empty_capture())?;
+    let (_, name, text) = BOOKS[i];
+    let list = READ[i].get_or_init(|| {
+        parse_openings(text, rules).unwrap_or_else(|e| panic!("the book {name} is damaged: {e}"))
+    });
+    Some((name, list))
+}
+
+/// Frontiers larger than this are not enumerated: positions after more sowings are drawn
+/// at random instead (there are then far more of them than any run plays).
+const MAX_FRONTIER: usize = 400_000;
+
+/// Openings computed at most before a run starts, to say whether it has enough.
+const COUNTED_AT_START: u64 = 50_000;
+
+/// Random lines drawn in a row that all reach positions already used before a tier drawn
+/// at random is taken as used up.
+const MAX_DRAWN_IN_VAIN: u64 = 20_000;
+
+/// Distinct openings in a fixed order: the positions of a book first (in an order fixed by
+/// the seed), then the positions after `plies` sowings from the start, then after
+/// `plies + 1`, and so on, each set of positions in an order fixed by the seed, and never
+/// a position twice (a position reached by two lines, or by a line and a book, is one
+/// opening). Opening `n` depends only on the rules, the book, `plies`, the seed and `n`, so
+/// every shard and every resume agrees; the openings are computed once, as far as a run
+/// asks for them.
+pub struct DistinctOpenings {
+    rules: Rules,
+    plies: u32,
+    seed: u64,
+    /// The book's name and size, when it comes first.
+    book: Option<(String, usize)>,
+    state: std::sync::Mutex<Distinct>,
+}
+
+/// What has been computed of a [`DistinctOpenings`].
+struct Distinct {
+    /// The openings in order, as far as computed.
+    list: Vec<Opening>,
+    seen: HashSet<Position>,
+    /// The positions after `depth` sowings (that do not end the game), each with the first
+    /// line found to it; `None` once they are drawn at random instead.
+    frontier: Option<Vec<(Position, Vec<u8>)>>,
+    depth: u32,
+    /// Openings of each tier past the book: (sowings, how many).
+    tiers: Vec<(u32, usize)>,
+    /// No position is left to add.
+    done: bool,
+}
+
+impl std::fmt::Debug for DistinctOpenings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DistinctOpenings")
+            .field("rules", &self.rules)
+            .field("plies", &self.plies)
+            .field("seed", &self.seed)
+            .field("book", &self.book)
+            .finish()
+    }
+}
+
+impl PartialEq for DistinctOpenings {
+    fn eq(&self, other: &Self) -> bool {
+        (self.rules, self.plies, self.seed, &self.book)
+            == (other.rules, other.plies, other.seed, &other.book)
+    }
+}
+
+impl Eq for DistinctOpenings {}
+
+/// `items` in an order fixed by `seed` and `stream` (a Fisher-Yates shuffle).
+fn shuffle<T>(items: &mut [T], seed: u64, stream: u64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(stream);
+    for i in (1..items.len()).rev() {
+        let j = rng.random_range(0..=i);
+        items.swap(i, j);
+    }
+}
+
+/// The stream of the generator that orders the book (tiers use their number of sowings).
+const BOOK_STREAM: u64 = u64::MAX;
+
+impl DistinctOpenings {
+    /// Openings of `plies` sowings (at least 1) and more, after `book` (a name and its
+    /// openings) when one is given.
+    pub fn new(
+        rules: Rules,
+        plies: u32,
+        seed: u64,
+        book: Option<(&str, &[Opening])>,
+    ) -> DistinctOpenings {
+        let plies = plies.max(1);
+        let mut list = Vec::new();
+        let mut seen = HashSet::new();
+        if let Some((_, openings)) = book {
+            for o in openings {
+                if let Ok(pos) = o.position(rules)
+                    && seen.insert(pos)
+                {
+                    list.push(o.clone());
+                }
+            }
+            shuffle(&mut list, seed, BOOK_STREAM);
+        }
+        let book = book.map(|(name, _)| (name.to_string(), list.len()));
+        DistinctOpenings {
+            rules,
+            plies,
+            seed,
+            book,
+            state: std::sync::Mutex::new(Distinct {
+                list,
+                seen,
+                frontier: Some(vec![(Position::start(rules), Vec::new())]),
+                depth: 0,
+                tiers: Vec::new(),
+                done: false,
+            }),
+        }
+    }
+
+    pub fn plies(&self) -> u32 {
+        self.plies
+    }
+
+    /// The book's name and how many distinct positions of it are played first.
+    pub fn book(&self) -> Option<(&str, usize)> {
+        self.book.as_ref().map(|(n, c)| (n.as_str(), *c))
+    }
+
+    /// Opening `n` (0-based). Once every position reachable has been used (only on tiny
+    /// boards), the openings are played again in the same order.
+    pub fn get(&self, n: u64) -> Opening {
+        let mut st = self.state.lock().expect("openings lock");
+        while (st.list.len() as u64) <= n && !st.done {
+            self.grow(&mut st);
+        }
+        if st.list.is_empty() {
+            // No line of `plies` sowings leaves the game going: the longest that does.
+            return Opening::line(random_opening(self.rules, self.plies, self.seed, n));
+        }
+        st.list[(n % st.list.len() as u64) as usize].clone()
+    }
+
+    /// How many distinct openings there are before they repeat (`None`: at least `upto`,
+    /// or more than it is worth computing now), and the openings of each tier computed to
+    /// know it: (sowings, count).
+    pub fn count_upto(&self, upto: u64) -> (Option<u64>, Vec<(u32, usize)>) {
+        let upto = upto.min(COUNTED_AT_START);
+        let mut st = self.state.lock().expect("openings lock");
+        while !st.done && ((st.list.len() as u64) < upto || st.tiers.is_empty()) {
+            self.grow(&mut st);
+        }
+        let n = st.list.len() as u64;
+        ((st.done || n < upto).then_some(n), st.tiers.clone())
+    }
+
+    /// The positions after one more sowing of each of `frontier`, first line first.
+    fn expand(&self, frontier: &[(Position, Vec<u8>)]) -> Option<Vec<(Position, Vec<u8>)>> {
+        let mut next = Vec::new();
+        let mut here = HashSet::new();
+        for (pos, line) in frontier {
+            for pit in pos.legal_moves() {
+                let after = pos.play(i64::from(pit)).expect("a legal move");
+                if !after.is_over() && here.insert(after) {
+                    if next.len() >= MAX_FRONTIER {
+                        return None;
+                    }
+                    let mut l = line.clone();
+                    l.push(pit);
+                    next.push((after, l));
+                }
+            }
+        }
+        Some(next)
+    }
+
+    /// Adds the next tier: the new positions after `depth + 1` sowings (from `plies` on).
+    fn grow(&self, st: &mut Distinct) {
+        loop {
+            st.depth += 1;
+            let depth = st.depth;
+            let mut tier: Vec<Opening> = match st.frontier.take() {
+                Some(frontier) if frontier.is_empty() => {
+                    st.done = true;
+                    return;
+                }
+                Some(frontier) => match self.expand(&frontier) {
+                    Some(next) => {
+                        let tier = if depth >= self.plies {
+                            next.iter()
+                                .filter(|(p, _)| !st.seen.contains(p))
+                                .map(|(_, l)| Opening::line(l.clone()))
+                                .collect()
+                        } else {
+                            Vec::new()
+                        };
+                        st.frontier = Some(next);
+                        tier
+                    }
+                    None => self.drawn(st, depth),
+                },
+                None => self.drawn(st, depth),
+            };
+            if depth < self.plies {
+                continue;
+            }
+            shuffle(&mut tier, self.seed, u64::from(depth));
+            for o in &tier {
+                st.seen
+                    .insert(o.position(self.rules).expect("a legal line"));
+            }
+            st.tiers.push((depth, tier.len()));
+            st.list.extend(tier);
+            return;
+        }
+    }
+
+    /// New positions after `depth` sowings drawn at random (beyond the frontiers that are
+    /// enumerated), until [`MAX_DRAWN_IN_VAIN`] lines in a row find none: at most as many
+    /// as the frontier limit, in the order drawn.
+    fn drawn(&self, st: &mut Distinct, depth: u32) -> Vec<Opening> {
+        let mut out = Vec::new();
+        let mut here = HashSet::new();
+        let mut vain = 0;
+        let mut stream = 0u64;
+        while vain < MAX_DRAWN_IN_VAIN && out.len() < MAX_FRONTIER {
+            let line = random_opening(
+                self.rules,
+                depth,
+                self.seed ^ u64::from(depth).rotate_left(32),
+                stream,
+            );
+            stream += 1;
+            if line.len() != depth as usize {
+                vain += 1;
+                continue;
+            }
+            let pos = Opening::line(line.clone())
+                .position(self.rules)
+                .expect("a legal line");
+            if !st.seen.contains(&pos) && here.insert(pos) {
+                out.push(Opening::line(line));
+                vain = 0;
+            } else {
+                vain += 1;
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::tests::minimax;
     use crate::rules::Sweep;
+
+    /// The books shipped are the default of their boards: at least 1,000 distinct
+    /// positions each, every line's recorded value within ±2, and the header gives the
+    /// command that makes the book again.
+    #[test]
+    fn the_shipped_books_hold_a_thousand_distinct_balanced_positions() {
+        for empty_capture in [false, true] {
+            let rules = Rules::new(6, 4, empty_capture, Sweep::Owner).unwrap();
+            let (name, book) = default_book(rules).unwrap();
+            let text = BOOKS.iter().find(|b| b.1 == name).unwrap().2;
+            let positions: HashSet<Position> =
+                book.iter().map(|o| o.position(rules).unwrap()).collect();
+            assert_eq!(positions.len(), book.len(), "{name}: a position twice");
+            assert!(book.len() >= 1000, "{name}: {} openings", book.len());
+            let values: Vec<i32> = text
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(|l| {
+                    let v = l.split("# value ").nth(1).unwrap();
+                    v.trim().parse().unwrap()
+                })
+                .collect();
+            assert_eq!(values.len(), book.len());
+            assert!(values.iter().all(|v| v.abs() <= 2), "{name}");
+            let command = text
+                .lines()
+                .find(|l| l.starts_with("# kalaha openings "))
+                .unwrap();
+            assert_eq!(
+                command.contains("--empty-capture"),
+                empty_capture,
+                "{command}"
+            );
+            assert!(command.contains("--budget none"), "{command}");
+        }
+        assert!(default_book(Rules::new(6, 5, false, Sweep::Owner).unwrap()).is_none());
+        assert!(default_book(Rules::new(6, 4, false, Sweep::EmptySide).unwrap()).is_none());
+    }
 
     /// `openings --help`'s example finds its five openings; with fewer sowings there are
     /// too few lines, and the error does not suggest a longer budget when every line was
@@ -336,7 +693,10 @@ mod tests {
         let parsed = parse_openings(&text, rules).unwrap();
         assert_eq!(
             parsed,
-            found.iter().map(|o| o.pits.clone()).collect::<Vec<_>>()
+            found
+                .iter()
+                .map(|o| Opening::line(o.pits.clone()))
+                .collect::<Vec<_>>()
         );
         let mut memo = std::collections::HashMap::new();
         let mut positions = HashSet::new();

@@ -267,7 +267,7 @@ impl Checker<'_> {
             return self.steps.fail(name, "no such position (checker bug)");
         };
         self.step(name, async |e: &mut Engine| {
-            e.new_game("check", rules, side).await.map_err(fail)?;
+            e.new_game("check", rules, None, side).await.map_err(fail)?;
             let reply = e.go(&pos, &moves, time, max).await.map_err(fail)?;
             pos.check(reply.pit)
                 .map_err(|err| (Failure::with_line(err.to_string(), &reply.line), false))?;
@@ -392,6 +392,7 @@ impl Checker<'_> {
             let mut ng = serde_json::to_value(ToEngine::NewGame {
                 game: "check".into(),
                 rules,
+                start: None,
                 side: Side::South,
             })
             .expect("json");

@@ -58,7 +58,7 @@ pub(super) async fn play_whole_game(
     let rules = Rules::new(3, 2, false, Sweep::Owner).expect("rules");
     let time = TimeLimit::MoveTime(Duration::from_millis(1000));
     let max = Duration::from_millis(1000) + MOVE_SLACK;
-    e.new_game(WHOLE_GAME, rules, Side::South)
+    e.new_game(WHOLE_GAME, rules, None, Side::South)
         .await
         .map_err(fail)?;
     let mut pos = Position::start(rules);

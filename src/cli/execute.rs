@@ -169,6 +169,17 @@ pub fn execute(
             }
         );
     }
+    let repeats = outcome.tally.repeats();
+    if repeats > 0 {
+        // A warning, shown even with --quiet.
+        eprintln!(
+            "warning: {} repeated an earlier game of the run move for move (the same \
+             engines in the same seats from the same opening): marked `repeats` in games.jsonl \
+             and left out of the Elo and the SPRT, as they add no evidence; openings that are \
+             all distinct (the default, not a file played again) avoid them",
+            crate::record::counted(repeats, "game")
+        );
+    }
     if mode != DisplayMode::Quiet {
         print_summary(s.moves, cpu_at_start, &out)?;
     }
@@ -208,9 +219,16 @@ fn print_header(
             RunKind::Sprt => format!("at most {games} games"),
             _ => format!("{games} games per pairing"),
         };
-        writeln!(
-            std::io::stdout().lock(),
-            "{} {what}: {} engines, {games}, {}, time {} (+{} margin), {} at once; results in {}",
+        let (openings, note) = config
+            .schedule
+            .openings
+            .describe(config.schedule.pairs_per_pairing);
+        let note = note.map_or(String::new(), |n| format!("\n{n}"));
+        // One write: a reader that takes the first line and closes the output (`head -1`)
+        // stops the run where it writes next, not before it starts.
+        let text = format!(
+            "{} {what}: {} engines, {games}, {}, time {} (+{} margin), {} at once; results in {}\n\
+             {openings}{note}\n",
             if resume { "resuming" } else { "starting" },
             config.engines.len(),
             config.rules(),
@@ -218,7 +236,8 @@ fn print_header(
             format_duration(config.margin),
             at_once,
             crate::record::shown_path(out)
-        )?;
+        );
+        std::io::stdout().lock().write_all(text.as_bytes())?;
     }
     if let Some(warning) = crate::record::machine_load()
         .and_then(|(load, cpus)| load_warning(load, cpus, config.margin))

@@ -5,7 +5,10 @@ use super::execute::{RunKind, execute};
 use super::{CliError, CliResult};
 use crate::tournament::spec::EngineSpec;
 
-/// Play game pairs between two engines.
+/// Games a match plays when `--games` is not given.
+pub const MATCH_GAMES: u64 = 100;
+
+/// Play game pairs between two engines (100 games unless --games says otherwise).
 ///
 /// Each engine is a built-in name (`hard`), or KEY=VALUE words in one argument
 /// (`"cmd=./my-engine name=mine option.depth=8"`), or given with --engine.
@@ -51,6 +54,8 @@ pub fn run(args: Args) -> CliResult {
         )));
     }
     file.engines = engines;
+    // Two games say nothing about two engines; a hundred begin to.
+    file.games.get_or_insert(MATCH_GAMES);
     let config = args.common.resolve(&file)?;
     let out = super::common::new_results_folder(&file, "")?;
     let flags = args.common.run_flags(Some(&file));

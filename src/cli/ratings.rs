@@ -278,7 +278,7 @@ pub fn run(args: Args) -> CliResult {
         let mut count = |added: Added| match added {
             Added::Counted { .. } => counted += 1,
             Added::Duplicate => duplicates += 1,
-            Added::Ignored => ignored += 1,
+            Added::Ignored | Added::Repeat => ignored += 1,
         };
         // Rows of a run with a record are only compared with it.
         let mut rows: std::collections::HashMap<String, record::RowView> = Default::default();

@@ -112,8 +112,15 @@ pub fn run(args: Args) -> CliResult {
         clean_text(&g.north),
         g.rules
     )?;
-    if !g.opening.is_empty() {
-        writeln!(out, "opening: {}", format_pits(&g.opening))?;
+    match (&g.start, g.opening.is_empty()) {
+        (None, true) => {}
+        (None, false) => writeln!(out, "opening: {}", format_pits(&g.opening))?,
+        (Some(board), true) => writeln!(out, "start: {board}")?,
+        (Some(board), false) => writeln!(
+            out,
+            "start: {board}, then opening: {}",
+            format_pits(&g.opening)
+        )?,
     }
     writeln!(out, "\n{}\n", positions[0])?;
     for (i, (m, pos)) in g.moves.iter().zip(&positions[1..]).enumerate() {

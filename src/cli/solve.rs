@@ -24,7 +24,9 @@ use std::time::{Duration, Instant};
 #[command(after_help = format!("\
 Positions (--position) are written SOUTH_PITS:STORE/NORTH_PITS:STORE/SIDE, pits listed from \
 each owner's pit 1 (their left), SIDE s or n. The number of pits comes from the rows and \
-any seed total is accepted.
+any seed total is accepted. A start position of an openings file or of games.jsonl's `start`, \
+in the Kalah Game Protocol's board notation <pits,south store,north store,south pits...,north \
+pits...> (south to move), is accepted too, checked against the rules flags.
 
 {}
 
@@ -76,6 +78,10 @@ pub fn check_hash_mb(mb: usize) -> Result<(), CliError> {
 pub fn run(args: Args) -> CliResult {
     let rules = args.rules.rules()?;
     let pos = match &args.position {
+        Some(text) if text.trim_start().starts_with('<') => text
+            .parse::<crate::record::Board>()
+            .and_then(|b| b.position(rules))
+            .map_err(|e| CliError::input_msg(format!("invalid --position {text:?}: {e}")))?,
         Some(text) => Position::from_compact(text, rules).map_err(CliError::input)?,
         None => Position::start(rules),
     };

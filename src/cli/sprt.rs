@@ -165,13 +165,15 @@ pub fn run(args: Args) -> CliResult {
     let (new, base) = (names[0].clone(), names[1].clone());
     let sprt = settings.sprt();
     let (before, ended) = files::replay(&out, &Test::new(&settings, &new, &base))?;
+    let before_penta = before.penta;
+    let before = before.status;
     if !common.quiet {
         let (lower, upper) = sprt.bounds();
         let model = sprt.model.as_str();
         let mut o = std::io::stdout().lock();
         writeln!(
             o,
-            "{} SPRT {new} vs {base}: H0 {model} Elo = {}, H1 {model} Elo = {}, alpha {}, beta {}, LLR bounds [{lower:.2}, {upper:.2}]",
+            "{} SPRT of {new} (new) against {base} (base): H0 {model} Elo = {}, H1 {model} Elo = {}, alpha {}, beta {}, LLR bounds [{lower:.2}, {upper:.2}]",
             if resume { "resuming" } else { "starting" },
             sprt.elo0,
             sprt.elo1,
@@ -183,7 +185,7 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     if ended.is_some() {
-        return conclude(&out, ended, before, &new, &base);
+        return conclude(&out, &settings, ended, before, before_penta, &new, &base);
     }
     let (rule, judgements) = SprtRule::new(&settings, &new, &base);
     let mut view = SprtView::new(&out, judgements, common.quiet)?;
@@ -201,33 +203,46 @@ pub fn run(args: Args) -> CliResult {
     let (new, base) = (names[0].clone(), names[1].clone());
     // Where the test stands after the last game recorded (the decision, if any, is the
     // rule's, shown by the view).
-    let last = Test::new(&settings, &new, &base)
-        .judge(&executed.outcome.tally)
-        .status;
+    let last = Test::new(&settings, &new, &base).judge(&executed.outcome.tally);
     if view.end.is_none() && executed.code == super::exit::INTERRUPTED {
         return Ok(super::exit::INTERRUPTED);
     }
     if !common.quiet {
         view.print_last()?;
     }
-    conclude(&out, view.end, last, &new, &base)
+    conclude(
+        &out,
+        &settings,
+        view.end,
+        last.status,
+        last.penta,
+        &new,
+        &base,
+    )
 }
 
 /// Prints and saves the verdict; returns its exit code.
 fn conclude(
     out: &std::path::Path,
+    settings: &SprtSettings,
     end: Option<SprtEnd>,
     last: crate::stats::SprtStatus,
+    penta: [u64; 5],
     new: &str,
     base: &str,
 ) -> CliResult {
-    let (verdict, text) = verdict(end, last, new, base);
+    // The estimate that stopping does not bias, for a test that stopped at a bound.
+    let estimate = match end {
+        Some(SprtEnd::Decided(_)) | None => crate::sprt::stopped_estimate(settings, penta),
+        Some(SprtEnd::Stalled(_) | SprtEnd::Undefined(_)) => None,
+    };
+    let (verdict, text) = verdict(end, last, estimate, new, base);
     let code = match verdict {
         Verdict::H1 => super::exit::OK,
         Verdict::H0 => super::exit::H0_ACCEPTED,
         Verdict::NoDecision => super::exit::NO_DECISION,
     };
-    files::save_verdict(out, code, &text, &last)?;
+    files::save_verdict(out, code, &text, &last, estimate)?;
     // The leaderboards were written before the verdict existed: write them again with it.
     if let Err(e) = crate::report::refresh_tournament_reports(out) {
         tracing::warn!(

@@ -70,7 +70,13 @@ fn move_line(pit: i64) -> String {
 }
 
 impl Contestant for InProcess {
-    async fn new_game(&mut self, game: &str, rules: Rules, side: Side) -> Result<(), Fault> {
+    async fn new_game(
+        &mut self,
+        game: &str,
+        rules: Rules,
+        _start: Option<&Position>,
+        side: Side,
+    ) -> Result<(), Fault> {
         self.player.new_game(game, rules, side);
         Ok(())
     }

@@ -124,10 +124,12 @@ pub fn serve(
                 }
             }
             ToEngine::Ping { id } => send(&mut output, &FromEngine::Pong { id })?,
+            // The built-ins read the position of each `go`, so the start is not needed.
             ToEngine::NewGame {
                 game,
                 rules: r,
                 side,
+                ..
             } => {
                 rules = r;
                 player.new_game(&game, r, side);

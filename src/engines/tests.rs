@@ -33,7 +33,7 @@ fn game(
         pair: 1,
         names: ["south".into(), "north".into()],
         rules,
-        opening: opening.to_vec(),
+        opening: crate::record::Opening::line(opening.to_vec()),
         time: [TimeControl::MoveTime(move_time); 2],
         margin: Duration::from_secs(60),
         adjudication: Adjudication::Off,

@@ -545,7 +545,13 @@ async fn stop_process(process: &mut Process, settings: &Settings) -> Stopped {
 
 /// The agent as one side of a game: every error becomes the agent's fault.
 impl crate::referee::Contestant for KgpEngine {
-    async fn new_game(&mut self, game: &str, _rules: Rules, _side: Side) -> Result<(), Fault> {
+    async fn new_game(
+        &mut self,
+        game: &str,
+        _rules: Rules,
+        _start: Option<&Position>,
+        _side: Side,
+    ) -> Result<(), Fault> {
         KgpEngine::new_game(self, game).await.map_err(|e| e.fault())
     }
 

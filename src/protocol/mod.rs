@@ -32,10 +32,14 @@ pub enum ToEngine {
     },
     /// Readiness barrier and liveness check; the engine answers `pong` with the same id.
     Ping { id: u64 },
-    /// A new game begins with these rules, the engine playing `side`; no answer.
+    /// A new game begins with these rules, the engine playing `side`; no answer. `start`
+    /// is the position the game starts from (south to move) when it is not the rules'
+    /// start position; `go`'s `moves` are sown from it.
     NewGame {
         game: String,
         rules: Rules,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        start: Option<BoardView>,
         side: Side,
     },
     /// The engine is to move; it answers zero or more `info` lines, then `move`.
@@ -333,6 +337,13 @@ mod tests {
         });
         round_trip_to(ToEngine::Ping { id: 7 });
         round_trip_to(ToEngine::NewGame {
+            start: None,
+            game: "g1".into(),
+            rules: Rules::default(),
+            side: Side::North,
+        });
+        round_trip_to(ToEngine::NewGame {
+            start: Some(pos.play(1).unwrap().play(1).unwrap().view()),
             game: "g1".into(),
             rules: Rules::default(),
             side: Side::North,
@@ -481,6 +492,7 @@ mod tests {
         assert_eq!(ToEngine::Quit.to_line(), r#"{"type":"quit"}"#);
         assert_eq!(
             ToEngine::NewGame {
+                start: None,
                 game: "g".into(),
                 rules: Rules::default(),
                 side: Side::South

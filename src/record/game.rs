@@ -1,7 +1,7 @@
 //! The record of a finished game: one line of `games.jsonl`, and the source of its
 //! `games.csv` row.
 
-use super::{GameResult, Termination};
+use super::{Board, GameResult, Opening, Termination};
 use crate::rules::{Position, Rules, Side};
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +108,10 @@ pub struct GameRecord {
     pub south: String,
     pub north: String,
     pub rules: Rules,
+    /// The start position when it is not the rules' own (absent in older records: the
+    /// rules' start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Board>,
     /// The opening's pits (also the first entries of `moves`).
     pub opening: Vec<u8>,
     /// Every sowing from the start position, the opening's first.
@@ -128,6 +132,11 @@ pub struct GameRecord {
     /// The offending line of a fault, when a line was to blame.
     #[serde(default)]
     pub line: Option<String>,
+    /// The id of an earlier game of the run that this one repeats move for move, with the
+    /// same engines in the same seats from the same start: it adds no evidence, and is left
+    /// out of the Elo and the SPRT (absent in older records: not a repeat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<String>,
     pub duration_ms: u64,
 }
 
@@ -144,7 +153,7 @@ impl GameRecord {
     /// it (a replay, an analysis) should show a game that was not played.
     pub fn replay(&self) -> Result<Vec<Position>, String> {
         self.check_summary()?;
-        let mut pos = Position::start(self.rules);
+        let mut pos = self.start_position()?;
         let mut out = Vec::with_capacity(self.moves.len() + 1);
         out.push(pos);
         for (i, m) in self.moves.iter().enumerate() {
@@ -255,6 +264,24 @@ impl GameRecord {
         Ok(())
     }
 
+    /// The opening: the start position and the sowings the referee played from it.
+    pub fn opening(&self) -> Opening {
+        Opening {
+            start: self.start.clone(),
+            pits: self.opening.clone(),
+        }
+    }
+
+    /// The position the game started from, checked against its rules.
+    pub fn start_position(&self) -> Result<Position, String> {
+        Opening {
+            start: self.start.clone(),
+            pits: Vec::new(),
+        }
+        .start_position(self.rules)
+        .map_err(|e| format!("its start position: {e}"))
+    }
+
     /// Sowings chosen by the engines.
     pub fn engine_moves(&self) -> impl Iterator<Item = &MoveRecord> {
         self.moves.iter().filter(|m| !m.opening)
@@ -285,7 +312,19 @@ impl GameRecord {
             north_score: Some(self.north_score),
             termination: self.termination,
             loser: self.loser,
+            repeat: self.repeats.is_some(),
         }
+    }
+
+    /// What makes two games the same game: the engines in their seats, the start and every
+    /// sowing.
+    pub fn repeat_key(&self) -> (&str, &str, Option<String>, Vec<u8>) {
+        (
+            &self.south,
+            &self.north,
+            self.start.as_ref().map(|b| b.to_string()),
+            self.moves.iter().map(|m| m.pit).collect(),
+        )
     }
 }
 
@@ -303,6 +342,8 @@ pub struct GameRow<'a> {
     pub north_score: Option<u16>,
     pub termination: Termination,
     pub loser: Option<Side>,
+    /// The game repeats an earlier one move for move (see [`GameRecord::repeats`]).
+    pub repeat: bool,
 }
 
 impl GameRow<'_> {
@@ -369,6 +410,7 @@ pub(crate) mod tests {
             south: "s".into(),
             north: "n".into(),
             rules,
+            start: None,
             opening: pits[..opening].to_vec(),
             moves,
             final_position: pos,
@@ -379,6 +421,7 @@ pub(crate) mod tests {
             loser: None,
             detail: String::new(),
             line: None,
+            repeats: None,
             duration_ms: 1,
         }
     }

@@ -9,6 +9,7 @@
 
 mod game;
 pub(crate) mod name;
+mod opening;
 mod result;
 pub(crate) mod shell;
 mod termination;
@@ -22,6 +23,7 @@ pub use name::{
     escaped, fit_width, look_alike_groups, look_alike_warnings, shown_line, shown_name, shown_path,
     shown_values, truncate,
 };
+pub use opening::{Board, BoardError, Opening, OpeningError};
 pub use result::{GameResult, SideResult};
 pub use termination::{Fault, FaultKind, MAX_RECORDED_LINE, Termination};
 pub use time::{

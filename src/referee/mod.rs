@@ -14,8 +14,8 @@ pub use clock::Clocks;
 pub use exact::{EXACT_NODES, saved_table_missing, settle, shared_table};
 
 use crate::record::{
-    Fault, FaultKind, GameRecord, GameResult, MoveRecord, SearchInfo, SideResult, Termination,
-    TimeControl, TimeLimit,
+    Fault, FaultKind, GameRecord, GameResult, MoveRecord, Opening, SearchInfo, SideResult,
+    Termination, TimeControl, TimeLimit,
 };
 use crate::rules::{Move, Position, Rules, Side};
 use serde::{Deserialize, Serialize};
@@ -40,11 +40,13 @@ pub struct Reply {
 /// One side of a game as the referee sees it: the messages of `protocol.md` that carry a
 /// game, each of which may fail with a [`Fault`].
 pub trait Contestant: Send {
-    /// `new_game` followed by the readiness barrier.
+    /// `new_game` followed by the readiness barrier. `start` is the position the game
+    /// starts from when it is not the rules' own.
     fn new_game(
         &mut self,
         game: &str,
         rules: Rules,
+        start: Option<&Position>,
         side: Side,
     ) -> impl Future<Output = Result<(), Fault>> + Send;
 
@@ -108,8 +110,9 @@ pub struct GameSetup {
     /// The engines' names, south first.
     pub names: [String; 2],
     pub rules: Rules,
-    /// Pits sown from the start before the engines take over (already checked legal).
-    pub opening: Vec<u8>,
+    /// The start position and the pits sown from it before the engines take over (already
+    /// checked legal).
+    pub opening: Opening,
     /// Time control of the engine playing south, then north.
     pub time: [TimeControl; 2],
     /// The tolerance on every deadline (on a clock: once, when it reaches zero).
@@ -120,9 +123,12 @@ pub struct GameSetup {
 impl GameSetup {
     /// The position after the opening, and the opening's sowings.
     fn after_opening(&self) -> (Position, Vec<MoveRecord>) {
-        let mut pos = Position::start(self.rules);
-        let mut moves = Vec::with_capacity(self.opening.len() + 64);
-        for &pit in &self.opening {
+        let mut pos = self
+            .opening
+            .start_position(self.rules)
+            .expect("openings are checked before the game");
+        let mut moves = Vec::with_capacity(self.opening.pits.len() + 64);
+        for &pit in &self.opening.pits {
             moves.push(MoveRecord::opening(pos.to_move(), pit));
             pos = pos
                 .play(pit as i64)
@@ -273,10 +279,23 @@ async fn play_moves<S: Contestant, N: Contestant>(
     observer: Option<&GameObserver>,
 ) -> End {
     // Both engines are told about the game first, south first.
-    if let Err(f) = south.new_game(&setup.id, setup.rules, Side::South).await {
+    let start = setup.opening.start.as_ref().map(|_| {
+        setup
+            .opening
+            .start_position(setup.rules)
+            .expect("openings are checked before the game")
+    });
+    let start = start.as_ref();
+    if let Err(f) = south
+        .new_game(&setup.id, setup.rules, start, Side::South)
+        .await
+    {
         return End::Fault(Side::South, f);
     }
-    if let Err(f) = north.new_game(&setup.id, setup.rules, Side::North).await {
+    if let Err(f) = north
+        .new_game(&setup.id, setup.rules, start, Side::North)
+        .await
+    {
         return End::Fault(Side::North, f);
     }
     if let Some(o) = observer {
@@ -446,7 +465,8 @@ fn finish(
         south: setup.names[0].clone(),
         north: setup.names[1].clone(),
         rules: setup.rules,
-        opening: setup.opening.clone(),
+        start: setup.opening.start.clone(),
+        opening: setup.opening.pits.clone(),
         moves,
         final_position: pos,
         result,
@@ -456,6 +476,7 @@ fn finish(
         loser,
         detail,
         line,
+        repeats: None,
         duration_ms: started.elapsed().as_millis() as u64,
     };
     (record, faulted)

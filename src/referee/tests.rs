@@ -15,7 +15,7 @@ fn setup() -> GameSetup {
         pair: 1,
         names: ["s".into(), "n".into()],
         rules: Rules::default(),
-        opening: Vec::new(),
+        opening: Opening::default(),
         time: [TimeControl::MoveTime(Duration::from_millis(100)); 2],
         margin: Duration::from_millis(50),
         adjudication: Adjudication::Off,
@@ -122,7 +122,7 @@ fn adjudication_ends_decided_games_early() {
     st.adjudication = Adjudication::Decided;
     let mut ended_early = 0;
     for opening in [vec![], vec![1], vec![2, 4], vec![6, 1]] {
-        st.opening = opening;
+        st.opening = Opening::line(opening);
         let mut greedy = InProcess::builtin("greedy").unwrap();
         let g = play(&st, &mut greedy, &mut first()).record;
         if g.termination == Termination::Adjudicated {
@@ -148,7 +148,7 @@ fn adjudication_ends_decided_games_early() {
 #[test]
 fn openings_are_played_before_the_engines_move() {
     let mut st = setup();
-    st.opening = vec![3, 1];
+    st.opening = Opening::line(vec![3, 1]);
     let g = play(&st, &mut first(), &mut first()).record;
     assert!(g.moves[0].opening && g.moves[1].opening && !g.moves[2].opening);
     assert_eq!(g.engine_moves().count() + 2, g.plies());
@@ -159,7 +159,7 @@ fn openings_are_played_before_the_engines_move() {
 #[test]
 fn a_forfeit_is_recorded_before_any_move() {
     let mut st = setup();
-    st.opening = vec![3];
+    st.opening = Opening::line(vec![3]);
     let p = forfeit(
         &st,
         Side::North,
@@ -179,7 +179,7 @@ fn exact_adjudication_records_the_value_under_perfect_play_as_the_stores() {
     st.adjudication = Adjudication::Exact;
     let mut memo = std::collections::HashMap::new();
     for opening in [vec![], vec![1], vec![2, 3]] {
-        st.opening = opening;
+        st.opening = Opening::line(opening);
         let g = play(&st, &mut first(), &mut first()).record;
         assert_eq!(g.termination, Termination::Adjudicated, "{g:?}");
         assert!(!g.final_position.is_over());
@@ -212,7 +212,7 @@ fn exact_adjudication_waits_until_each_engine_has_moved() {
     st.adjudication = Adjudication::Exact;
     // Openings long enough for the solver to settle the game before any engine moves.
     for opening in [vec![1, 2], vec![2, 3, 1], vec![3, 1, 2, 3]] {
-        st.opening = opening.clone();
+        st.opening = Opening::line(opening.clone());
         let g = play(&st, &mut first(), &mut first()).record;
         for side in [Side::South, Side::North] {
             let own = g
@@ -239,8 +239,14 @@ struct Quitter {
 }
 
 impl Contestant for Quitter {
-    async fn new_game(&mut self, game: &str, rules: Rules, side: Side) -> Result<(), Fault> {
-        self.inner.new_game(game, rules, side).await
+    async fn new_game(
+        &mut self,
+        game: &str,
+        rules: Rules,
+        start: Option<&Position>,
+        side: Side,
+    ) -> Result<(), Fault> {
+        self.inner.new_game(game, rules, start, side).await
     }
 
     async fn go(

@@ -311,6 +311,7 @@ pub(crate) mod tests {
                                 Termination::Normal
                             },
                             loser: (id == 5).then_some(Side::North),
+                            repeat: false,
                         });
                     }
                 }
@@ -337,6 +338,7 @@ pub(crate) mod tests {
                 north_score: Some(18),
                 termination: Termination::Normal,
                 loser: None,
+                repeat: false,
             });
         }
         let dir = tempfile::tempdir().unwrap();
@@ -423,6 +425,7 @@ pub(crate) mod tests {
                 north_score: Some(18),
                 termination: Termination::Normal,
                 loser: None,
+                repeat: false,
             });
         }
         t.standings(None).unwrap()
@@ -519,6 +522,7 @@ pub(crate) mod tests {
                 north_score: Some(24),
                 termination: Termination::Normal,
                 loser: None,
+                repeat: false,
             });
         }
         let s = t.standings(None).unwrap();
@@ -556,6 +560,7 @@ pub(crate) mod tests {
             north_score: Some(18),
             termination: Termination::Normal,
             loser: None,
+            repeat: false,
         });
         let s = t.standings(None).unwrap();
         let html = html::leaderboard_html(&s, &ReportContext::default());

@@ -145,6 +145,7 @@ mod tests {
                 north_score: Some(18),
                 termination: Termination::Normal,
                 loser: None,
+                repeat: false,
             });
         }
         let s = t.standings(None).unwrap();

@@ -332,6 +332,25 @@ fn sprt_group(
             if let Some(v) = r.get("verdict") {
                 entries.push(entry("Verdict", text(v)));
             }
+            if let (Some(e), Some(lo), Some(hi)) = (
+                r.get("median_unbiased_elo"),
+                r.get("median_unbiased_elo_lower"),
+                r.get("median_unbiased_elo_upper"),
+            ) {
+                let model = r
+                    .get("median_unbiased_model")
+                    .map_or("logistic".to_string(), text);
+                entries.push(entry(
+                    "Median-unbiased Elo",
+                    format!(
+                        "{} {model} Elo (95% interval {} to {}): the naive Elo of a stopped \
+                         test is biased, as it stops early on lucky and unlucky runs",
+                        text(e),
+                        text(lo),
+                        text(hi)
+                    ),
+                ));
+            }
         }
         None => entries.push(entry("Verdict", "none yet (the test was still running)")),
     }

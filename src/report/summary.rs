@@ -111,6 +111,7 @@ mod tests {
                 north_score: Some(18),
                 termination: Termination::Normal,
                 loser: None,
+                repeat: false,
             });
         }
         t.standings(None).unwrap()

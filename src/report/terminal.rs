@@ -127,6 +127,7 @@ mod tests {
                 north_score: Some(18),
                 termination: crate::record::Termination::Normal,
                 loser: None,
+                repeat: false,
             });
         }
         let s = t.standings(None).unwrap();

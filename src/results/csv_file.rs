@@ -359,6 +359,8 @@ fn parse_row<'r>(
         north_score,
         termination,
         loser,
+        // games.csv does not say it: read games.jsonl's `repeats` (`repeated_games`).
+        repeat: false,
     })
 }
 

@@ -5,6 +5,7 @@
 
 use super::{Judgement, SprtEnd, SprtSettings, Test};
 use crate::results::{self, SPRT_CSV, SPRT_RESULT_TOML, SPRT_TOML};
+use crate::stats::sprt::StoppedEstimate;
 use crate::stats::{Added, SprtStatus, Tally};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -67,15 +68,20 @@ pub fn append_csv(dir: &Path) -> io::Result<std::fs::File> {
 
 /// Rebuilds `dir/sprt.csv` from the games recorded in `dir` (on a resume) and returns how
 /// the test stands, and whether it had already ended.
-pub fn replay(dir: &Path, test: &Test) -> io::Result<(SprtStatus, Option<SprtEnd>)> {
+pub fn replay(dir: &Path, test: &Test) -> io::Result<(Judgement, Option<SprtEnd>)> {
     let mut text = String::from(SPRT_CSV_HEADER);
     let mut tally = Tally::new();
     let mut end = None;
     let games = dir.join(results::GAMES_CSV);
+    let repeated = crate::tournament::repeats::repeated_games(dir)?;
     if games.exists() {
         results::read_games_csv(&games, |row| {
+            let row = crate::record::GameRow {
+                repeat: repeated.contains(row.game),
+                ..*row
+            };
             let completed = matches!(
-                tally.add(row),
+                tally.add(&row),
                 Added::Counted {
                     completed_pair: true
                 }
@@ -89,11 +95,18 @@ pub fn replay(dir: &Path, test: &Test) -> io::Result<(SprtStatus, Option<SprtEnd
         .map_err(io::Error::other)?;
     }
     results::write_file(&dir.join(SPRT_CSV), text.as_bytes())?;
-    Ok((test.judge(&tally).status, end))
+    Ok((test.judge(&tally), end))
 }
 
-/// Writes the verdict beside the games, as `dir/sprt-result.toml`.
-pub fn save_verdict(dir: &Path, code: u8, text: &str, status: &SprtStatus) -> io::Result<()> {
+/// Writes the verdict beside the games, as `dir/sprt-result.toml`, with the naive Elo and
+/// the median-unbiased estimate of a test that stopped.
+pub fn save_verdict(
+    dir: &Path,
+    code: u8,
+    text: &str,
+    status: &SprtStatus,
+    estimate: Option<StoppedEstimate>,
+) -> io::Result<()> {
     #[derive(Serialize)]
     struct Result<'a> {
         verdict: &'a str,
@@ -103,7 +116,19 @@ pub fn save_verdict(dir: &Path, code: u8, text: &str, status: &SprtStatus) -> io
         llr: f64,
         lower: f64,
         upper: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        elo: Option<f64>,
+        /// The model of the median-unbiased estimate (`normalized`: a normalized Elo).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        median_unbiased_model: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        median_unbiased_elo: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        median_unbiased_elo_lower: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        median_unbiased_elo_upper: Option<f64>,
     }
+    let finite = |x: f64| x.is_finite().then_some((x * 100.0).round() / 100.0);
     let r = Result {
         verdict: text,
         exit_code: code,
@@ -116,6 +141,11 @@ pub fn save_verdict(dir: &Path, code: u8, text: &str, status: &SprtStatus) -> io
         },
         lower: status.lower,
         upper: status.upper,
+        elo: finite(status.elo.value),
+        median_unbiased_model: estimate.map(|e| e.model.as_str()),
+        median_unbiased_elo: estimate.and_then(|e| finite(e.elo)),
+        median_unbiased_elo_lower: estimate.and_then(|e| finite(e.lower)),
+        median_unbiased_elo_upper: estimate.and_then(|e| finite(e.upper)),
     };
     let body = toml::to_string(&r).map_err(io::Error::other)?;
     results::write_file(&dir.join(SPRT_RESULT_TOML), body.as_bytes())

@@ -12,7 +12,7 @@ pub mod rule;
 
 pub use rule::{Judgements, SprtRule};
 
-use crate::stats::sprt::{fmt_estimate, fmt_llr};
+use crate::stats::sprt::{StoppedEstimate, fmt_estimate, fmt_llr, fmt_signed};
 use crate::stats::{Sprt, SprtDecision, SprtModel, SprtStatus, Tally};
 use serde::{Deserialize, Serialize};
 
@@ -222,9 +222,40 @@ pub enum Verdict {
     NoDecision,
 }
 
-/// The verdict and the line that says it.
-pub fn verdict(end: Option<SprtEnd>, last: SprtStatus, new: &str, base: &str) -> (Verdict, String) {
-    let elo = |s: &SprtStatus| format!("Elo {}", fmt_estimate(s.elo));
+/// The median-unbiased estimate of the test `settings` after the pairs `penta`, as the
+/// verdict, `sprt-result.toml` and the leaderboard give it (in the model's Elo).
+pub fn stopped_estimate(settings: &SprtSettings, penta: [u64; 5]) -> Option<StoppedEstimate> {
+    settings.sprt().median_unbiased(&penta)
+}
+
+/// The verdict and the line that says it, naming the new engine and the base engine; a
+/// test that stopped gives its naive Elo and its median-unbiased estimate (`estimate`).
+pub fn verdict(
+    end: Option<SprtEnd>,
+    last: SprtStatus,
+    estimate: Option<StoppedEstimate>,
+    new: &str,
+    base: &str,
+) -> (Verdict, String) {
+    let elo = |s: &SprtStatus| match estimate {
+        // The naive estimate in the units of the median-unbiased one: the test's model.
+        Some(e) => format!(
+            "naive {unit} {}; median-unbiased {unit} {} [{}, {}]",
+            fmt_estimate(match e.model {
+                SprtModel::Normalized => s.nelo,
+                SprtModel::Logistic => s.elo,
+            }),
+            fmt_signed(e.elo),
+            fmt_signed(e.lower),
+            fmt_signed(e.upper),
+            unit = match e.model {
+                SprtModel::Normalized => "nElo",
+                SprtModel::Logistic => "Elo",
+            }
+        ),
+        None => format!("Elo {}", fmt_estimate(s.elo)),
+    };
+    let (new, base) = (format!("{new} (new)"), format!("{base} (base)"));
     match end {
         Some(SprtEnd::Decided(s)) if s.decision == SprtDecision::H1 => (
             Verdict::H1,
@@ -354,7 +385,7 @@ mod tests {
         let s = sprt.status(crate::stats::Pentanomial(penta), 18);
         assert!(s.llr.is_nan());
         assert!(matches!(end_of(s, penta), Some(SprtEnd::Undefined(_))));
-        let (code, text) = verdict(end_of(s, penta), s, "a", "b");
+        let (code, text) = verdict(end_of(s, penta), s, None, "a", "b");
         assert_eq!(code, Verdict::NoDecision);
         assert!(text.contains("not a number"), "{text}");
     }
@@ -366,7 +397,7 @@ mod tests {
         let s = sprt.status(crate::stats::Pentanomial(penta), 2 * STALL_PAIRS);
         assert_eq!(s.decision, SprtDecision::Continue);
         assert!(matches!(end_of(s, penta), Some(SprtEnd::Stalled(_))));
-        let (code, text) = verdict(end_of(s, penta), s, "a", "b");
+        let (code, text) = verdict(end_of(s, penta), s, None, "a", "b");
         assert_eq!(code, Verdict::NoDecision);
         assert!(text.contains("drawn 1-1"), "{text}");
         let fewer = [0, 0, 10, 0, 0];

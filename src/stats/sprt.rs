@@ -173,9 +173,228 @@ pub fn fmt_llr(x: f64) -> String {
 }
 
 /// `x` with a sign and one decimal; values that round to zero print as `+0.0`.
-fn fmt_signed(x: f64) -> String {
+pub fn fmt_signed(x: f64) -> String {
     let x = if (x * 10.0).round() == 0.0 { 0.0 } else { x };
     format!("{x:+.1}")
+}
+
+/// The Elo of a stopped test estimated so that stopping does not bias it: the Elo at which
+/// the test's outcome is as likely to have been worse as better (its median-unbiased
+/// estimate), with the Elos at which a worse outcome has probability 97.5% and 2.5% (a 95%
+/// interval), in the units of the test's model. fishtest reports the same for its stopped
+/// tests; the naive estimate of a stopped test is biased away from the middle of the
+/// bounds, since a test stops early on a lucky or an unlucky run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StoppedEstimate {
+    /// The units of the three values: the test's model.
+    pub model: SprtModel,
+    pub elo: f64,
+    pub lower: f64,
+    pub upper: f64,
+}
+
+impl Sprt {
+    /// The median-unbiased estimate of a test with the counts `counts` (trinomial or
+    /// pentanomial, as [`Sprt::llr`] takes them), stopped or not: `None` when the counts
+    /// cannot support one (no results, or every result alike).
+    ///
+    /// The LLR is approximated by a Brownian motion with drift, one step per observation
+    /// (game or pair): at a true Elo `e` the outcomes are distributed as the observed ones
+    /// constrained to `e` (the maximum-likelihood distribution), each adding
+    /// `ln(p1ᵢ/p0ᵢ)` to the LLR, which gives the motion's drift and variance. The observed
+    /// outcome is the time and value at which the LLR stopped (an LLR that overshot a
+    /// bound is moved back onto it, at the time the average step would have reached it);
+    /// a worse outcome is an earlier rejection, a later acceptance, or, for a test not
+    /// stopped, a rejection or a lower LLR at the same time. Its probability at `e` comes
+    /// from the density of the motion between the two bounds (a sum of images) and the
+    /// chance of leaving through either bound from each point, and it falls as `e` grows;
+    /// the estimate and the interval are where it is 1/2, 0.975 and 0.025.
+    pub fn median_unbiased(&self, counts: &[u64]) -> Option<StoppedEstimate> {
+        if counts.iter().sum::<u64>() == 0 || counts.iter().filter(|&&c| c > 0).count() < 2 {
+            return None;
+        }
+        let (n, pdf) = empirical(counts);
+        let (p0, p1) = (
+            self.constrained(&pdf, self.elo0)?,
+            self.constrained(&pdf, self.elo1)?,
+        );
+        let jumps: Vec<f64> = p0.iter().zip(&p1).map(|(a, b)| b.ln() - a.ln()).collect();
+        let llr: f64 = n * pdf.iter().zip(&jumps).map(|((_, p), j)| p * j).sum::<f64>();
+        let (a, b) = self.bounds();
+        let slope = llr / n;
+        let (time, y) = if llr >= b {
+            (b / slope, b)
+        } else if llr <= a {
+            (a / slope, a)
+        } else {
+            (n, llr)
+        };
+        let worse = |elo: f64| -> Option<f64> {
+            let q = self.constrained(&pdf, elo)?;
+            let mu: f64 = q.iter().zip(&jumps).map(|(q, j)| q * j).sum();
+            let var: f64 = q
+                .iter()
+                .zip(&jumps)
+                .map(|(q, j)| q * (j - mu) * (j - mu))
+                .sum();
+            (var > 0.0).then(|| worse_outcome(a, b, mu, var.sqrt(), time, y))
+        };
+        let mid = 0.5 * (self.elo0 + self.elo1);
+        let width = (self.elo1 - self.elo0).abs().max(1.0);
+        let limit = match self.model {
+            SprtModel::Logistic => 1000.0,
+            SprtModel::Normalized => 500.0,
+        };
+        // The farthest point from `from` (where the model fits) towards `to` where it
+        // still fits: constrained to an extreme Elo, the outcomes have no distribution.
+        let edge = |from: f64, to: f64| -> f64 {
+            if worse(to).is_some() {
+                return to;
+            }
+            let (mut fits, mut not) = (from, to);
+            for _ in 0..40 {
+                let m = 0.5 * (fits + not);
+                if worse(m).is_some() {
+                    fits = m;
+                } else {
+                    not = m;
+                }
+            }
+            fits
+        };
+        let root = |target: f64| -> Option<f64> {
+            worse(mid)?;
+            // The probability falls as the Elo grows: widen until the target is inside,
+            // or the model no longer fits (the estimate is then that edge).
+            let mut span = 30.0 * width;
+            let (mut lo, mut hi);
+            loop {
+                let (want_lo, want_hi) = ((mid - span).max(-limit), (mid + span).min(limit));
+                lo = edge(mid, want_lo);
+                hi = edge(mid, want_hi);
+                // An end that cannot move further out: the model's edge or the limit.
+                let lo_stuck = lo > want_lo || want_lo <= -limit;
+                let hi_stuck = hi < want_hi || want_hi >= limit;
+                let (flo, fhi) = (worse(lo)?, worse(hi)?);
+                if flo < target && lo_stuck {
+                    return Some(lo);
+                }
+                if fhi > target && hi_stuck {
+                    return Some(hi);
+                }
+                if flo >= target && fhi <= target {
+                    break;
+                }
+                span *= 2.0;
+            }
+            for _ in 0..60 {
+                let m = 0.5 * (lo + hi);
+                match worse(m) {
+                    Some(f) if f > target => lo = m,
+                    Some(_) => hi = m,
+                    None => return None,
+                }
+                if hi - lo < 1e-3 {
+                    break;
+                }
+            }
+            Some(0.5 * (lo + hi))
+        };
+        Some(StoppedEstimate {
+            model: self.model,
+            elo: root(0.5)?,
+            lower: root(0.975)?,
+            upper: root(0.025)?,
+        })
+    }
+
+    /// The distribution closest to the observed `pdf` whose Elo (in the test's model) is
+    /// `elo`.
+    fn constrained(&self, pdf: &[(f64, f64)], elo: f64) -> Option<Vec<f64>> {
+        match self.model {
+            SprtModel::Logistic => mle_expected(pdf, elo_to_score(elo)),
+            SprtModel::Normalized => {
+                let scale = if pdf.len() == 5 {
+                    std::f64::consts::SQRT_2
+                } else {
+                    1.0
+                };
+                mle_t_value(pdf, 0.5, elo / NELO_PER_T * scale)
+            }
+        }
+    }
+}
+
+/// For a Brownian motion from 0 with drift `mu` and standard deviation `sigma` per unit of
+/// time, stopped when it leaves `(a, b)`: the probability of an outcome worse than being at
+/// `y` at `time` (`y = b`: leaving through `b` then; `y = a`: leaving through `a` then;
+/// between: still inside), where leaving through `a` is worse than staying inside, which is
+/// worse than leaving through `b`, an earlier exit through `a` is worse and an earlier exit
+/// through `b` better, and inside a lower value is worse.
+fn worse_outcome(a: f64, b: f64, mu: f64, sigma: f64, time: f64, y: f64) -> f64 {
+    // Shifted so that the lower bound is 0, the upper `w`, the start `s`.
+    let w = b - a;
+    let s = -a;
+    let var_t = sigma * sigma * time;
+    let images =
+        (((10.0 * var_t.sqrt() + mu.abs() * time) / (2.0 * w)).ceil() as i64 + 2).min(2000);
+    // The density at time `time` of the motion that has not left, at `x` in (0, w).
+    let density = |x: f64| -> f64 {
+        let d = x - s;
+        let drift = mu * d / (sigma * sigma) - mu * mu * time / (2.0 * sigma * sigma);
+        let norm = 1.0 / (2.0 * std::f64::consts::PI * var_t).sqrt();
+        let mut sum = 0.0;
+        for k in -images..=images {
+            let shift = 2.0 * k as f64 * w;
+            let z1 = x - s + shift;
+            let z2 = x + s + shift;
+            sum += (-z1 * z1 / (2.0 * var_t) + drift).min(700.0).exp()
+                - (-z2 * z2 / (2.0 * var_t) + drift).min(700.0).exp();
+        }
+        (norm * sum).max(0.0)
+    };
+    // The chance of leaving through the upper bound from `x`, whatever the time.
+    let gamma = 2.0 * mu / (sigma * sigma);
+    let up = |x: f64| -> f64 {
+        if gamma.abs() < 1e-12 {
+            x / w
+        } else if gamma > 0.0 {
+            (-gamma * x).exp_m1() / (-gamma * w).exp_m1()
+        } else {
+            let g = -gamma;
+            (g * (x - w)).exp() * (-g * x).exp_m1() / (-g * w).exp_m1()
+        }
+    };
+    // Simpson's rule over (0, upto) of f times the density.
+    let integral = |upto: f64, f: &dyn Fn(f64) -> f64| -> f64 {
+        let m = 400;
+        let h = upto / m as f64;
+        (0..=m)
+            .map(|i| {
+                let x = i as f64 * h;
+                let weight = if i == 0 || i == m {
+                    1.0
+                } else if i % 2 == 1 {
+                    4.0
+                } else {
+                    2.0
+                };
+                weight * f(x) * density(x)
+            })
+            .sum::<f64>()
+            * h
+            / 3.0
+    };
+    let up_by_then = up(s) - integral(w, &|x| up(x));
+    let down_by_then = (1.0 - up(s)) - integral(w, &|x| 1.0 - up(x));
+    let p = if y >= b {
+        1.0 - up_by_then
+    } else if y <= a {
+        down_by_then
+    } else {
+        down_by_then + integral(y - a, &|_| 1.0)
+    };
+    p.clamp(0.0, 1.0)
 }
 
 /// Outcome values (evenly spaced in [0, 1]) and regularized relative frequencies.
@@ -356,6 +575,147 @@ mod tests {
         assert_eq!(fmt_estimate(e(-0.06, f64::NAN)), "-0.1");
         assert_eq!(fmt_estimate(e(511.46, f64::NAN)), "+511.5");
         assert_eq!(fmt_estimate(e(f64::NAN, f64::NAN)), "?");
+    }
+
+    /// A pentanomial distribution of pair results whose expected score is that of logistic
+    /// Elo `elo`: an even one, tilted.
+    fn pairs_at(elo: f64) -> [f64; 5] {
+        let base = [0.05, 0.2, 0.5, 0.2, 0.05];
+        let at = |l: f64| {
+            let w: Vec<f64> = (0..5)
+                .map(|i| base[i] * (l * i as f64 / 4.0).exp())
+                .collect();
+            let sum: f64 = w.iter().sum();
+            let p: Vec<f64> = w.iter().map(|x| x / sum).collect();
+            let mean = (0..5).map(|i| p[i] * i as f64 / 4.0).sum::<f64>();
+            (p, mean)
+        };
+        let target = elo_to_score(elo);
+        let (mut lo, mut hi) = (-20.0, 20.0);
+        for _ in 0..100 {
+            let m = 0.5 * (lo + hi);
+            if at(m).1 < target {
+                lo = m;
+            } else {
+                hi = m;
+            }
+        }
+        let p = at(lo).0;
+        [p[0], p[1], p[2], p[3], p[4]]
+    }
+
+    /// Runs `runs` simulated tests of `sprt` on pairs of logistic Elo `elo` until they stop;
+    /// returns each one's naive and median-unbiased Elo.
+    fn stopped_tests(sprt: &Sprt, elo: f64, runs: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+        use rand::{RngExt, SeedableRng};
+        let dist = pairs_at(elo);
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed);
+        let (mut naive, mut unbiased) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let mut counts = [0u64; 5];
+            loop {
+                let u: f64 = rng.random();
+                let mut acc = 0.0;
+                let i = (0..5)
+                    .find(|&i| {
+                        acc += dist[i];
+                        u < acc
+                    })
+                    .unwrap_or(4);
+                counts[i] += 1;
+                if sprt.decide(sprt.llr(&counts)) != SprtDecision::Continue {
+                    break;
+                }
+            }
+            let n: u64 = counts.iter().sum();
+            let score = (0..5)
+                .map(|i| counts[i] as f64 * i as f64 / 4.0)
+                .sum::<f64>()
+                / n as f64;
+            naive.push(crate::stats::elo::score_to_elo(score));
+            unbiased.push(sprt.median_unbiased(&counts).unwrap().elo);
+        }
+        (naive, unbiased)
+    }
+
+    fn median(v: &[f64]) -> f64 {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+
+    /// Simulated tests of an engine 10 Elo stronger (H1 true) stop early on lucky runs:
+    /// the median of their naive estimates is well above 10 (about +2 for this seed),
+    /// that of the median-unbiased estimates close to it, and the 95% intervals hold 10 in
+    /// about 95% of the tests.
+    #[test]
+    fn the_median_unbiased_estimate_of_stopped_tests_is_not_biased() {
+        let sprt = Sprt {
+            elo0: 0.0,
+            elo1: 10.0,
+            alpha: 0.05,
+            beta: 0.05,
+            model: SprtModel::Logistic,
+        };
+        let (naive, unbiased) = stopped_tests(&sprt, 10.0, 200, 1);
+        let (naive_bias, bias) = (median(&naive) - 10.0, median(&unbiased) - 10.0);
+        assert!(naive_bias > 1.2, "naive median bias {naive_bias:.2}");
+        assert!(
+            bias.abs() < 0.8,
+            "median bias {bias:.2} (naive {naive_bias:.2})"
+        );
+        // The interval of a test that stopped.
+        let counts = [40, 210, 520, 250, 60];
+        let e = sprt.median_unbiased(&counts).unwrap();
+        assert!(e.lower < e.elo && e.elo < e.upper, "{e:?}");
+        let normalized = Sprt {
+            model: SprtModel::Normalized,
+            elo1: 5.0,
+            ..sprt
+        };
+        let e = normalized.median_unbiased(&counts).unwrap();
+        assert!(e.lower < e.elo && e.elo < e.upper, "{e:?}");
+        assert_eq!(sprt.median_unbiased(&[0, 0, 0, 0, 0]), None);
+        assert_eq!(sprt.median_unbiased(&[0, 0, 7, 0, 0]), None);
+    }
+
+    /// The 95% intervals of stopped tests hold the true Elo about 95% of the time.
+    #[test]
+    fn the_interval_of_stopped_tests_holds_the_elo_about_as_often_as_it_says() {
+        let sprt = Sprt {
+            elo0: 0.0,
+            elo1: 10.0,
+            alpha: 0.05,
+            beta: 0.05,
+            model: SprtModel::Logistic,
+        };
+        use rand::{RngExt, SeedableRng};
+        let dist = pairs_at(5.0);
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(2);
+        let runs = 100;
+        let mut held = 0;
+        for _ in 0..runs {
+            let mut counts = [0u64; 5];
+            loop {
+                let u: f64 = rng.random();
+                let mut acc = 0.0;
+                let i = (0..5)
+                    .find(|&i| {
+                        acc += dist[i];
+                        u < acc
+                    })
+                    .unwrap_or(4);
+                counts[i] += 1;
+                if sprt.decide(sprt.llr(&counts)) != SprtDecision::Continue {
+                    break;
+                }
+            }
+            let e = sprt.median_unbiased(&counts).unwrap();
+            if e.lower <= 5.0 && 5.0 <= e.upper {
+                held += 1;
+            }
+        }
+        assert!((88..=100).contains(&held), "{held} of {runs}");
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub enum Added {
     Duplicate,
     /// Interrupted, or an engine against itself.
     Ignored,
+    /// It repeats an earlier game move for move: counted apart, not as evidence.
+    Repeat,
 }
 
 /// Faults charged to an engine, by kind.
@@ -180,6 +182,7 @@ pub struct Tally {
     games: u64,
     duplicates: u64,
     ignored: u64,
+    repeats: u64,
 }
 
 impl Tally {
@@ -223,6 +226,11 @@ impl Tally {
         if !self.ids.insert(number.map(|n| (tournament, n)), row.game) {
             self.duplicates += 1;
             return Added::Duplicate;
+        }
+        if row.repeat {
+            // A game played again move for move says nothing new about the engines.
+            self.repeats += 1;
+            return Added::Repeat;
         }
         self.games += 1;
         let south = self.engine(row.south);
@@ -299,6 +307,11 @@ impl Tally {
         self.ignored
     }
 
+    /// Games that repeat an earlier game move for move, left out of every count.
+    pub fn repeats(&self) -> u64 {
+        self.repeats
+    }
+
     /// Games whose pair partner has not (yet) been seen.
     pub fn unpaired(&self) -> u64 {
         self.open_pairs.len() as u64
@@ -343,6 +356,7 @@ mod tests {
             north_score: Some(if result == "0-1" { 40 } else { 30 }),
             termination: Termination::Normal,
             loser: None,
+            repeat: false,
         }
     }
 

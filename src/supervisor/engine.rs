@@ -218,16 +218,19 @@ impl Engine {
         }
     }
 
-    /// Starts a game: sends `new_game`, then waits for the engine with a ping.
+    /// Starts a game: sends `new_game` (with `start` when the game does not start from
+    /// the rules' start position), then waits for the engine with a ping.
     pub async fn new_game(
         &mut self,
         game: &str,
         rules: Rules,
+        start: Option<&Position>,
         side: Side,
     ) -> Result<(), EngineError> {
         self.request(&ToEngine::NewGame {
             game: game.to_string(),
             rules,
+            start: start.map(Position::view),
             side,
         })
         .await?;
@@ -534,9 +537,10 @@ impl crate::referee::Contestant for Engine {
         &mut self,
         game: &str,
         rules: Rules,
+        start: Option<&Position>,
         side: Side,
     ) -> Result<(), crate::record::Fault> {
-        Engine::new_game(self, game, rules, side)
+        Engine::new_game(self, game, rules, start, side)
             .await
             .map_err(|e| e.fault())
     }

@@ -429,10 +429,22 @@ impl ConfigFile {
                     .map_err(|e| refuse("opening_list", e.to_string()))?;
                 Openings::List(Arc::new(list))
             }
-            (None, None) => Openings::Random {
-                plies,
-                seed: self.seed.unwrap_or(0),
-            },
+            (None, None) if plies == 0 => Openings::Start,
+            (None, None) => {
+                // The book is the default of its board; sowings chosen by the user replace it.
+                let book = match self.opening_plies {
+                    None => crate::analysis::default_book(rules),
+                    Some(_) => None,
+                };
+                Openings::Distinct(Arc::new(
+                    crate::tournament::schedule::DistinctOpenings::new(
+                        rules,
+                        plies,
+                        self.seed.unwrap_or(0),
+                        book,
+                    ),
+                ))
+            }
         };
         Ok((openings, plies))
     }
@@ -484,7 +496,10 @@ impl ConfigFile {
         }
         let found = crate::analysis::balanced_openings(rules, spec, table, &mut |_, _| {})
             .map_err(|e| refuse("balanced_openings", e))?;
-        let list = found.into_iter().map(|o| o.pits).collect();
+        let list = found
+            .into_iter()
+            .map(|o| crate::record::Opening::line(o.pits))
+            .collect();
         Ok((Openings::List(Arc::new(list)), 0))
     }
 
@@ -711,10 +726,8 @@ impl TournamentConfig {
             })
             .collect();
         let opening_list = match &self.schedule.openings {
-            Openings::List(list) => {
-                Some(list.iter().map(|o| crate::record::format_pits(o)).collect())
-            }
-            Openings::Random { .. } => None,
+            Openings::List(list) => Some(list.iter().map(|o| o.to_string()).collect()),
+            Openings::Start | Openings::Distinct(_) => None,
         };
         ConfigFile {
             id: Some(self.id.clone()),
@@ -724,7 +737,12 @@ impl TournamentConfig {
             rules: Some(RulesSpec::from(self.schedule.rules)),
             tc: Some(self.tc),
             time_margin: Some(format_duration(self.margin)),
-            opening_plies: Some(self.opening_plies),
+            // A run of the default book keeps no sowings, so that a resume takes the book
+            // again (sowings given replace it).
+            opening_plies: match &self.schedule.openings {
+                Openings::Distinct(d) if d.book().is_some() => None,
+                _ => Some(self.opening_plies),
+            },
             opening_list,
             seed: Some(self.seed),
             shard: self.schedule.shard.map(|s| s.to_string()),

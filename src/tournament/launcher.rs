@@ -106,10 +106,16 @@ impl RunningEngine {
 }
 
 impl Contestant for RunningEngine {
-    async fn new_game(&mut self, game: &str, rules: Rules, side: Side) -> Result<(), Fault> {
+    async fn new_game(
+        &mut self,
+        game: &str,
+        rules: Rules,
+        start: Option<&Position>,
+        side: Side,
+    ) -> Result<(), Fault> {
         match self {
-            RunningEngine::Kalaha(e) => Contestant::new_game(e, game, rules, side).await,
-            RunningEngine::Kgp(a) => Contestant::new_game(a, game, rules, side).await,
+            RunningEngine::Kalaha(e) => Contestant::new_game(e, game, rules, start, side).await,
+            RunningEngine::Kgp(a) => Contestant::new_game(a, game, rules, start, side).await,
         }
     }
 

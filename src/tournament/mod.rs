@@ -49,6 +49,7 @@ pub mod launcher;
 mod orchestration;
 pub(crate) mod program;
 mod recorder;
+pub mod repeats;
 pub mod run;
 pub mod schedule;
 pub mod spec;
@@ -184,12 +185,17 @@ fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Coun
         )
     };
     let mut misfits = 0u64;
+    let repeated = repeats::repeated_games(out)?;
     if csv.exists() {
         let summary = results::read_games_csv(&csv, |row| {
             // A record that does not replay is said in the notes; it is not counted.
             if repaired.done.contains(row.game) && !repaired.unplayable_games.contains(row.game) {
                 if fits(row) {
-                    tally.add(row);
+                    let row = crate::record::GameRow {
+                        repeat: repeated.contains(row.game),
+                        ..*row
+                    };
+                    tally.add(&row);
                 } else {
                     misfits += 1;
                 }

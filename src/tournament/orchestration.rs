@@ -195,11 +195,14 @@ impl Run {
             rule.start(&recorder.info);
             (rule, recorder.tally.clone())
         });
+        let repeats = super::repeats::Repeats::from_folder(self.folder.path())
+            .map_err(|e| self.io_error(e))?;
         let input = RunInput {
             games,
             concurrency,
             interrupts,
             stop,
+            repeats,
         };
         let played = run_games(
             &self.runtime,

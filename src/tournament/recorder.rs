@@ -117,7 +117,7 @@ impl Recorder {
                 summary.plies += g.plies() as u64;
                 let pair_completed = match self.tally.add(&g.row()) {
                     Added::Counted { completed_pair } => completed_pair,
-                    Added::Duplicate | Added::Ignored => false,
+                    Added::Duplicate | Added::Ignored | Added::Repeat => false,
                 };
                 let event = Event::GameFinished {
                     record: &g,

@@ -133,6 +133,8 @@ pub struct RunInput<G> {
     /// A rule that ends the run, with the scoreboard it starts from (the games already
     /// recorded).
     pub stop: Option<(Box<dyn StopRule>, Tally)>,
+    /// The games recorded so far, to mark those to come that repeat one.
+    pub repeats: super::repeats::Repeats,
 }
 
 /// Runs `input.games` with `launcher`'s engines on `runtime` (driven by a thread of its
@@ -215,8 +217,9 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
                         ids.remove(&task);
                         send(ToRecorder::Interrupted(played.record.game));
                     }
-                    Ok((task, Some(played))) => {
+                    Ok((task, Some(mut played))) => {
                         ids.remove(&task);
+                        input.repeats.mark(&mut played.record);
                         if let Some((rule, tally)) = &mut input.stop
                             && let Added::Counted { completed_pair: true } =
                                 tally.add(&played.record.row())

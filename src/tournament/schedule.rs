@@ -13,7 +13,8 @@ use crate::rules::Rules;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub use crate::analysis::{OpeningsError, parse_openings, random_opening};
+pub use crate::analysis::{DistinctOpenings, OpeningsError, parse_openings, random_opening};
+use crate::record::{Opening, counted};
 
 /// Which engines meet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,20 +39,92 @@ impl ScheduleKind {
 /// Where openings come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Openings {
-    /// `plies` random legal sowings from the start, drawn from a generator seeded by
-    /// `seed` and the round (0 plies: every game starts from the start position).
-    Random { plies: u32, seed: u64 },
-    /// A fixed list (from `--openings FILE`), used in order and repeated.
-    List(Arc<Vec<Vec<u8>>>),
+    /// Every game from the rules' start position (`--opening-plies 0`).
+    Start,
+    /// Distinct positions: a book's first when there is one, then those after random
+    /// sowings (see [`DistinctOpenings`]).
+    Distinct(Arc<DistinctOpenings>),
+    /// A fixed list (from `--openings FILE`), used in order and played again from its
+    /// first once all are played.
+    List(Arc<Vec<Opening>>),
 }
 
 impl Openings {
     /// The opening of round `round` (0-based).
-    pub fn get(&self, rules: Rules, round: u64) -> Vec<u8> {
+    pub fn get(&self, round: u64) -> Opening {
         match self {
-            Openings::Random { plies: 0, .. } => Vec::new(),
-            Openings::Random { plies, seed } => random_opening(rules, *plies, *seed, round),
+            Openings::Start => Opening::default(),
+            Openings::Distinct(d) => d.get(round),
             Openings::List(list) => list[(round % list.len() as u64) as usize].clone(),
+        }
+    }
+
+    /// What a run of `rounds` rounds plays, in a line for its start, and a note when the
+    /// openings run short of the rounds: the book or the sowings give fewer distinct
+    /// positions (more sowings follow), or the file is played again.
+    pub fn describe(&self, rounds: u64) -> (String, Option<String>) {
+        match self {
+            Openings::Start => (
+                "openings: none, every game from the start position".to_string(),
+                None,
+            ),
+            Openings::List(list) => {
+                let n = list.len() as u64;
+                let what = format!("openings: {} given, in order", counted(n, "opening"));
+                let note = (rounds > n).then(|| {
+                    format!(
+                        "note: the {} given (an openings file, opening_list or balanced \
+                         openings) are fewer than the {} rounds (game pairs of each pairing): \
+                         they are played again from the first after round {n}, in the same \
+                         order, and a game that repeats an earlier one move for move is \
+                         counted apart",
+                        counted(n, "opening"),
+                        rounds
+                    )
+                });
+                (what, note)
+            }
+            Openings::Distinct(d) => {
+                let plies = d.plies();
+                let (count, tiers) = d.count_upto(rounds);
+                let what = match d.book() {
+                    Some((name, n)) => format!(
+                        "openings: {} distinct positions of the book {name}, in an order fixed by \
+                         --seed, then distinct positions after {plies} or more random sowings",
+                        n
+                    ),
+                    None => format!(
+                        "openings: distinct positions after {plies} random sowings (never one twice)"
+                    ),
+                };
+                let first = d.book().map(|(_, n)| n as u64);
+                let at_plies = tiers
+                    .iter()
+                    .find(|(k, _)| *k == plies)
+                    .map(|&(_, n)| n as u64);
+                let note = match (first, at_plies) {
+                    (_, _) if count.is_some_and(|c| c < rounds) => Some(format!(
+                        "note: only {} distinct positions can be reached for {rounds} rounds (game \
+                         pairs of each pairing): they are played again in the same order after \
+                         round {}",
+                        count.unwrap_or(0),
+                        count.unwrap_or(0)
+                    )),
+                    (Some(b), _) if rounds > b => Some(format!(
+                        "note: the book holds {b} positions for up to {rounds} rounds (game pairs \
+                         of each pairing): the rounds after the first {b} take distinct positions after \
+                         {plies} or more random sowings"
+                    )),
+                    (None, Some(n)) if rounds > n => Some(format!(
+                        "note: {plies} sowings reach {n} distinct positions, fewer than the \
+                         {rounds} rounds (game pairs of each pairing): the rounds after the first {n} \
+                         take positions after {} or more sowings",
+                        plies + 1
+                    )),
+                    _ => None,
+                };
+                (what, note)
+            }
         }
     }
 }
@@ -72,7 +145,7 @@ pub struct ScheduledGame {
     /// Engine indices: `south` moves first.
     pub south: usize,
     pub north: usize,
-    pub opening: Vec<u8>,
+    pub opening: Opening,
 }
 
 /// A shard `index/count` (1-based index).
@@ -192,7 +265,7 @@ pub struct Games {
     next_pair: u64,
     /// The second game of the current pair, once the first has been handed out.
     second: Option<ScheduledGame>,
-    round_cache: Option<(u64, Vec<u8>)>,
+    round_cache: Option<(u64, Opening)>,
 }
 
 impl Iterator for Games {
@@ -217,7 +290,7 @@ impl Iterator for Games {
         let opening = match &self.round_cache {
             Some((r, o)) if *r == round => o.clone(),
             _ => {
-                let o = self.schedule.openings.get(self.schedule.rules, round);
+                let o = self.schedule.openings.get(round);
                 self.round_cache = Some((round, o.clone()));
                 o
             }
@@ -243,7 +316,6 @@ impl Iterator for Games {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::Position;
 
     fn schedule(engines: usize, pairs: u64, plies: u32, seed: u64) -> Schedule {
         Schedule {
@@ -251,7 +323,15 @@ mod tests {
             engines,
             pairs_per_pairing: pairs,
             rules: Rules::default(),
-            openings: Openings::Random { plies, seed },
+            openings: match plies {
+                0 => Openings::Start,
+                _ => Openings::Distinct(Arc::new(DistinctOpenings::new(
+                    Rules::default(),
+                    plies,
+                    seed,
+                    None,
+                ))),
+            },
             shard: None,
         }
     }
@@ -300,12 +380,8 @@ mod tests {
         assert_ne!(a, c);
         // Random openings are legal, of the asked length, and differ between rounds.
         for g in &a {
-            assert_eq!(g.opening.len(), 6);
-            let mut pos = Position::start(Rules::default());
-            for &p in &g.opening {
-                pos = pos.play(p as i64).unwrap();
-            }
-            assert!(!pos.is_over());
+            assert_eq!(g.opening.pits.len(), 6);
+            assert!(!g.opening.position(Rules::default()).unwrap().is_over());
         }
         assert_ne!(a[0].opening, a.last().unwrap().opening);
     }
@@ -334,6 +410,76 @@ mod tests {
         assert_eq!("2/3".parse::<Shard>(), Ok(Shard { index: 2, count: 3 }));
     }
 
+    /// No position is played twice: more rounds than 4 sowings reach go on with 5, every
+    /// shard and a resume (a new schedule asked for a late round first) agree, and the
+    /// run says so at its start.
+    #[test]
+    fn openings_are_distinct_positions_whatever_the_shard_or_resume() {
+        let rules = Rules::default();
+        let s = schedule(2, 1500, 4, 9);
+        let full: Vec<_> = s.games().collect();
+        let positions: Vec<_> = full
+            .iter()
+            .step_by(2)
+            .map(|g| g.opening.position(rules).unwrap())
+            .collect();
+        let distinct: std::collections::HashSet<_> = positions.iter().collect();
+        assert_eq!(distinct.len(), 1500, "a position played twice");
+        let Openings::Distinct(d) = &s.openings else {
+            panic!("distinct openings")
+        };
+        let (_, tiers) = d.count_upto(1500);
+        let (plies, at_four) = tiers[0];
+        assert_eq!(plies, 4);
+        assert!(at_four < 1500, "{tiers:?}");
+        let lengths: Vec<usize> = full
+            .iter()
+            .step_by(2)
+            .map(|g| g.opening.pits.len())
+            .collect();
+        assert!(lengths[..at_four].iter().all(|&n| n == 4));
+        assert!(lengths[at_four..].iter().all(|&n| n == 5), "{tiers:?}");
+        let (_, note) = s.openings.describe(1500);
+        assert_eq!(
+            note.unwrap(),
+            format!(
+                "note: 4 sowings reach {at_four} distinct positions, fewer than the 1500 rounds \
+                 (game pairs of each pairing): the rounds after the first {at_four} take \
+                 positions after 5 or more sowings"
+            )
+        );
+        assert_eq!(s.openings.describe(at_four as u64).1, None);
+        let resumed = schedule(2, 1500, 4, 9);
+        assert_eq!(resumed.openings.get(1400), full[2 * 1400].opening);
+        let mut shard = schedule(2, 1500, 4, 9);
+        shard.shard = Some(Shard { index: 3, count: 4 });
+        for g in shard.games() {
+            assert_eq!(g, full[g.number as usize - 1]);
+        }
+        // Another seed, another order.
+        assert_ne!(schedule(2, 1500, 4, 10).openings.get(0), full[0].opening);
+    }
+
+    /// On a board with few positions the openings are played again once all are used,
+    /// and the run says so.
+    #[test]
+    fn a_board_with_few_positions_plays_them_again_and_says_so() {
+        let rules = Rules::new(2, 1, false, crate::rules::Sweep::Owner).unwrap();
+        let d = DistinctOpenings::new(rules, 1, 0, None);
+        let (count, _) = d.count_upto(100);
+        let n = count.expect("a handful");
+        assert!(n > 0 && n < 20, "{n}");
+        let all: Vec<_> = (0..n).map(|i| d.get(i).position(rules).unwrap()).collect();
+        let distinct: std::collections::HashSet<_> = all.iter().collect();
+        assert_eq!(distinct.len() as u64, n);
+        assert_eq!(d.get(n), d.get(0));
+        let (_, note) = Openings::Distinct(Arc::new(d)).describe(100);
+        assert!(
+            note.unwrap()
+                .starts_with(&format!("note: only {n} distinct positions"))
+        );
+    }
+
     #[test]
     fn huge_schedules_are_lazy() {
         let s = schedule(10, 100_000_000, 4, 7);
@@ -345,7 +491,10 @@ mod tests {
     fn openings_files_are_checked() {
         let rules = Rules::default();
         let list = parse_openings("# comment\n3 1\n\n 2, 6 # tail\n", rules).unwrap();
-        assert_eq!(list, vec![vec![3, 1], vec![2, 6]]);
+        assert_eq!(
+            list,
+            vec![Opening::line(vec![3, 1]), Opening::line(vec![2, 6])]
+        );
         let e = parse_openings("3\n9\n", rules).unwrap_err();
         assert!(e.to_string().contains("line 2"), "{e}");
         assert!(parse_openings("x\n", rules).is_err());
@@ -354,5 +503,28 @@ mod tests {
             Err(OpeningsError::Empty)
         );
         assert_eq!(crate::record::format_pits(&[3, 1]), "3 1");
+        // Start positions, alone or followed by sowings; a bad one names its line.
+        let list = parse_openings(
+            "<6,0,0,3,4,4,4,4,4,4,4,4,4,4,5>\n<6,0,0,4,4,4,4,4,4,4,4,4,4,4,4> 3 1 # start\n",
+            rules,
+        )
+        .unwrap();
+        assert_eq!(list[0].pits, Vec::<u8>::new());
+        assert_eq!(
+            list[0].start.as_ref().unwrap().to_string(),
+            "<6,0,0,3,4,4,4,4,4,4,4,4,4,4,5>"
+        );
+        assert_eq!(
+            list[1].position(rules).unwrap(),
+            Opening::line(vec![3, 1]).position(rules).unwrap()
+        );
+        let e = parse_openings("3 1\n<6,1,0,4,4,4,4,4,4,4,4,4,4,4,4>\n", rules).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "openings line 2: the board holds 49 seeds but the rules start with 48 (6 pits of \
+             4 seeds a side)"
+        );
+        let e = parse_openings("<6,0,0,4,4,4,4,4,4,4,4,4,4,4,4 3\n", rules).unwrap_err();
+        assert!(e.to_string().starts_with("openings line 1: "), "{e}");
     }
 }

@@ -63,10 +63,9 @@ pub fn frame(before: &Position, mv: &MoveRecord) -> Option<(Frame, Position)> {
     Some((frame, after))
 }
 
-/// Every sowing of `moves` from the start position of `rules`, as far as they replay, and
-/// the position reached.
-pub fn frames(rules: Rules, moves: &[MoveRecord]) -> (Vec<Frame>, Position) {
-    let mut pos = Position::start(rules);
+/// Every sowing of `moves` from `start`, as far as they replay, and the position reached.
+pub fn frames(start: Position, moves: &[MoveRecord]) -> (Vec<Frame>, Position) {
+    let mut pos = start;
     let mut out = Vec::with_capacity(moves.len());
     for mv in moves {
         let Some((f, next)) = frame(&pos, mv) else {
@@ -80,7 +79,10 @@ pub fn frames(rules: Rules, moves: &[MoveRecord]) -> (Vec<Frame>, Position) {
 
 /// The frames of a recorded game.
 pub fn record_frames(record: &GameRecord) -> Vec<Frame> {
-    frames(record.rules, &record.moves).0
+    let start = record
+        .start_position()
+        .unwrap_or_else(|_| Position::start(record.rules));
+    frames(start, &record.moves).0
 }
 
 fn seeds(n: u32) -> String {
@@ -249,13 +251,13 @@ mod tests {
             moves.push(MoveRecord::opening(p.to_move(), pit));
             p = p.play(pit as i64).unwrap();
         }
-        let (f, end) = frames(rules, &moves);
+        let (f, end) = frames(Position::start(rules), &moves);
         assert_eq!(f.len(), moves.len());
         assert_eq!(end, p);
         assert_eq!(f.last().unwrap().position, p.view());
         assert!(f.last().unwrap().game_over);
         // An illegal sowing stops the replay there.
         moves.insert(1, MoveRecord::opening(Side::North, 99));
-        assert_eq!(frames(rules, &moves).0.len(), 1);
+        assert_eq!(frames(Position::start(rules), &moves).0.len(), 1);
     }
 }

@@ -748,7 +748,7 @@ mod tests {
             pair: 1,
             names: ["<!--".into(), "</SCRIPT >{{NONCE}}".into()],
             rules: Rules::default(),
-            opening: Vec::new(),
+            opening: Default::default(),
             time: [crate::record::TimeControl::MoveTime(Duration::from_secs(1)); 2],
             margin: Duration::ZERO,
             adjudication: Default::default(),

@@ -113,6 +113,8 @@ struct Board {
     south: String,
     north: String,
     rules: Rules,
+    /// The position the game started from, when not the rules' own.
+    start: Option<Position>,
     frames: Vec<Frame>,
     position: Position,
     record: Option<Arc<GameRecord>>,
@@ -535,6 +537,7 @@ impl Live {
                 north: &b.north,
                 rules: b.rules,
                 rules_text: rules_text(b.rules),
+                start: b.start.map(|p| p.view()),
                 opening: b.frames.iter().filter(|f| f.opening).count(),
                 frames: &b.frames,
                 result: b.record.as_deref().map(result_json),
@@ -659,8 +662,13 @@ impl Live {
                 position,
                 moves,
             } => {
-                let (opening, _) = frames(setup.rules, moves);
+                let start = setup
+                    .opening
+                    .start_position(setup.rules)
+                    .expect("openings are checked before the game");
+                let (opening, _) = frames(start, moves);
                 let board = Board {
+                    start: setup.opening.start.is_some().then_some(start),
                     game: setup.id.clone(),
                     number: setup.number,
                     south: setup.names[0].clone(),
@@ -744,6 +752,11 @@ impl Live {
                         south: record.south.clone(),
                         north: record.north.clone(),
                         rules: record.rules,
+                        start: record
+                            .start
+                            .is_some()
+                            .then(|| record.start_position().ok())
+                            .flatten(),
                         frames: record_frames(&record),
                         position: record.final_position,
                         record: Some(record.clone()),

@@ -70,7 +70,13 @@ impl Drop for StopWaiting<'_> {
 }
 
 impl Contestant for Person {
-    async fn new_game(&mut self, game: &str, _rules: Rules, _side: Side) -> Result<(), Fault> {
+    async fn new_game(
+        &mut self,
+        game: &str,
+        _rules: Rules,
+        _start: Option<&Position>,
+        _side: Side,
+    ) -> Result<(), Fault> {
         self.game = game.to_string();
         Ok(())
     }
@@ -158,13 +164,19 @@ pub struct Seat {
 }
 
 impl Contestant for Seat {
-    async fn new_game(&mut self, game: &str, rules: Rules, side: Side) -> Result<(), Fault> {
+    async fn new_game(
+        &mut self,
+        game: &str,
+        rules: Rules,
+        start: Option<&Position>,
+        side: Side,
+    ) -> Result<(), Fault> {
         if side == Side::South {
             self.gate.wait().await;
         }
         match &mut self.occupant {
-            Occupant::Person(p) => p.new_game(game, rules, side).await,
-            Occupant::Engine(e) => Contestant::new_game(&mut **e, game, rules, side).await,
+            Occupant::Person(p) => p.new_game(game, rules, start, side).await,
+            Occupant::Engine(e) => Contestant::new_game(&mut **e, game, rules, start, side).await,
         }
     }
 
@@ -272,7 +284,7 @@ impl Iterator for Alternating {
             pair: number.div_ceil(2),
             south: if first { 0 } else { 1 },
             north: if first { 1 } else { 0 },
-            opening: Vec::new(),
+            opening: Default::default(),
         })
     }
 }
@@ -450,7 +462,7 @@ mod tests {
         assert_eq!(seats, [(0, 1), (1, 0), (0, 1), (1, 0)]);
         let pairs: Vec<_> = games.iter().map(|g| g.pair).collect();
         assert_eq!(pairs, [1, 1, 2, 2]);
-        assert!(games.iter().all(|g| g.opening.is_empty()));
+        assert!(games.iter().all(|g| g.opening == Default::default()));
     }
 
     #[tokio::test]
@@ -460,7 +472,7 @@ mod tests {
             live: live.clone(),
             game: String::new(),
         };
-        p.new_game("g-1", Rules::default(), Side::South)
+        p.new_game("g-1", Rules::default(), None, Side::South)
             .await
             .unwrap();
         let pos = Position::start(Rules::default());
@@ -482,7 +494,7 @@ mod tests {
             live: live.clone(),
             game: String::new(),
         };
-        p.new_game("g-1", Rules::default(), Side::South)
+        p.new_game("g-1", Rules::default(), None, Side::South)
             .await
             .unwrap();
         let pos = Position::start(Rules::default());

@@ -34,6 +34,7 @@ fn every_example_message_parses() {
     let mut to_seen = HashSet::new();
     let mut from_seen = HashSet::new();
     let mut rules: Option<Rules> = None;
+    let mut start: Option<Position> = None;
     for (n, line) in &lines {
         let to = ToEngine::parse(line);
         let from = FromEngine::parse(line);
@@ -47,8 +48,13 @@ fn every_example_message_parses() {
             from_seen.insert(m.kind());
         }
         match to {
-            Ok(ToEngine::NewGame { rules: r, .. }) => {
+            Ok(ToEngine::NewGame {
+                rules: r, start: s, ..
+            }) => {
                 rules = Some(r);
+                start = s.map(|view| {
+                    Position::from_view(r, &view).unwrap_or_else(|e| panic!("line {n}: start: {e}"))
+                });
                 to_seen.insert("new_game");
             }
             Ok(ToEngine::Go {
@@ -58,7 +64,7 @@ fn every_example_message_parses() {
                 ..
             }) => {
                 let rules = rules.unwrap_or_else(|| panic!("line {n}: a go before any new_game"));
-                let mut pos = Position::start(rules);
+                let mut pos = start.unwrap_or_else(|| Position::start(rules));
                 for m in &moves {
                     pos = pos
                         .play_move(*m)

@@ -26,7 +26,7 @@ async fn started(mode: &str) -> (Engine, String) {
     let mut engine = Engine::start(&cmd, &settings()).await.expect("handshake");
     assert_eq!(engine.hello().name, format!("fake-{mode}"));
     engine
-        .new_game("g1", Rules::default(), Side::South)
+        .new_game("g1", Rules::default(), None, Side::South)
         .await
         .expect("new_game");
     (engine, mark)
@@ -442,7 +442,9 @@ async fn an_engine_can_be_driven_from_a_spawned_task() {
     let (cmd, mark) = fake("good");
     let task = tokio::spawn(async move {
         let mut engine = Engine::start(&cmd, &settings()).await?;
-        engine.new_game("g", Rules::default(), Side::North).await?;
+        engine
+            .new_game("g", Rules::default(), None, Side::North)
+            .await?;
         let pos = Position::start(Rules::default()).play(1)?;
         let moves = [Move {
             side: Side::South,

@@ -480,9 +480,18 @@ fn show_prints_a_recorded_game() {
         vec!["match".to_string()],
         engine("good", "a", &mark),
         engine("good", "b", &mark),
-        ["--quiet", "--id", "s", "--time-margin", "5s", "--out"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "--quiet",
+            "--games",
+            "2",
+            "--id",
+            "s",
+            "--time-margin",
+            "5s",
+            "--out",
+        ]
+        .map(String::from)
+        .to_vec(),
         vec![out.display().to_string()],
     ]
     .concat();
@@ -974,4 +983,120 @@ fn a_closed_output_stops_the_run_and_says_how_to_resume() {
     );
     assert!(!err.contains("failed to write results"), "{err}");
     assert!(out.join("tournament.toml").exists());
+}
+
+/// An SPRT of two deterministic built-ins with the default openings plays no game twice
+/// over 1,000 game pairs: the book's positions, then distinct random ones, never the same
+/// opening position twice (with openings drawn at random each time, hundreds of games
+/// repeat an earlier one move for move).
+#[test]
+fn an_sprt_of_deterministic_engines_never_plays_a_game_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    // Bounds this close need far more pairs than the limit: the test plays all 1,000.
+    let o = run(&[
+        "sprt".into(),
+        "--engine".into(),
+        "builtin=medium".into(),
+        "--engine".into(),
+        "builtin=greedy".into(),
+        "--elo0".into(),
+        "0".into(),
+        "--elo1".into(),
+        "0.5".into(),
+        "--max-games".into(),
+        "2000".into(),
+        "--move-time".into(),
+        "20ms".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ]);
+    let text_o = text(&o);
+    assert!(
+        text_o.contains("book kalah-6x4"),
+        "the default book: {text_o}"
+    );
+    let games = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let mut seen = BTreeMap::new();
+    let mut openings = BTreeSet::new();
+    let mut count = 0;
+    for line in games.lines() {
+        let g: serde_json::Value = serde_json::from_str(line).unwrap();
+        let moves: Vec<u64> = g["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["pit"].as_u64().unwrap())
+            .collect();
+        let key = (
+            g["south"].as_str().unwrap().to_string(),
+            g["north"].as_str().unwrap().to_string(),
+            g["start"].as_str().unwrap_or("").to_string(),
+            moves,
+        );
+        let id = g["game"].as_str().unwrap().to_string();
+        if let Some(earlier) = seen.insert(key, id.clone()) {
+            panic!("game {id} repeats game {earlier} move for move");
+        }
+        openings.insert(g["opening"].to_string());
+        count += 1;
+    }
+    assert_eq!(count, 2000, "{text_o}");
+    assert_eq!(openings.len(), 1000, "one opening a pair");
+}
+
+/// An opening given as a start position: the games start from it, games.jsonl records it,
+/// and show and analyze replay the games from it.
+#[test]
+fn an_opening_given_as_a_position_is_played_recorded_shown_and_analysed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let openings = tmp.path().join("fair.txt");
+    std::fs::write(
+        &openings,
+        "# a start with one seed moved\n<3,0,0,1,2,3,2,2,2>\n",
+    )
+    .unwrap();
+    let dir = out.display().to_string();
+    let o = run(&[
+        "match".into(),
+        "first".into(),
+        "greedy".into(),
+        "--pits".into(),
+        "3".into(),
+        "--seeds".into(),
+        "2".into(),
+        "--games".into(),
+        "2".into(),
+        "--openings".into(),
+        openings.display().to_string(),
+        "--id".into(),
+        "p".into(),
+        "--out".into(),
+        dir.clone(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let games = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    for line in games.lines() {
+        let g: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(g["start"], "<3,0,0,1,2,3,2,2,2>", "{line}");
+        assert_eq!(g["opening"], serde_json::json!([]), "{line}");
+    }
+    let o = kalaha().args(["show", &dir, "p-1"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("start: <3,0,0,1,2,3,2,2,2>"), "{s}");
+    // The board before the first sowing is the start given: south's pits 1 2 3.
+    assert!(s.contains("[ 1][ 2][ 3]"), "{s}");
+    let o = kalaha().args(["analyze", &dir]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rows = std::fs::read_to_string(out.join("analysis.csv")).unwrap();
+    let plies: usize = games
+        .lines()
+        .map(|l| {
+            let g: serde_json::Value = serde_json::from_str(l).unwrap();
+            g["moves"].as_array().unwrap().len()
+        })
+        .sum();
+    assert_eq!(rows.lines().count(), plies + 1, "{rows}");
 }

@@ -106,7 +106,7 @@ impl Plan {
             pairs_per_pairing: games.div_ceil(2),
             rules,
             // Which games there are does not depend on their openings.
-            openings: Openings::Random { plies: 0, seed: 0 },
+            openings: Openings::Start,
             shard,
         });
         Some(Plan {

@@ -36,8 +36,8 @@ macro_rules! with_settings {
             /// The title of the leaderboard, kept in tournament.toml [default: the
             /// tournament id].
             title: String { flag: "title", arg: (value_name = "TEXT"), plays: true, show: None },
-            /// Games per pairing, rounded up to whole game pairs (default 2; 20 in the demo
-            /// that `kalaha tournament` plays when given no engine).
+            /// Games per pairing, rounded up to whole game pairs (default 2; 100 for `kalaha
+            /// match`; 20 in the demo that `kalaha tournament` plays when given no engine).
             games: u64 {
                 flag: "games",
                 arg: (value_name = "N"),
@@ -61,16 +61,20 @@ macro_rules! with_settings {
                 plays: true,
                 show: Some((Time, "Tolerance on every time limit")),
             },
-            /// Random legal sowings from the start for each round's opening (0: every game
-            /// from the start position, so deterministic engines repeat their games); an
-            /// opening stops early rather than end the game [default: 4].
+            /// Openings of K random legal sowings from the start, a distinct position for each
+            /// round (after more sowings once they run out), instead of the board's book (0:
+            /// every game from the start position, so deterministic engines repeat their
+            /// games) [default: the book on Kalah(6,4), else 4].
             opening_plies: u32 {
                 flag: "opening-plies",
                 arg: (value_name = "K"),
                 plays: true,
                 show: None,
             },
-            /// A file of openings: one per line, pit numbers separated by spaces, # comments.
+            /// A file of openings, played in order (again from the first when the run needs
+            /// more): one per line, pit numbers separated by spaces, or a start position
+            /// <pits,south store,north store,south pits...,north pits...> (south to move),
+            /// # comments.
             openings: std::path::PathBuf {
                 flag: "openings",
                 arg: (value_name = "FILE", conflicts_with = "opening_plies"),

@@ -134,3 +134,38 @@ fn command_line_values_win_over_the_file() {
     assert_eq!(merged.seed, Some(1));
     assert_eq!(merged.engines.len(), 2);
 }
+
+/// On a board with a book the book is the default, and `tournament.toml` keeps it so (a
+/// resume plays the same openings); sowings given replace it, and are kept.
+#[test]
+fn the_book_is_the_default_of_its_board_and_a_resume_keeps_it() {
+    let mut f = two_builtins();
+    f.games = Some(40);
+    f.seed = Some(3);
+    let c = f.resolve().unwrap();
+    let Openings::Distinct(d) = &c.schedule.openings else {
+        panic!("distinct openings")
+    };
+    assert_eq!(d.book().map(|(name, _)| name), Some("kalah-6x4"));
+    let saved = toml::to_string(&c.to_file()).unwrap();
+    assert!(!saved.contains("opening_plies"), "{saved}");
+    let back: ConfigFile = toml::from_str(&saved).unwrap();
+    let c2 = back.resolve().unwrap();
+    let a: Vec<_> = c.schedule.games().collect();
+    let b: Vec<_> = c2.schedule.games().collect();
+    assert_eq!(a, b);
+    let (_, book) = crate::analysis::default_book(c.rules()).unwrap();
+    assert!(book.contains(&a[0].opening), "{:?}", a[0].opening);
+    // Sowings chosen replace the book.
+    f.opening_plies = Some(4);
+    let c = f.resolve().unwrap();
+    let Openings::Distinct(d) = &c.schedule.openings else {
+        panic!("distinct openings")
+    };
+    assert_eq!(d.book(), None);
+    assert!(
+        toml::to_string(&c.to_file())
+            .unwrap()
+            .contains("opening_plies = 4")
+    );
+}

@@ -124,6 +124,7 @@ fn run(
         concurrency,
         interrupts: rx,
         stop: None,
+        repeats: Default::default(),
     };
     let (summary, tally) =
         run_games(&rt, launcher, config, vec![], input, recorder, &mut [view]).unwrap();
@@ -247,6 +248,7 @@ fn every_recorded_game_is_in_the_files_before_a_view_sees_it() {
         concurrency: 2,
         interrupts: rx,
         stop: None,
+        repeats: Default::default(),
     };
     let mut v = OnDisk(dir.path().to_path_buf(), 0);
     let (s, _) = run_games(
@@ -297,6 +299,7 @@ fn a_stop_rule_ends_the_run_at_its_decision_and_nothing_after_is_recorded() {
         concurrency: 4,
         interrupts: rx,
         stop: Some((Box::new(ThreePairs), Tally::new())),
+        repeats: Default::default(),
     };
     let mut c = Collect::default();
     let (s, tally) = run_games(

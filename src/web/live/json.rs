@@ -45,6 +45,9 @@ pub(super) struct BoardJson<'a> {
     pub(super) rules_text: String,
     /// The side the person plays in this game, if any.
     pub(super) person: Option<Side>,
+    /// The position the game started from, when not the rules' own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) start: Option<BoardView>,
     pub(super) frames: &'a [Frame],
     pub(super) position: BoardView,
     pub(super) over: bool,
@@ -75,6 +78,7 @@ pub(super) fn board_json<'a>(b: &'a Board, s: &'a State) -> BoardJson<'a> {
         rules: b.rules,
         rules_text: rules_text(b.rules),
         person,
+        start: b.start.map(|p| p.view()),
         frames: &b.frames,
         position: b.position.view(),
         over: b.record.is_some() || b.position.is_over(),
@@ -96,6 +100,9 @@ pub(super) struct GameJson<'a> {
     pub(super) north: &'a str,
     pub(super) rules: Rules,
     pub(super) rules_text: String,
+    /// The position the game started from, when not the rules' own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) start: Option<BoardView>,
     /// Sowings of the opening (the first frames).
     pub(super) opening: usize,
     pub(super) frames: &'a [Frame],
@@ -112,6 +119,11 @@ pub fn record_json(r: &GameRecord) -> String {
         north: &r.north,
         rules: r.rules,
         rules_text: rules_text(r.rules),
+        start: r
+            .start
+            .is_some()
+            .then(|| r.start_position().ok().map(|p| p.view()))
+            .flatten(),
         opening: r.opening.len(),
         frames: &frames,
         result: Some(result_json(r)),

@@ -14,7 +14,7 @@ fn setup(id: &str, number: u64) -> GameSetup {
         pair: 1,
         names: ["human".into(), "<b>bot</b>".into()],
         rules: Rules::default(),
-        opening: Vec::new(),
+        opening: Default::default(),
         time: [crate::record::TimeControl::MoveTime(Duration::from_secs(1)); 2],
         margin: Duration::ZERO,
         adjudication: Default::default(),
