@@ -14,8 +14,9 @@ use std::path::Path;
 /// The largest configuration file kalaha reads: 16 MiB (a `tournament.toml` keeps its
 /// openings list).
 pub const CONFIG_LIMIT: u64 = 16 << 20;
-/// The largest openings file or book kalaha reads: 256 MiB.
-pub const OPENINGS_LIMIT: u64 = 256 << 20;
+/// The largest openings file or book kalaha reads: 8 MiB. A run keeps its openings in its
+/// `tournament.toml`, which must stay within [`CONFIG_LIMIT`] for a resume to read it.
+pub const OPENINGS_LIMIT: u64 = 8 << 20;
 
 /// `path` opened with `options` when it is a regular file; a FIFO, socket or device is
 /// refused (`InvalidData`, saying what it is; the caller names the path) without

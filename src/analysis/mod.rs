@@ -22,8 +22,8 @@ pub use game::{
     positions, value_within,
 };
 pub use openings::{
-    BalancedOpening, DistinctOpenings, OpeningsError, OpeningsSpec, balanced_openings,
-    default_book, openings_text, parse_openings, random_opening,
+    BalancedOpening, DistinctOpenings, MAX_OPENINGS, OpeningsError, OpeningsSpec,
+    balanced_openings, default_book, openings_text, parse_openings, random_opening,
 };
 pub use run::{AnalysisSettings, Counts, Tables, analyse_games};
 pub use summary::{

@@ -267,7 +267,16 @@ pub enum OpeningsError {
     Line { line: usize, reason: String },
     #[error("the openings file holds no opening")]
     Empty,
+    #[error(
+        "the openings file holds more than {MAX_OPENINGS} openings, the most a run keeps (in \
+         its tournament.toml, so that it can be resumed): give fewer"
+    )]
+    TooMany,
 }
+
+/// The most openings a file may give: a run keeps them in its `tournament.toml`, which a
+/// resume must be able to read back within [`crate::input::CONFIG_LIMIT`].
+pub const MAX_OPENINGS: usize = 1_000_000;
 
 /// Reads an openings file: one opening per line, either pit numbers sown from the start
 /// (separated by spaces or commas) or a start position in the Kalah Game Protocol's board
@@ -281,6 +290,9 @@ pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Opening>, Openings
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
+        }
+        if out.len() == MAX_OPENINGS {
+            return Err(OpeningsError::TooMany);
         }
         let err = |reason: String| OpeningsError::Line {
             line: i + 1,

@@ -9,13 +9,15 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::Path;
 
-/// What makes two games the same: engines in their seats, start, sowings.
-type Key = (String, String, Option<String>, Vec<u8>);
-
-/// The games of a run so far, to find the repeats among the games to come.
+/// The games of a run so far, to find the repeats among the games to come. Each game is
+/// kept as a 128-bit hash of what makes two games the same (engines in their seats, start,
+/// sowings) and its number: some 30 bytes a game, so that a run of a million games stays
+/// within tens of MB.
 #[derive(Debug, Default)]
 pub struct Repeats {
-    first: HashMap<Key, String>,
+    /// The run's tournament id: the games of other ids in the folder are not its games.
+    tournament: String,
+    first: HashMap<u128, u64>,
 }
 
 /// Whether a game can repeat another: one played to its end on the board (a fault is the
@@ -27,36 +29,60 @@ fn comparable(g: &GameRecord) -> bool {
     )
 }
 
-fn key(g: &GameRecord) -> Key {
-    let (south, north, start, moves) = g.repeat_key();
-    (south.to_string(), north.to_string(), start, moves)
+/// A 128-bit hash of what makes two games the same (a collision of two different games
+/// is as unlikely as that of two random 128-bit numbers).
+fn key(g: &GameRecord) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let half = |salt: u64| {
+        let mut h = std::hash::DefaultHasher::new();
+        salt.hash(&mut h);
+        g.repeat_key().hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(0)) << 64) | u128::from(half(0x9e37_79b9_7f4a_7c15))
 }
 
 impl Repeats {
-    /// The games recorded in `dir/games.jsonl` (none when it does not exist yet).
-    pub fn from_folder(dir: &Path) -> io::Result<Repeats> {
-        let mut r = Repeats::default();
+    /// No game yet, of the tournament `id`.
+    pub fn new(id: &str) -> Repeats {
+        Repeats {
+            tournament: id.to_string(),
+            first: HashMap::new(),
+        }
+    }
+
+    /// The games of tournament `id` recorded in `dir/games.jsonl` (none when it does not
+    /// exist yet).
+    pub fn from_folder(dir: &Path, id: &str) -> io::Result<Repeats> {
+        let mut r = Repeats::new(id);
         let path = dir.join(crate::results::GAMES_JSONL);
         if path.exists() {
             read_jsonl(&path, |g, _| {
-                if g.repeats.is_none() && comparable(&g) {
-                    r.first.entry(key(&g)).or_insert(g.game);
+                if g.repeats.is_none() && comparable(&g) && r.ours(&g) {
+                    r.first.entry(key(&g)).or_insert(g.number);
                 }
             })?;
         }
         Ok(r)
     }
 
+    /// Whether `g` is a game of the run's tournament, named by its number.
+    fn ours(&self, g: &GameRecord) -> bool {
+        g.game.strip_prefix(self.tournament.as_str()) == Some(&format!("-{}", g.number))
+    }
+
     /// Marks `g` when it repeats an earlier game; otherwise remembers it.
     pub fn mark(&mut self, g: &mut GameRecord) {
-        if !comparable(g) {
+        if !comparable(g) || !self.ours(g) {
             return;
         }
         match self.first.get(&key(g)) {
-            Some(earlier) if *earlier != g.game => g.repeats = Some(earlier.clone()),
+            Some(&earlier) if earlier != g.number => {
+                g.repeats = Some(format!("{}-{earlier}", self.tournament));
+            }
             Some(_) => {}
             None => {
-                self.first.insert(key(g), g.game.clone());
+                self.first.insert(key(g), g.number);
             }
         }
     }
@@ -84,18 +110,20 @@ mod tests {
 
     #[test]
     fn a_game_played_again_move_for_move_is_marked_once_per_repeat() {
-        let mut r = Repeats::default();
         let mut first = played_game();
+        let mut r = Repeats::new(first.game.rsplit_once('-').unwrap().0);
         r.mark(&mut first);
         assert_eq!(first.repeats, None);
         let mut again = played_game();
-        again.game = "t-3".into();
+        again.game = format!("{}-3", r.tournament);
+        again.number = 3;
         r.mark(&mut again);
         assert_eq!(again.repeats, Some(first.game.clone()));
         assert!(again.row().repeat);
         // Seats swapped: another game.
         let mut swapped = played_game();
-        swapped.game = "t-4".into();
+        swapped.game = format!("{}-4", r.tournament);
+        swapped.number = 4;
         std::mem::swap(&mut swapped.south, &mut swapped.north);
         r.mark(&mut swapped);
         assert_eq!(swapped.repeats, None);

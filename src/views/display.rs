@@ -65,38 +65,18 @@ pub struct LiveDisplay {
     until_decided: bool,
 }
 
-/// Finds games played twice: deterministic engines repeat a game when they meet from the
-/// same opening in the same seats, and a repeated game adds nothing to the statistics.
+/// Says when a game repeats an earlier one (the run marks it in its record, and leaves
+/// it out of the statistics), once per pairing.
 #[derive(Debug, Default)]
 struct Repeats {
-    /// The sowings of each game seen (hashed with the seats), and the game's id.
-    seen: std::collections::HashMap<u64, String>,
     /// Pairings already warned about.
     warned: std::collections::HashSet<(String, String)>,
 }
 
-/// Games remembered to find repeats (enough to see a pattern, bounded in memory).
-const REPEATS_KEPT: usize = 100_000;
-
 impl Repeats {
-    /// A warning when `g` repeats a game seen before (once per pairing).
+    /// A warning when `g` is marked as repeating a game (once per pairing).
     fn check(&mut self, g: &crate::record::GameRecord) -> Option<String> {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (&g.south, &g.north).hash(&mut h);
-        for m in &g.moves {
-            (m.side, m.pit).hash(&mut h);
-        }
-        let key = h.finish();
-        let earlier = match self.seen.get(&key) {
-            Some(id) => id.clone(),
-            None => {
-                if self.seen.len() < REPEATS_KEPT {
-                    self.seen.insert(key, g.game.clone());
-                }
-                return None;
-            }
-        };
+        let earlier = g.repeats.as_deref()?;
         let mut pairing = (g.south.clone(), g.north.clone());
         if pairing.0 > pairing.1 {
             std::mem::swap(&mut pairing.0, &mut pairing.1);
@@ -106,9 +86,9 @@ impl Repeats {
         }
         Some(format!(
             "warning: game {} of {} against {} repeats game {earlier} move for move: the \
-             engines play alike from the same opening, so such games add nothing; use \
-             more varied openings (--opening-plies, --openings)",
-            g.game,
+             engines play alike from the same opening, so it is left out of the Elo and \
+             the SPRT; use more varied openings (--opening-plies, --openings)",
+            clean_text(&g.game),
             clean_text(&g.south),
             clean_text(&g.north)
         ))
@@ -364,6 +344,7 @@ mod tests {
         let a = sample_record("t", 1, "x", "y");
         let mut b = sample_record("t", 3, "x", "y");
         assert_eq!(r.check(&a), None);
+        b.repeats = Some("t-1".into());
         let w = r.check(&b).unwrap();
         assert!(
             w.contains("game t-3") && w.contains("repeats game t-1"),
@@ -371,7 +352,7 @@ mod tests {
         );
         b.game = "t-5".into();
         assert_eq!(r.check(&b), None, "once per pairing");
-        // Other seats or other sowings are another game.
+        // A game not marked is not a repeat.
         let c = sample_record("t", 2, "y", "x");
         assert_eq!(r.check(&c), None);
     }

@@ -169,3 +169,38 @@ fn the_book_is_the_default_of_its_board_and_a_resume_keeps_it() {
             .contains("opening_plies = 4")
     );
 }
+
+/// The most openings a file may give, kept in `tournament.toml`, stay within what a resume
+/// reads of it: the limits on openings files agree with the limit on configuration files.
+#[test]
+fn the_most_openings_a_file_gives_fit_in_a_resumable_tournament_toml() {
+    use crate::analysis::MAX_OPENINGS;
+    let rules = crate::rules::Rules::default();
+    // The shortest lines give the most openings: one pit each.
+    let text = "1\n".repeat(MAX_OPENINGS);
+    assert!((text.len() as u64) <= crate::input::OPENINGS_LIMIT);
+    let list = crate::analysis::parse_openings(&text, rules).unwrap();
+    assert_eq!(list.len(), MAX_OPENINGS);
+    let file = ConfigFile {
+        opening_list: Some(list.iter().map(|o| o.to_string()).collect()),
+        ..ConfigFile::default()
+    };
+    let saved = toml::to_string(&file).unwrap();
+    assert!(
+        (saved.len() as u64) < crate::input::CONFIG_LIMIT,
+        "{} bytes",
+        saved.len()
+    );
+    // One more is refused, by name.
+    let more = format!("{text}1\n");
+    let e = crate::analysis::parse_openings(&more, rules).unwrap_err();
+    assert!(e.to_string().contains("more than 1000000 openings"), "{e}");
+    // And the longest file of long lines: its text, kept, within the limit too.
+    let line = "1 2 3 4 5 6 1 2 3 4 5 6 1 2 3 4 5 6 1 2\n";
+    let n = (crate::input::OPENINGS_LIMIT as usize / line.len()).min(MAX_OPENINGS);
+    let file = ConfigFile {
+        opening_list: Some(vec![line.trim().to_string(); n]),
+        ..ConfigFile::default()
+    };
+    assert!((toml::to_string(&file).unwrap().len() as u64) < crate::input::CONFIG_LIMIT);
+}
