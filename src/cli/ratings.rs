@@ -202,6 +202,17 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
                 return Ok(csv);
             }
             let give = "give a games.csv file or a results folder holding one";
+            if csv.exists() {
+                // There, but a FIFO, a device or a folder: named as what it is.
+                let what = match crate::input::open_regular(&csv) {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "it cannot be read".to_string(),
+                };
+                return Err(CliError::input_msg(format!(
+                    "{}: {what}",
+                    crate::record::shown_path(&csv)
+                )));
+            }
             if !input.exists() {
                 return Err(CliError::input_msg(format!(
                     "{} does not exist: {give}",
@@ -237,9 +248,35 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
         .collect()
 }
 
+/// Among several inputs, the results folders that hold no game at all (a run that failed
+/// at its start keeps only its logs): left out with a warning, so that `kalaha ratings
+/// results/*` rates the runs that played. A single input is never left out.
+fn without_empty_runs(inputs: &[PathBuf]) -> Vec<PathBuf> {
+    if inputs.len() < 2 {
+        return inputs.to_vec();
+    }
+    inputs
+        .iter()
+        .filter(|input| {
+            let empty = input.is_dir()
+                && !input.join(GAMES_CSV).exists()
+                && !input.join(GAMES_JSONL).exists();
+            if empty {
+                eprintln!(
+                    "warning: {} holds no games (a run that stopped before its first game?): \
+                     left out",
+                    crate::record::shown_path(input)
+                );
+            }
+            !empty
+        })
+        .cloned()
+        .collect()
+}
+
 pub fn run(args: Args) -> CliResult {
     let anchor = args.anchor.as_deref().map(parse_anchor).transpose()?;
-    let csvs = input_files(&args.inputs)?;
+    let csvs = input_files(&without_empty_runs(&args.inputs))?;
     let out_dir = out_dir(&args)?;
     let mut tally = Tally::new();
     let mut summary = ReadSummary::default();

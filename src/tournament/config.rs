@@ -494,7 +494,22 @@ impl ConfigFile {
                 ),
             ));
         }
-        let found = crate::analysis::balanced_openings(rules, spec, table, &mut |_, _| {})
+        // The search takes seconds to minutes an opening: say so, and how far it is.
+        tracing::warn!(
+            "finding {} with the solver before the first game: seconds to minutes each (on \
+             the standard board the book that ships with kalaha is the default and takes \
+             no time)",
+            crate::record::counted(spec.count as u64, "balanced opening")
+        );
+        let mut said = std::time::Instant::now();
+        let count = spec.count;
+        let mut progress = |_: u64, found: &[crate::analysis::BalancedOpening]| {
+            if said.elapsed() >= Duration::from_secs(10) {
+                said = std::time::Instant::now();
+                eprintln!("balanced openings: {} of {count} found", found.len());
+            }
+        };
+        let found = crate::analysis::balanced_openings(rules, spec, table, &mut progress)
             .map_err(|e| refuse("balanced_openings", e))?;
         let list = found
             .into_iter()

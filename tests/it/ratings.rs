@@ -960,3 +960,35 @@ fn ratings_rate_the_record_not_an_edited_games_csv() {
         "{err}"
     );
 }
+
+/// `kalaha ratings results/*` rates the runs that played: a folder that a run left
+/// without a game (it stopped at its start, keeping only its logs) is left out with a
+/// warning. A FIFO where games.csv belongs is named as such.
+#[test]
+fn a_run_without_games_among_several_is_left_out_and_a_fifo_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let played_dir = write_tournament(&dir.path().join("played"), 1).remove(0);
+    let failed = dir.path().join("failed");
+    std::fs::create_dir_all(failed.join("logs")).unwrap();
+    let out = dir.path().join("board");
+    let o = ratings(&[played_dir.clone(), failed.clone()], &out, &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(describe(&o).contains("holds no games"), "{}", describe(&o));
+    assert!(out.join("standings.csv").is_file());
+    // Alone, the empty folder is an error that names it.
+    let o = ratings(std::slice::from_ref(&failed), &out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    // A FIFO as games.csv.
+    let fifo_dir = dir.path().join("fifo");
+    std::fs::create_dir(&fifo_dir).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(fifo_dir.join("games.csv"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = ratings(std::slice::from_ref(&fifo_dir), &out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(describe(&o).contains("FIFO"), "{}", describe(&o));
+}
