@@ -8,8 +8,8 @@ use crate::stats::Standings;
 /// The columns besides the name take this many characters (with their separators).
 const FIXED: usize = 3 + 2 + 2 + 13 + 2 + 6 + 2 + 6 + 2 + 7 + 2 + 6;
 
-/// A name as a terminal shows it: safe, at most `width` columns wide (a wide letter, as
-/// in `ｈａｒｄ`, takes two), and padded with spaces to `width` columns.
+/// A name as a terminal shows it: safe and at most `width` columns wide (a wide letter, as
+/// in `ｈａｒｄ`, takes two).
 fn shown(name: &str, width: usize) -> String {
     use unicode_width::UnicodeWidthChar;
     let name = clean_text(name);
@@ -21,7 +21,13 @@ fn shown(name: &str, width: usize) -> String {
             out.push('…');
         }
     }
-    let pad = width.saturating_sub(columns(&out));
+    out
+}
+
+/// [`shown`], padded with spaces to `width` columns, for a column of a table.
+fn padded(name: &str, width: usize) -> String {
+    let mut out = shown(name, width);
+    let pad = width.saturating_sub(unicode_width::UnicodeWidthStr::width(out.as_str()));
     out.extend(std::iter::repeat_n(' ', pad));
     out
 }
@@ -47,7 +53,7 @@ pub fn standings_table(s: &Standings, width: usize, max_rows: usize) -> String {
         out.push_str(&format!(
             "{:>3}  {}  {:>13}  {:>6}  {:>5}%  {:>7}  {:>6}\n",
             r.rank,
-            shown(&r.engine, name_width),
+            padded(&r.engine, name_width),
             pm(r.elo, 0),
             r.wdl.games(),
             num(100.0 * r.wdl.score(), 1),
@@ -85,9 +91,13 @@ mod tests {
     #[test]
     fn wide_letters_keep_the_columns_in_line() {
         use unicode_width::UnicodeWidthStr;
-        assert_eq!(shown("ｈａｒｄ", 10).width(), 10);
-        assert_eq!(shown("ｈａｒｄ", 5).width(), 5);
-        assert_eq!(shown("hard", 6), "hard  ");
+        assert_eq!(padded("ｈａｒｄ", 10).width(), 10);
+        assert_eq!(padded("ｈａｒｄ", 5).width(), 5);
+        assert_eq!(padded("hard", 6), "hard  ");
+        assert_eq!(shown("hard", 6), "hard");
+        // The one-line standings are not a table: a name is not padded there.
+        let line = standings_line(&super::super::tests::sample());
+        assert!(line.contains("  plain -30"), "{line}");
         assert!(
             shown("ｈａｒｄｅｒ", 5).ends_with('…'),
             "{}",

@@ -255,8 +255,8 @@ impl View for LiveDisplay {
                         let time = match self.until_decided {
                             true => format!(
                                 "{} elapsed",
-                                format_duration(Duration::from_secs(
-                                    self.started.elapsed().as_secs()
+                                format_duration(Duration::from_millis(
+                                    self.started.elapsed().as_millis() as u64 / 100 * 100
                                 ))
                             ),
                             false => self.eta(),
