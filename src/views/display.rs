@@ -3,7 +3,6 @@
 //! On a terminal it is a progress bar with the standings below, sized to the terminal;
 //! otherwise a plain line every few seconds.
 
-use crate::record::truncate;
 use crate::record::{clean_text, format_duration};
 use crate::report::{match_summary, standings_line, standings_table};
 use crate::stats::{Standings, Tally};
@@ -93,6 +92,31 @@ impl Repeats {
             clean_text(&g.north)
         ))
     }
+}
+
+/// A fault's detail on one line of the terminal: whole when short; else its start and its
+/// end, where an engine's stderr says what went wrong (`RuntimeError: ...`), with the
+/// middle left out (the whole is in `games.csv` and the engine's log).
+fn fault_detail(detail: &str) -> String {
+    const HEAD: usize = 120;
+    const TAIL: usize = 200;
+    if detail.len() <= HEAD + TAIL + 40 {
+        return detail.to_string();
+    }
+    let mut head = HEAD;
+    while !detail.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = detail.len() - TAIL;
+    while !detail.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{} ... {} ({} bytes in all: games.csv and the engine's log keep it whole)",
+        &detail[..head],
+        &detail[tail..],
+        detail.len()
+    )
 }
 
 impl LiveDisplay {
@@ -239,7 +263,7 @@ impl View for LiveDisplay {
                         g.game,
                         clean_text(g.loser_name().unwrap_or("?")),
                         g.termination,
-                        clean_text(&truncate(&g.detail, 160))
+                        clean_text(&fault_detail(&g.detail))
                     ))?;
                 }
                 match self.mode {
@@ -337,6 +361,24 @@ fn two_engines<'a>(names: &'a [String], s: &'a Standings) -> Option<(&'a str, &'
 mod tests {
     use super::*;
     use crate::results::sample_record;
+
+    /// A long crash detail keeps its end, where the error of a traceback is.
+    #[test]
+    fn a_long_fault_detail_keeps_the_error_at_its_end() {
+        let detail = format!(
+            "the engine exited with status 1; its stderr: Traceback (most recent call last): \
+             | {} | RuntimeError: boom in my search",
+            "  File \"x.py\", line 7, in <module> | ".repeat(20)
+        );
+        let shown = fault_detail(&detail);
+        assert!(
+            shown.starts_with("the engine exited with status 1"),
+            "{shown}"
+        );
+        assert!(shown.contains("RuntimeError: boom in my search"), "{shown}");
+        assert!(shown.len() < 420, "{}", shown.len());
+        assert_eq!(fault_detail("short"), "short");
+    }
 
     #[test]
     fn a_repeated_game_is_warned_about_once_per_pairing() {
