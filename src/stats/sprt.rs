@@ -604,29 +604,36 @@ mod tests {
         [p[0], p[1], p[2], p[3], p[4]]
     }
 
+    /// The pentanomial counts of one simulated test of `sprt`, pairs drawn from `dist`,
+    /// when it stops.
+    fn until_stopped(sprt: &Sprt, dist: &[f64; 5], rng: &mut rand::rngs::ChaCha8Rng) -> [u64; 5] {
+        use rand::RngExt;
+        let mut counts = [0u64; 5];
+        loop {
+            let u: f64 = rng.random();
+            let mut acc = 0.0;
+            let i = (0..5)
+                .find(|&i| {
+                    acc += dist[i];
+                    u < acc
+                })
+                .unwrap_or(4);
+            counts[i] += 1;
+            if sprt.decide(sprt.llr(&counts)) != SprtDecision::Continue {
+                return counts;
+            }
+        }
+    }
+
     /// Runs `runs` simulated tests of `sprt` on pairs of logistic Elo `elo` until they stop;
     /// returns each one's naive and median-unbiased Elo.
     fn stopped_tests(sprt: &Sprt, elo: f64, runs: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
-        use rand::{RngExt, SeedableRng};
+        use rand::SeedableRng;
         let dist = pairs_at(elo);
         let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed);
         let (mut naive, mut unbiased) = (Vec::new(), Vec::new());
         for _ in 0..runs {
-            let mut counts = [0u64; 5];
-            loop {
-                let u: f64 = rng.random();
-                let mut acc = 0.0;
-                let i = (0..5)
-                    .find(|&i| {
-                        acc += dist[i];
-                        u < acc
-                    })
-                    .unwrap_or(4);
-                counts[i] += 1;
-                if sprt.decide(sprt.llr(&counts)) != SprtDecision::Continue {
-                    break;
-                }
-            }
+            let counts = until_stopped(sprt, &dist, &mut rng);
             let n: u64 = counts.iter().sum();
             let score = (0..5)
                 .map(|i| counts[i] as f64 * i as f64 / 4.0)
@@ -689,27 +696,13 @@ mod tests {
             beta: 0.05,
             model: SprtModel::Logistic,
         };
-        use rand::{RngExt, SeedableRng};
+        use rand::SeedableRng;
         let dist = pairs_at(5.0);
         let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(2);
         let runs = 100;
         let mut held = 0;
         for _ in 0..runs {
-            let mut counts = [0u64; 5];
-            loop {
-                let u: f64 = rng.random();
-                let mut acc = 0.0;
-                let i = (0..5)
-                    .find(|&i| {
-                        acc += dist[i];
-                        u < acc
-                    })
-                    .unwrap_or(4);
-                counts[i] += 1;
-                if sprt.decide(sprt.llr(&counts)) != SprtDecision::Continue {
-                    break;
-                }
-            }
+            let counts = until_stopped(&sprt, &dist, &mut rng);
             let e = sprt.median_unbiased(&counts).unwrap();
             if e.lower <= 5.0 && 5.0 <= e.upper {
                 held += 1;
