@@ -21,7 +21,7 @@ impl Tally {
             )),
             None => None,
         };
-        let scores: Vec<PairingScore> = self
+        let mut scores: Vec<PairingScore> = self
             .pairings
             .iter()
             .map(|(&(a, b), p)| PairingScore {
@@ -31,6 +31,9 @@ impl Tally {
                 points: p.wdl.points(),
             })
             .collect();
+        // In a fixed order, not the hash map's (which differs between processes): the
+        // same games give the same ratings to the last digit.
+        scores.sort_by_key(|p| (p.a, p.b));
         let fit = ratings::fit(self.engines.len(), &scores, anchor);
         drop(scores);
         let mut order: Vec<usize> = (0..self.engines.len()).collect();
