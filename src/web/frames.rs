@@ -93,33 +93,31 @@ fn seeds(n: u32) -> String {
     }
 }
 
+/// The position after sowing `pit` from `before` under the same rules but for the sweep at
+/// the end, which is `sweep`: what the sweep changed, seen by comparing.
+pub(crate) fn played_with_sweep(before: &Position, pit: u8, sweep: Sweep) -> Option<Position> {
+    let r = before.rules();
+    let rules = Rules::new(r.pits() as u32, r.seeds() as u32, r.empty_capture(), sweep).ok()?;
+    Position::from_parts(
+        rules,
+        &before.row(Side::South),
+        &before.row(Side::North),
+        before.to_move(),
+    )
+    .ok()?
+    .play(i64::from(pit))
+    .ok()
+}
+
 /// Where the sweep at the end sent the seeds left in the pits: what each store got beyond
 /// what the same sowing gives under the same rules without a sweep.
 fn sweep_note(before: &Position, pit: u8, after: &Position) -> String {
-    let r = before.rules();
-    let unswept = Rules::new(
-        r.pits() as u32,
-        r.seeds() as u32,
-        r.empty_capture(),
-        Sweep::None,
-    )
-    .ok()
-    .and_then(|rules| {
-        Position::from_parts(
-            rules,
-            &before.row(Side::South),
-            &before.row(Side::North),
-            before.to_move(),
-        )
-        .ok()
-    })
-    .and_then(|p| p.play(i64::from(pit)).ok());
-    let Some(unswept) = unswept else {
+    let Some(unswept) = played_with_sweep(before, pit, Sweep::None) else {
         return "game over".to_string();
     };
     let gained = |side: Side| u32::from(after.store(side) - unswept.store(side));
     let (south, north) = (gained(Side::South), gained(Side::North));
-    match r.sweep() {
+    match before.rules().sweep() {
         Sweep::Owner => match (south, north) {
             (0, 0) => "game over: both rows are empty".to_string(),
             (0, n) => format!(

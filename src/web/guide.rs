@@ -743,22 +743,8 @@ fn join(runs: &[String]) -> String {
 
 /// The end: whose row ran empty, where the sweep sent the seeds left, and the count.
 fn end_words(before: &Position, pit: u8, after: &Position) -> String {
-    let r = before.rules();
     // The same sowing with no sweep and with the owner's: the seeds left in each row.
-    let play_with = |sweep: Sweep| {
-        Rules::new(r.pits() as u32, r.seeds() as u32, r.empty_capture(), sweep)
-            .ok()
-            .and_then(|rules| {
-                Position::from_parts(
-                    rules,
-                    &before.row(Side::South),
-                    &before.row(Side::North),
-                    before.to_move(),
-                )
-                .ok()
-            })
-            .and_then(|p| p.play(i64::from(pit)).ok())
-    };
+    let play_with = |sweep: Sweep| super::frames::played_with_sweep(before, pit, sweep);
     let mut text = String::new();
     if let (Some(none), Some(swept)) = (play_with(Sweep::None), play_with(Sweep::Owner)) {
         let left = |side: Side| u32::from(swept.store(side) - none.store(side));
@@ -777,7 +763,7 @@ fn end_words(before: &Position, pit: u8, after: &Position) -> String {
         };
         if n > 0 {
             let (whose, other) = (owner(holder), owner(holder.opponent()));
-            text.push_str(&match r.sweep() {
+            text.push_str(&match before.rules().sweep() {
                 Sweep::Owner => format!(
                     "The {} left in {whose} pits go to {whose} store. ",
                     seeds(n)
