@@ -345,7 +345,11 @@ fn sprt_group(
                     format!(
                         "{} {model} Elo (95% interval {} to {}): the naive Elo of a stopped \
                          test is biased, as it stops early on lucky and unlucky runs",
-                        text(e),
+                        match (e.as_float(), lo.as_float(), hi.as_float()) {
+                            (Some(e), Some(lo), Some(hi)) =>
+                                crate::stats::sprt::estimate_words(e, lo, hi),
+                            _ => text(e),
+                        },
                         text(lo),
                         text(hi)
                     ),

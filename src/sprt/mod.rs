@@ -245,7 +245,7 @@ pub fn verdict(
                 SprtModel::Normalized => s.nelo,
                 SprtModel::Logistic => s.elo,
             }),
-            fmt_signed(e.elo),
+            e.value_words(),
             fmt_signed(e.lower),
             fmt_signed(e.upper),
             unit = match e.model {

@@ -193,6 +193,26 @@ pub struct StoppedEstimate {
     pub upper: f64,
 }
 
+impl StoppedEstimate {
+    /// The estimate as words: `+12.3`, or `at least +231.6` when it is the farthest Elo the
+    /// model fits (the engines are further apart than it can tell), `at most` the other way.
+    pub fn value_words(&self) -> String {
+        estimate_words(self.elo, self.lower, self.upper)
+    }
+}
+
+/// A median-unbiased estimate `elo` with its interval `[lower, upper]` in words (see
+/// [`StoppedEstimate::value_words`]); an estimate on an end of its interval is that edge.
+pub fn estimate_words(elo: f64, lower: f64, upper: f64) -> String {
+    if elo >= upper && upper > lower {
+        format!("at least {}", fmt_signed(elo))
+    } else if elo <= lower && upper > lower {
+        format!("at most {}", fmt_signed(elo))
+    } else {
+        fmt_signed(elo)
+    }
+}
+
 impl Sprt {
     /// The median-unbiased estimate of a test with the counts `counts` (trinomial or
     /// pentanomial, as [`Sprt::llr`] takes them), stopped or not: `None` when the counts
