@@ -233,9 +233,11 @@ fn played_keys() -> impl Iterator<Item = &'static str> {
         .chain(["run", "schedule", "rules", "tc", "opening_list", "each"])
 }
 
-/// The keys of an engine's table that decide how it plays (its folder and program may move
-/// between machines; its name is checked against the games themselves).
-const PLAYED_ENGINE_KEYS: [&str; 6] = ["builtin", "args", "options", "tc", "limit", "protocol"];
+/// The keys of an engine's table that decide what plays and what it may touch (its
+/// working folder may move between machines; its name is checked against the games).
+const PLAYED_ENGINE_KEYS: [&str; 10] = [
+    "builtin", "cmd", "args", "command", "env", "write", "options", "tc", "limit", "protocol",
+];
 
 /// What differs between `dir/tournament.toml` and the settings the run began with
 /// (`dir/.played.toml`), said for the user; `None` when nothing does, or when the folder

@@ -114,11 +114,19 @@ impl Run {
                 let Ok(w) = std::fs::canonicalize(w) else {
                     continue;
                 };
-                if results.starts_with(&w) {
+                // A folder of another run's results is refused as well.
+                let holds_a_run = [
+                    results::GAMES_JSONL,
+                    results::GAMES_CSV,
+                    results::TOURNAMENT_TOML,
+                ]
+                .iter()
+                .any(|f| w.join(f).exists());
+                if results.starts_with(&w) || holds_a_run {
                     return Err(TournamentError::Input(format!(
-                        "engine {}: write={} holds the results folder {}: the engine could \
-                         change the results of the runs beside it; give it a folder of its \
-                         own to write in",
+                        "engine {}: write={} holds the results folder {} or another run's \
+                         results: the engine could change them; give it a folder of its own \
+                         to write in",
                         e.identity.name,
                         crate::record::shown_path(&w),
                         crate::record::shown_path(self.folder.path())

@@ -1150,6 +1150,11 @@ fn a_resume_refuses_any_setting_changed_since_the_run_began() {
             "builtin = \"first\"\noptions = { depth = 9 }",
             "engine 1, options: it says { depth = 9 }, but the run's games are played with nothing",
         ),
+        (
+            "builtin = \"first\"",
+            "builtin = \"first\"\nenv = { X = \"1\" }",
+            "engine 1, env: it says",
+        ),
     ] {
         assert!(before.contains(from), "{from} not in {before}");
         std::fs::write(&toml, before.replacen(from, to, 1)).unwrap();
@@ -1246,6 +1251,40 @@ fn a_write_folder_that_holds_the_results_is_refused() {
             text(&o)
         );
     }
+    // Another run's folder is refused too.
+    let o = kalaha()
+        .current_dir(dir.path())
+        .args([
+            "match",
+            "--engine",
+            "builtin=first",
+            "--engine",
+            "builtin=random",
+        ])
+        .args(["--games", "2", "-q", "--out", "runs/old"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = kalaha()
+        .current_dir(dir.path())
+        .args(["match", "--engine", "builtin=first", "write=runs/old"])
+        .args([
+            "--engine",
+            "builtin=random",
+            "--games",
+            "2",
+            "-q",
+            "--out",
+            "results/other",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("or another run's results"),
+        "{}",
+        text(&o)
+    );
     // A folder of its own is fine.
     std::fs::create_dir(dir.path().join("scratch")).unwrap();
     let o = kalaha()
