@@ -25,15 +25,15 @@
 #![deny(unsafe_code)]
 
 pub mod analysis;
-pub mod check;
+mod check;
 pub mod cli;
 pub mod engines;
-pub mod input;
+mod input;
 pub mod kgp;
 pub mod protocol;
 pub mod record;
-pub mod referee;
-pub mod report;
+mod referee;
+mod report;
 pub mod results;
 pub mod sandbox;
 pub mod sprt;
@@ -41,7 +41,7 @@ pub mod stats;
 pub mod supervisor;
 mod sys;
 pub mod tournament;
-pub mod views;
-pub mod web;
+mod views;
+mod web;
 
 pub use kalaha_core::{rules, solver};

@@ -7,11 +7,11 @@
 //!   the referee's games;
 //! - [`check`]: `kalaha check --protocol kgp`, the compliance steps for an agent.
 
-pub mod agent;
-pub mod check;
-pub mod command;
+pub(crate) mod agent;
+pub(crate) mod check;
+pub(crate) mod command;
 mod error;
-pub mod peer;
+pub(crate) mod peer;
 
 pub use agent::{AgentInfo, KgpEngine, Launch, agent_command, state_time};
 pub use check::check_agent;

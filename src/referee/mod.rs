@@ -218,6 +218,7 @@ impl std::fmt::Debug for GameObserver {
 
 /// Plays one game between `south` and `north`. It never fails: every engine failure
 /// becomes the result of the game. Dropping the future (on interruption) is safe.
+#[cfg(test)]
 pub async fn play_game<S: Contestant, N: Contestant>(
     setup: &GameSetup,
     south: &mut S,

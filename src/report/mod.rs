@@ -30,7 +30,7 @@ pub mod settings;
 mod summary;
 mod terminal;
 
-pub use settings::{SettingsSection, merge_settings, read_settings, settings_from_files};
+pub use settings::{SettingsSection, merge_settings, read_settings};
 pub use summary::match_summary;
 pub use terminal::{standings_line, standings_table};
 
@@ -276,6 +276,7 @@ pub(crate) fn pm(e: Estimate, decimals: usize) -> String {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::settings::settings_from_files;
     use super::*;
     use crate::record::{FaultKind, GameResult, GameRow, Termination};
     use crate::rules::Side;

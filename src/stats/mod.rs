@@ -3,11 +3,11 @@
 //! engines ([`ratings`]), the streaming aggregation of finished games into standings
 //! ([`tally`]) and the distance of engines from perfect play ([`accuracy`]).
 
-pub mod accuracy;
-pub mod elo;
+pub(crate) mod accuracy;
+pub(crate) mod elo;
 pub mod ratings;
-pub mod sprt;
-pub mod tally;
+pub(crate) mod sprt;
+pub(crate) mod tally;
 
 pub use accuracy::{Accuracy, AccuracyTable, BLUNDER_SEEDS};
 pub use elo::{Estimate, MeanAcc, Pentanomial, Wdl};

@@ -144,11 +144,6 @@ impl LineBuffer {
     pub fn pop(&mut self) -> Option<LineEvent> {
         self.events.pop_front()
     }
-
-    /// Events waiting to be taken.
-    pub fn pending(&self) -> usize {
-        self.events.len()
-    }
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@
 
 mod engine;
 mod error;
-pub mod lines;
-pub mod log;
+pub(crate) mod lines;
+pub(crate) mod log;
 mod process;
 pub mod transcript;
 

@@ -45,12 +45,12 @@
 
 pub mod config;
 pub mod events;
-pub mod launcher;
+pub(crate) mod launcher;
 mod orchestration;
 pub(crate) mod program;
 mod recorder;
-pub mod repeats;
-pub mod run;
+pub(crate) mod repeats;
+pub(crate) mod run;
 pub mod schedule;
 pub mod spec;
 

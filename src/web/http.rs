@@ -94,6 +94,7 @@ impl Served {
     }
 
     /// The token that every request but `/favicon.ico` must carry.
+    #[cfg(test)]
     pub fn token(&self) -> &str {
         self.token.as_str()
     }
@@ -896,7 +897,7 @@ mod tests {
         let sow = format!("POST /move?game=g-1&pit=2 HTTP/1.1\r\n{page_headers}{token}\r\n");
         let (status, text) = send(addr, sow.as_bytes());
         assert_eq!(status, 200, "{text}");
-        assert_eq!(rx.try_recv().unwrap(), super::super::Choice::Pit(2));
+        assert_eq!(rx.try_recv().unwrap(), super::super::live::Choice::Pit(2));
         // The Origin and X-Kalaha checks still hold for a request with the token.
         let no_page = format!("POST /new HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{token}\r\n");
         assert_eq!(send(addr, no_page.as_bytes()).0, 403);

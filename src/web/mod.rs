@@ -17,8 +17,8 @@ pub mod matches;
 pub mod play;
 pub mod request;
 
-pub use http::{Limits, Served, serve, serve_with};
-pub use live::{Choice, Follower, Gate, Live, LiveView, Mode, RECENT, record_json, result_text};
+pub use http::serve;
+pub use live::{Live, LiveView, Mode, RECENT, result_text};
 
 use crate::record::GameRecord;
 use crate::results::{GAMES_JSONL, read_jsonl_from};
