@@ -1,0 +1,248 @@
+//! The run's side: the referee's sowings, the recorder's games and standings, and the
+//! view that feeds them to the page.
+
+use super::*;
+
+impl Live {
+    /// A game started or a sowing was played.
+    pub fn observe(&self, update: &GameUpdate<'_>) {
+        match update {
+            GameUpdate::Started {
+                setup,
+                position,
+                moves,
+            } => {
+                let start = setup
+                    .opening
+                    .start_position(setup.rules)
+                    .expect("openings are checked before the game");
+                let (opening, _) = frames(start, moves);
+                let board = Board {
+                    start: setup.opening.start.is_some().then_some(start),
+                    game: setup.id.clone(),
+                    number: setup.number,
+                    south: setup.names[0].clone(),
+                    north: setup.names[1].clone(),
+                    rules: setup.rules,
+                    frames: opening,
+                    position: **position,
+                    record: None,
+                };
+                let single = matches!(self.mode, Mode::Play | Mode::Watch);
+                self.change(|s| {
+                    if single {
+                        s.boards.clear();
+                        s.starting = false;
+                        s.pending = None;
+                        s.resigned = None;
+                    } else {
+                        s.boards.retain(|b| b.game != board.game);
+                    }
+                    s.boards.push(board);
+                    s.boards.sort_by_key(|b| b.number);
+                });
+            }
+            GameUpdate::Moved {
+                game,
+                ply,
+                record,
+                before,
+                after,
+            } => {
+                let Some((f, _)) = frame(before, record) else {
+                    return;
+                };
+                self.change(|s| {
+                    if let Some(b) = s.boards.iter_mut().find(|b| b.game == *game)
+                        && b.record.is_none()
+                        && b.frames.len() == *ply
+                    {
+                        b.frames.push(f);
+                        b.position = **after;
+                    }
+                });
+            }
+        }
+    }
+
+    /// The run starts.
+    pub fn start_run(&self, info: &StartInfo, tally: &Tally) {
+        let standings = standings_json(tally);
+        self.change(|s| {
+            s.names = info.names.clone();
+            s.total = info.total;
+            s.finished = info.done;
+            s.standings = standings;
+        });
+    }
+
+    /// A game was recorded.
+    pub fn game_finished(&self, record: &GameRecord) {
+        let record = Arc::new(record.clone());
+        let single = matches!(self.mode, Mode::Play | Mode::Watch);
+        self.change(|s| {
+            s.finished += 1;
+            let idle = s.boards.iter().all(|b| b.record.is_some());
+            match s.boards.iter_mut().find(|b| b.game == record.game) {
+                Some(b) if single => {
+                    b.frames = record_frames(&record);
+                    b.position = record.final_position;
+                    b.record = Some(record.clone());
+                }
+                Some(_) => s.boards.retain(|b| b.game != record.game),
+                // The next game may have started already (the page asked for it before
+                // this one ended): its board stays.
+                None if single && idle => {
+                    // A game lost before it started (an engine that failed to start).
+                    s.boards.clear();
+                    s.starting = false;
+                    s.boards.push(Board {
+                        game: record.game.clone(),
+                        number: record.number,
+                        south: record.south.clone(),
+                        north: record.north.clone(),
+                        rules: record.rules,
+                        start: record
+                            .start
+                            .is_some()
+                            .then(|| record.start_position().ok())
+                            .flatten(),
+                        frames: record_frames(&record),
+                        position: record.final_position,
+                        record: Some(record.clone()),
+                    });
+                }
+                None => {}
+            }
+            if single && s.pending.as_ref().is_some_and(|p| p.game == record.game) {
+                s.pending = None;
+            }
+            s.recent.push_back(record);
+            while s.recent.len() > RECENT {
+                s.recent.pop_front();
+            }
+        });
+    }
+
+    /// A game was stopped and not recorded.
+    pub fn game_interrupted(&self, id: &str) {
+        self.change(|s| {
+            s.boards.retain(|b| b.game != id);
+            if s.pending.as_ref().is_some_and(|p| p.game == id) {
+                s.pending = None;
+            }
+        });
+    }
+
+    /// The standings of `tally`.
+    pub fn set_standings(&self, tally: &Tally) {
+        let standings = standings_json(tally);
+        self.change(|s| {
+            s.standings = standings;
+        });
+    }
+
+    /// The run has ended: `why`, for the page.
+    pub fn run_ended(&self, why: String) {
+        self.change(|s| {
+            s.ended = Some(why);
+            s.pending = None;
+            if !matches!(self.mode, Mode::Play | Mode::Watch) {
+                s.boards.clear();
+            }
+        });
+    }
+
+    /// Games read from the results folder (`kalaha show --serve`): `count` of them, the
+    /// last of which are `last`, and the scoreboard of all the games read so far.
+    pub fn add_recorded(&self, count: u64, last: Vec<GameRecord>, tally: &Tally) {
+        let standings = standings_json(tally);
+        self.change(|s| {
+            s.finished += count;
+            s.recent.extend(last.into_iter().map(Arc::new));
+            while s.recent.len() > RECENT {
+                s.recent.pop_front();
+            }
+            s.standings = standings;
+            s.names = tally.engines().iter().map(|e| e.name.clone()).collect();
+        });
+    }
+
+    /// An observer that feeds this state.
+    pub fn observer(self: &Arc<Self>) -> GameObserver {
+        let me = self.clone();
+        GameObserver::new(move |u| me.observe(u))
+    }
+}
+
+/// The live state as a view of a run: every recorded game, the standings, the end.
+pub struct LiveView {
+    live: Arc<Live>,
+    last_fit: Option<Instant>,
+}
+
+/// In a tournament the standings are refitted at most this often (and at the end).
+const REFIT_EVERY: Duration = Duration::from_millis(500);
+
+impl LiveView {
+    pub fn new(live: Arc<Live>) -> LiveView {
+        LiveView {
+            live,
+            last_fit: None,
+        }
+    }
+}
+
+impl View for LiveView {
+    fn start(&mut self, info: &StartInfo, tally: &Tally) -> io::Result<()> {
+        self.live.start_run(info, tally);
+        self.last_fit = Some(Instant::now());
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Event<'_>, tally: &Tally) -> io::Result<Control> {
+        match event {
+            Event::GameFinished { record, .. } => {
+                self.live.game_finished(record);
+                let due = self.live.mode != Mode::Tournament
+                    || self.last_fit.is_none_or(|t| t.elapsed() >= REFIT_EVERY);
+                if due {
+                    self.live.set_standings(tally);
+                    self.last_fit = Some(Instant::now());
+                }
+            }
+            Event::GameInterrupted { id } => self.live.game_interrupted(id),
+        }
+        Ok(Control::Continue)
+    }
+
+    fn observer(&mut self) -> Option<GameObserver> {
+        Some(self.live.observer())
+    }
+
+    fn finish(&mut self, summary: &RunSummary, tally: &Tally) -> io::Result<()> {
+        self.live.set_standings(tally);
+        let played = crate::record::counted(summary.played, "game");
+        let why = if matches!(self.live.mode, Mode::Play | Mode::Watch) {
+            format!("{played} recorded")
+        } else if summary.complete() {
+            format!("the run is over: {played} played")
+        } else {
+            format!("the run was stopped: {played} played")
+        };
+        let why = match (&self.live.dir, self.live.mode) {
+            (Some(dir), Mode::Tournament) => format!(
+                "{why}; run finished: results in {}",
+                crate::record::shown_path(dir)
+            ),
+            _ => why,
+        };
+        self.live.run_ended(why);
+        // The process ends next: the pages that follow the run see its end first.
+        self.live.wait_sent(FAREWELL);
+        Ok(())
+    }
+}
+
+/// How long the end of a run waits for its pages to be sent the final state.
+const FAREWELL: Duration = Duration::from_secs(3);
