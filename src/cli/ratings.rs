@@ -274,27 +274,28 @@ fn without_empty_runs(inputs: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
-pub fn run(args: Args) -> CliResult {
-    let anchor = args.anchor.as_deref().map(parse_anchor).transpose()?;
-    let csvs = input_files(&without_empty_runs(&args.inputs))?;
-    let out_dir = out_dir(&args)?;
-    let mut tally = Tally::new();
-    let mut summary = ReadSummary::default();
-    let (mut counted, mut duplicates, mut ignored) = (0u64, 0u64, 0u64);
-    let mut settings: Vec<SettingsSection> = Vec::new();
+/// What the input files held, read once.
+#[derive(Default)]
+struct Inputs {
+    tally: Tally,
+    summary: ReadSummary,
+    counted: u64,
+    duplicates: u64,
+    ignored: u64,
+    settings: Vec<SettingsSection>,
+    /// Warnings of the records read.
+    checks: Vec<String>,
+    /// Files of which no game counts, and why.
+    empty: Vec<String>,
+    /// The rules of the runs read, with the games.csv of each run played under them.
+    boards: Vec<(crate::rules::Rules, Vec<PathBuf>)>,
+}
+
+/// Reads every `games.csv` in `csvs`, each run with a record from its record.
+fn read_inputs(csvs: &[PathBuf], bar: &ProgressBar) -> Result<Inputs, CliError> {
+    let mut inputs = Inputs::default();
     // The record of each run that has one: its games are rated from it.
     let records: Vec<Option<PathBuf>> = csvs.iter().map(|csv| record_beside(csv)).collect();
-    let read_files: Vec<PathBuf> = csvs
-        .iter()
-        .cloned()
-        .chain(records.iter().flatten().map(|dir| dir.join(GAMES_JSONL)))
-        .collect();
-    let bar = progress_bar(&read_files);
-    let mut checks: Vec<String> = Vec::new();
-    // Files of which no game counts, and why.
-    let mut empty: Vec<String> = Vec::new();
-    // The rules of the runs read, with the games.csv of each run played under them.
-    let mut boards: Vec<(crate::rules::Rules, Vec<PathBuf>)> = Vec::new();
     for (k, csv) in csvs.iter().enumerate() {
         if csvs.len() > 1 {
             bar.set_message(format!("reading {}/{}", k + 1, csvs.len()));
@@ -311,11 +312,18 @@ pub fn run(args: Args) -> CliResult {
             inner: file,
             bar: bar.clone(),
         };
-        let counted_before = counted;
+        let Inputs {
+            tally,
+            counted,
+            duplicates,
+            ignored,
+            ..
+        } = &mut inputs;
+        let counted_before = *counted;
         let mut count = |added: Added| match added {
-            Added::Counted { .. } => counted += 1,
-            Added::Duplicate => duplicates += 1,
-            Added::Ignored | Added::Repeat => ignored += 1,
+            Added::Counted { .. } => *counted += 1,
+            Added::Duplicate => *duplicates += 1,
+            Added::Ignored | Added::Repeat => *ignored += 1,
         };
         // Rows of a run with a record are only compared with it.
         let mut rows: std::collections::HashMap<String, record::RowView> = Default::default();
@@ -335,25 +343,80 @@ pub fn run(args: Args) -> CliResult {
                 |row| count(tally.add(row)),
             )
             .map_err(|e| CliError::input_msg(format!("failed to read the record: {e}")))?;
-            checks.extend(checked.warnings(dir));
+            inputs.checks.extend(checked.warnings(dir));
         }
-        if counted == counted_before {
-            empty.push(match &records[k] {
+        if inputs.counted == counted_before {
+            inputs.empty.push(match &records[k] {
                 Some(dir) => no_recorded_games(dir),
                 None => no_games(csv, &read),
             });
         }
-        summary.add(read);
+        inputs.summary.add(read);
         if let Some(rules) = csv.parent().and_then(run_rules) {
-            match boards.iter_mut().find(|(r, _)| *r == rules) {
+            match inputs.boards.iter_mut().find(|(r, _)| *r == rules) {
                 Some((_, csvs)) => csvs.push(csv.clone()),
-                None => boards.push((rules, vec![csv.clone()])),
+                None => inputs.boards.push((rules, vec![csv.clone()])),
             }
         }
         if let Some(section) = csv.parent().and_then(report::read_settings) {
-            report::merge_settings(&mut settings, section);
+            report::merge_settings(&mut inputs.settings, section);
         }
     }
+    Ok(inputs)
+}
+
+/// The warning that the runs read were played under more than one rules, if they were.
+fn mixed_rules(boards: &[(crate::rules::Rules, Vec<PathBuf>)]) -> Option<String> {
+    if boards.len() < 2 {
+        return None;
+    }
+    let list: Vec<String> = boards
+        .iter()
+        .map(|(rules, csvs)| {
+            let mut files: Vec<String> = csvs
+                .iter()
+                .take(5)
+                .map(|c| crate::record::shown_path(c))
+                .collect();
+            if csvs.len() > 5 {
+                files.push(format!("and {} more", csvs.len() - 5));
+            }
+            format!("{} ({})", rules_in_words(rules), files.join(", "))
+        })
+        .collect();
+    Some(format!(
+        "the runs were played under {} different rules: {}. One rating pools them; rate \
+         the runs of each rules apart to compare engines on one game",
+        boards.len(),
+        list.join("; ")
+    ))
+}
+
+pub fn run(args: Args) -> CliResult {
+    let anchor = args.anchor.as_deref().map(parse_anchor).transpose()?;
+    let csvs = input_files(&without_empty_runs(&args.inputs))?;
+    let out_dir = out_dir(&args)?;
+    let read_files: Vec<PathBuf> = csvs
+        .iter()
+        .cloned()
+        .chain(
+            csvs.iter()
+                .filter_map(|csv| record_beside(csv))
+                .map(|dir| dir.join(GAMES_JSONL)),
+        )
+        .collect();
+    let bar = progress_bar(&read_files);
+    let Inputs {
+        tally,
+        summary,
+        counted,
+        duplicates,
+        ignored,
+        settings,
+        checks,
+        empty,
+        boards,
+    } = read_inputs(&csvs, &bar)?;
     if counted == 0 {
         bar.finish_and_clear();
         return Err(CliError::input_msg(format!(
@@ -366,28 +429,7 @@ pub fn run(args: Args) -> CliResult {
         bar.suspend(|| eprintln!("warning: {}", clean_message(&e.to_string())));
     }
     let mut warnings: Vec<String> = names_of_two_engines(&settings);
-    if boards.len() > 1 {
-        let list: Vec<String> = boards
-            .iter()
-            .map(|(rules, csvs)| {
-                let mut files: Vec<String> = csvs
-                    .iter()
-                    .take(5)
-                    .map(|c| crate::record::shown_path(c))
-                    .collect();
-                if csvs.len() > 5 {
-                    files.push(format!("and {} more", csvs.len() - 5));
-                }
-                format!("{} ({})", rules_in_words(rules), files.join(", "))
-            })
-            .collect();
-        warnings.push(format!(
-            "the runs were played under {} different rules: {}. One rating pools them; rate \
-             the runs of each rules apart to compare engines on one game",
-            boards.len(),
-            list.join("; ")
-        ));
-    }
+    warnings.extend(mixed_rules(&boards));
     warnings.extend(crate::record::look_alike_warnings(
         tally.engines().iter().map(|e| e.name.as_str()),
     ));
