@@ -155,16 +155,8 @@ fn enter_namespaces(namespaces: Namespaces) -> Result<(), String> {
 /// The engine's view of the file system: its own `/proc` and `/dev`, a private `/tmp`,
 /// the results folder covered, everything read-only but the allowlist. In probe mode
 /// `own_proc` and `read_only` say whether they could be had; otherwise they must hold.
+/// The steps run in this order: each opens what it keeps before it covers it.
 fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
-    let mount = |source: Option<&str>,
-                 target: &Path,
-                 fstype: Option<&str>,
-                 flags: u64,
-                 data: Option<&str>| {
-        sys::mount(source, target, fstype, flags, data)
-            .map_err(|e| format!("failed to mount {} for the engine: {e}", target.display()))
-    };
-    let safe = sys::MS_NOSUID | sys::MS_NODEV | sys::MS_NOEXEC;
     // Nothing mounted here propagates back to the machine.
     mount(
         None,
@@ -173,7 +165,59 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
         sys::MS_REC | sys::MS_PRIVATE,
         None,
     )?;
-    // The devices an engine may use, opened before /dev is covered.
+    let size = plan
+        .tmp_size
+        .map_or_else(String::new, |s| format!(",size={s}"));
+    own_dev()?;
+    own_proc(plan, layers)?;
+    let shm = own_shm(&size)?;
+    let needed = own_tmp(plan, &size)?;
+    // /run holds the machine's and the user's sockets (ssh-agent, D-Bus, a container
+    // engine's): a socket with a path is reached by its path, so none is in view, unless
+    // the engine needs something there.
+    let needs_run = needed.iter().any(|p| p.starts_with("/run"));
+    if !needs_run && Path::new("/run").is_dir() {
+        cover(Path::new("/run"), "kalaha-no-run", "size=4k,mode=0755")?;
+    }
+    // Under /tmp the folder is out of sight unless a kept folder holds it.
+    if let Some(hidden) = plan.hidden.as_ref().filter(|h| h.exists()) {
+        cover(hidden, "kalaha-hidden", "size=4k,mode=0555")?;
+    }
+    if layers.read_only {
+        read_only_but_allowed(plan, layers, &shm)?;
+    }
+    Ok(())
+}
+
+/// Mounts for the engine, saying what failed.
+fn mount(
+    source: Option<&str>,
+    target: &Path,
+    fstype: Option<&str>,
+    flags: u64,
+    data: Option<&str>,
+) -> Result<(), String> {
+    sys::mount(source, target, fstype, flags, data)
+        .map_err(|e| format!("failed to mount {} for the engine: {e}", target.display()))
+}
+
+/// Flags of a mount where nothing may run, and no device or set-id file works.
+const SAFE: u64 = sys::MS_NOSUID | sys::MS_NODEV | sys::MS_NOEXEC;
+
+/// Covers `target` with an empty read-only file system named `name`.
+fn cover(target: &Path, name: &str, data: &str) -> Result<(), String> {
+    mount(
+        Some(name),
+        target,
+        Some("tmpfs"),
+        SAFE | sys::MS_RDONLY,
+        Some(data),
+    )
+}
+
+/// A /dev of its own: no terminal of the machine in it, only the harmless devices.
+fn own_dev() -> Result<(), String> {
+    // Opened before /dev is covered.
     let devices: Vec<(&str, std::fs::File)> = ["null", "zero", "full", "random", "urandom"]
         .into_iter()
         .filter_map(|d| {
@@ -185,10 +229,6 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
             Some((d, f))
         })
         .collect();
-    let size = plan
-        .tmp_size
-        .map_or_else(String::new, |s| format!(",size={s}"));
-    // A /dev of its own: no terminal of the machine in it.
     mount(
         Some("kalaha-dev"),
         Path::new("/dev"),
@@ -213,8 +253,12 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
     ] {
         let _ = std::os::unix::fs::symlink(to, dev.join(link));
     }
-    let proc = mount(Some("proc"), Path::new("/proc"), Some("proc"), safe, None);
-    match proc {
+    Ok(())
+}
+
+/// A /proc of the engine's own processes, or (where that cannot be had) none at all.
+fn own_proc(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
+    match mount(Some("proc"), Path::new("/proc"), Some("proc"), SAFE, None) {
         Ok(()) => {}
         Err(_) if plan.probe => {
             layers.own_proc = false;
@@ -224,15 +268,14 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
     }
     if !layers.own_proc {
         // The machine's /proc shows the referee and the user's terminal: none at all.
-        mount(
-            Some("kalaha-no-proc"),
-            Path::new("/proc"),
-            Some("tmpfs"),
-            safe | sys::MS_RDONLY,
-            Some("size=4k,mode=0555"),
-        )?;
+        cover(Path::new("/proc"), "kalaha-no-proc", "size=4k,mode=0555")?;
     }
-    let shm = dev.join("shm");
+    Ok(())
+}
+
+/// The engine's own /dev/shm; its path.
+fn own_shm(size: &str) -> Result<PathBuf, String> {
+    let shm = Path::new("/dev").join("shm");
     std::fs::create_dir(&shm).map_err(|e| format!("failed to make /dev/shm: {e}"))?;
     mount(
         Some("kalaha-shm"),
@@ -241,9 +284,14 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
         sys::MS_NOSUID | sys::MS_NODEV,
         Some(&format!("mode=1777{size}")),
     )?;
-    // What of the machine's /tmp the engine needs (its program, working folder, the
-    // folders its arguments name, its `write=` folders), opened before /tmp is replaced.
-    // Found once, before /tmp is replaced.
+    Ok(shm)
+}
+
+/// The engine's private /tmp, gone with its namespace, holding what of the machine's /tmp
+/// it needs (its program, working folder, the folders its arguments name, its `write=`
+/// folders). Returns the paths the engine needs.
+fn own_tmp(plan: &Plan, size: &str) -> Result<Vec<PathBuf>, String> {
+    // Found and opened once, before /tmp is replaced.
     let needed = needed_paths(plan);
     let kept: Vec<(PathBuf, std::fs::File)> = kept_in_tmp(&needed)
         .into_iter()
@@ -268,7 +316,6 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
             Ok((d.clone(), f))
         })
         .collect::<Result<_, String>>()?;
-    // The engine's private /tmp, gone with its namespace.
     mount(
         Some("kalaha-tmp"),
         Path::new("/tmp"),
@@ -292,47 +339,27 @@ fn build_file_system(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
         let source = sys::fd_path(file.as_fd());
         mount(source.to_str(), dir, None, sys::MS_BIND | sys::MS_REC, None)?;
     }
-    // /run holds the machine's and the user's sockets (ssh-agent, D-Bus, a container
-    // engine's): a socket with a path is reached by its path, so none is in view, unless
-    // the engine needs something there.
-    let needs_run = needed.iter().any(|p| p.starts_with("/run"));
-    if !needs_run && Path::new("/run").is_dir() {
-        mount(
-            Some("kalaha-no-run"),
-            Path::new("/run"),
-            Some("tmpfs"),
-            safe | sys::MS_RDONLY,
-            Some("size=4k,mode=0755"),
-        )?;
-    }
-    // Under /tmp the folder is out of sight unless a kept folder holds it.
-    if let Some(hidden) = plan.hidden.as_ref().filter(|h| h.exists()) {
-        mount(
-            Some("kalaha-hidden"),
-            hidden,
-            Some("tmpfs"),
-            safe | sys::MS_RDONLY,
-            Some("size=4k,mode=0555"),
-        )?;
-    }
-    if layers.read_only {
-        match sys::set_read_only(Path::new("/"), true, true) {
-            Ok(()) => {
-                let open: Vec<&Path> = [Path::new("/tmp"), &shm]
-                    .into_iter()
-                    .chain(plan.writable.iter().map(PathBuf::as_path))
-                    .collect();
-                for dir in open {
-                    sys::set_read_only(dir, false, false).map_err(|e| {
-                        format!("failed to let the engine write {}: {e}", dir.display())
-                    })?;
-                }
+    Ok(needed)
+}
+
+/// Every mount read-only but /tmp, /dev/shm and the `write=` folders.
+fn read_only_but_allowed(plan: &Plan, layers: &mut Layers, shm: &Path) -> Result<(), String> {
+    match sys::set_read_only(Path::new("/"), true, true) {
+        Ok(()) => {
+            let open: Vec<&Path> = [Path::new("/tmp"), shm]
+                .into_iter()
+                .chain(plan.writable.iter().map(PathBuf::as_path))
+                .collect();
+            for dir in open {
+                sys::set_read_only(dir, false, false).map_err(|e| {
+                    format!("failed to let the engine write {}: {e}", dir.display())
+                })?;
             }
-            Err(_) if plan.probe => {
-                layers.read_only = false;
-            }
-            Err(e) => return Err(format!("failed to make the engine's mounts read-only: {e}")),
         }
+        Err(_) if plan.probe => {
+            layers.read_only = false;
+        }
+        Err(e) => return Err(format!("failed to make the engine's mounts read-only: {e}")),
     }
     Ok(())
 }
