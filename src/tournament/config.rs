@@ -768,7 +768,26 @@ impl TournamentConfig {
             depth: self.depth,
             nodes: self.nodes,
             engines,
-            ..ConfigFile::default()
+            // Every field is named, so that a new setting is a decision here: kept, or
+            // (as these) written in another shape or not kept at all.
+            // In `tc`:
+            move_time: None,
+            clock: None,
+            // In `opening_list`:
+            openings: None,
+            balanced_openings: None,
+            // Taken from the command line of each run, not kept: they may change on resume
+            // (`run_tournament` adds the `concurrency` in use).
+            concurrency: None,
+            report_every: None,
+            out: None,
+            // The orchestration says the kind of run.
+            run: None,
+            // Applied to each engine above.
+            each: None,
+            // The sandbox policy of each run is its own (`--strict`).
+            sandbox: None,
+            origins: Origins::default(),
         }
     }
 }
