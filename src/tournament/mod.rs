@@ -170,6 +170,9 @@ fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Coun
             ),
         ));
     }
+    if let Some(changed) = first_game_played_otherwise(out, config, &repaired)? {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, changed));
+    }
     let mut notes = repaired.notes();
     let mut tally = Tally::new();
     let csv = out.join(results::GAMES_CSV);
@@ -220,6 +223,67 @@ fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Coun
         tally,
         notes,
     })
+}
+
+/// The first recorded game of the run that its schedule gives another opening or other
+/// seats, said as an error: the seed, the openings or the engines were changed after the
+/// run began (in `.played.toml` too, or in a folder older than it), and games played from
+/// here on would not be the pairs' partners of those recorded.
+fn first_game_played_otherwise(
+    out: &Path,
+    config: &TournamentConfig,
+    repaired: &results::Repaired,
+) -> io::Result<Option<String>> {
+    let names = config.names();
+    let mut changed = None;
+    results::read_jsonl(&out.join(results::GAMES_JSONL), |rec, _| {
+        if changed.is_some() || repaired.unplayable_games.contains(&rec.game) {
+            return;
+        }
+        let Some(number) = rec
+            .game
+            .strip_prefix(config.id.as_str())
+            .and_then(|rest| rest.strip_prefix('-'))
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            return;
+        };
+        // A game the schedule has not, or of engines not in the run, is not counted, and
+        // said so elsewhere.
+        let ours = |name: &str| names.iter().any(|n| n == name);
+        let Some(game) = config.schedule.game(number) else {
+            return;
+        };
+        if rec.south == rec.north || !ours(&rec.south) || !ours(&rec.north) {
+            return;
+        }
+        let played = crate::record::Opening {
+            start: rec.start.clone(),
+            pits: rec.opening.clone(),
+        };
+        let (south, north) = (&names[game.south], &names[game.north]);
+        if played != game.opening || rec.south != *south || rec.north != *north {
+            let said = |o: &crate::record::Opening| match o.to_string() {
+                t if t.is_empty() => "the start position".to_string(),
+                t => format!("the opening {t}"),
+            };
+            changed = Some(format!(
+                "{}/tournament.toml gives game {} {} with {} south and {} north, but it was \
+                 played from {} with {} south and {} north: the seed, the openings or the \
+                 engines were changed after the run began; put them back as they were, or \
+                 start a new run",
+                crate::record::shown_path(out),
+                rec.game,
+                said(&game.opening),
+                south,
+                north,
+                said(&played),
+                crate::record::clean_text(&rec.south),
+                crate::record::clean_text(&rec.north),
+            ));
+        }
+    })?;
+    Ok(changed)
 }
 
 /// The keys of `tournament.toml` that decide what the games are: a resume refuses a file

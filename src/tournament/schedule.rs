@@ -232,6 +232,19 @@ impl Schedule {
         number >= 1 && pair < self.total_pairs() && self.in_shard(pair)
     }
 
+    /// Game `number` (1-based) of this shard: its round, seats and opening; `None` when the
+    /// shard has no such game.
+    pub fn game(&self, number: u64) -> Option<ScheduledGame> {
+        if !self.has_game(number) {
+            return None;
+        }
+        let p = (number - 1) / 2;
+        let pairings = self.pairings();
+        let opening = self.openings.get(p / pairings.len() as u64);
+        let (first, second) = pair_games(p, &pairings, opening);
+        Some(if number % 2 == 1 { first } else { second })
+    }
+
     /// Games in this shard.
     pub fn games_in_shard(&self) -> u64 {
         let total = self.total_pairs();
@@ -283,10 +296,6 @@ impl Iterator for Games {
         debug_assert!(self.schedule.in_shard(p));
         self.next_pair += self.schedule.shard.map_or(1, |s| s.count);
         let round = p / k;
-        let (mut a, mut b) = self.pairings[(p % k) as usize];
-        if round % 2 == 1 {
-            std::mem::swap(&mut a, &mut b);
-        }
         let opening = match &self.round_cache {
             Some((r, o)) if *r == round => o.clone(),
             _ => {
@@ -295,22 +304,41 @@ impl Iterator for Games {
                 o
             }
         };
-        let first = ScheduledGame {
-            number: 2 * p + 1,
-            round: round + 1,
-            pair: p + 1,
-            south: a,
-            north: b,
-            opening: opening.clone(),
-        };
-        self.second = Some(ScheduledGame {
-            number: 2 * p + 2,
-            south: b,
-            north: a,
-            ..first.clone()
-        });
+        let (first, second) = pair_games(p, &self.pairings, opening);
+        self.second = Some(second);
         Some(first)
     }
+}
+
+/// The two games of pair `p` (0-based over the whole tournament) of a schedule of
+/// `pairings`, from `opening`: the pairing's engines in the order of its round (turned
+/// around every other round), then with the seats swapped.
+fn pair_games(
+    p: u64,
+    pairings: &[(usize, usize)],
+    opening: Opening,
+) -> (ScheduledGame, ScheduledGame) {
+    let k = pairings.len() as u64;
+    let round = p / k;
+    let (mut a, mut b) = pairings[(p % k) as usize];
+    if round % 2 == 1 {
+        std::mem::swap(&mut a, &mut b);
+    }
+    let first = ScheduledGame {
+        number: 2 * p + 1,
+        round: round + 1,
+        pair: p + 1,
+        south: a,
+        north: b,
+        opening,
+    };
+    let second = ScheduledGame {
+        number: 2 * p + 2,
+        south: b,
+        north: a,
+        ..first.clone()
+    };
+    (first, second)
 }
 
 #[cfg(test)]

@@ -1191,6 +1191,53 @@ fn a_resume_refuses_any_setting_changed_since_the_run_began() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
+/// The kept settings changed with `tournament.toml` (or a folder older than them): the
+/// games recorded are compared with the schedule, so a resume cannot make pairs of games
+/// from two openings.
+#[test]
+fn a_resume_refuses_a_schedule_that_gives_its_recorded_games_other_openings() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &["--games", "4", "--seed", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for file in ["tournament.toml", ".played.toml"] {
+        let path = out.join(file);
+        let before = std::fs::read_to_string(&path).unwrap();
+        assert!(before.contains("seed = 3"), "{before}");
+        std::fs::write(&path, before.replacen("seed = 3", "seed = 4", 1)).unwrap();
+    }
+    let o = run(&strings(&[
+        "tournament",
+        "-q",
+        "--resume",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("tournament.toml gives game "),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains("the seed, the openings or the engines were changed after the run began"),
+        "{}",
+        text(&o)
+    );
+    // Put back, the run resumes.
+    for file in ["tournament.toml", ".played.toml"] {
+        let path = out.join(file);
+        let now = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, now.replacen("seed = 4", "seed = 3", 1)).unwrap();
+    }
+    let o = run(&strings(&[
+        "tournament",
+        "-q",
+        "--resume",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
 #[test]
 fn a_games_csv_row_that_disagrees_with_its_record_is_written_again_from_it() {
     let dir = tempfile::tempdir().unwrap();
