@@ -6,6 +6,7 @@
 
 mod options;
 mod shallow;
+mod surrogates;
 
 pub use options::{EngineOption, OptionKind, find_option};
 
@@ -159,8 +160,23 @@ fn parse_tagged<T: serde::de::DeserializeOwned>(
                 None => Err(ParseError::Malformed { kind, error }),
             }
         }
+        // Half of a surrogate pair, escaped: replaced, as an invalid byte of a log line is.
+        Err(e) if is_surrogate_error(&e) => match surrogates::without_lone_surrogates(line) {
+            Some(fixed) => parse_tagged(&fixed, known),
+            None => Err(e),
+        },
         r => r,
     }
+}
+
+/// Whether serde_json refused an escaped half of a surrogate pair.
+fn is_surrogate_error(e: &ParseError) -> bool {
+    let text = match e {
+        ParseError::NotJson(t) => t,
+        ParseError::Malformed { error, .. } => error,
+        _ => return false,
+    };
+    text.contains("hex escape") || text.contains("surrogate")
 }
 
 fn parse_tagged_once<T: serde::de::DeserializeOwned>(

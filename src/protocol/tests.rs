@@ -219,3 +219,23 @@ fn wire_shapes_match_the_spec() {
         r#"{"type":"new_game","game":"g","rules":{"pits":6,"seeds":4,"empty_capture":false,"sweep":"owner"},"side":"south"}"#
     );
 }
+
+/// An unknown field holding an escaped half of a surrogate pair (what Python's json.dumps
+/// writes for such a string) is ignored like any unknown field.
+#[test]
+fn a_lone_surrogate_in_an_unknown_field_is_not_a_fault() {
+    for line in [
+        r#"{"type":"move","pit":2,"x":"\ud800"}"#,
+        r#"{"type":"move","x":"\udc00\ud800","pit":2}"#,
+    ] {
+        match FromEngine::parse(line) {
+            Ok(FromEngine::Move { pit }) => assert_eq!(pit, 2),
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+    // In the type itself, the line is still read, and the type is unknown.
+    assert!(matches!(
+        FromEngine::parse(r#"{"type":"mo\ud800ve","pit":2}"#),
+        Err(ParseError::UnknownType(_))
+    ));
+}

@@ -2,8 +2,10 @@
 //!
 //! With a fixed time per move, every `go` gets the move time, and the deadline is the move
 //! time plus the margin. With a game clock, each move is charged the time it really took;
-//! a clock may run below zero by at most the margin over the whole game (the margin is a
-//! tolerance on the clock reaching zero, granted once, not a gift per move).
+//! a clock may run below zero by at most the margin over the whole game: the margin is a
+//! tolerance on the clock reaching zero, granted once, not a gift per move, so every time
+//! a move overdraws the clock the overdraft is taken from the margin for good (an
+//! increment refills the clock, never the margin).
 
 use crate::record::{TimeControl, TimeLimit};
 use crate::rules::Side;
@@ -16,6 +18,8 @@ pub struct Clocks {
     margin: Duration,
     /// Nanoseconds left on each clock (negative: overdrawn, by at most the margin).
     left: [i128; 2],
+    /// Nanoseconds of margin each side has not used yet (on a clock).
+    margin_left: [i128; 2],
 }
 
 fn nanos(d: Duration) -> i128 {
@@ -32,6 +36,7 @@ impl Clocks {
             control,
             margin,
             left: control.map(|c| nanos(c.first_limit())),
+            margin_left: [nanos(margin); 2],
         }
     }
 
@@ -47,7 +52,8 @@ impl Clocks {
                     increment,
                     opponent_remaining: Some(duration(self.left[1 - i])),
                 };
-                (limit, duration(self.left[i] + nanos(self.margin)))
+                // An overdrawn clock has already taken what it is below zero from the margin.
+                (limit, duration(self.left[i].max(0) + self.margin_left[i]))
             }
         }
     }
@@ -68,15 +74,19 @@ impl Clocks {
             TimeControl::Clock { increment, .. } => {
                 let before = self.left[i];
                 let after = before - nanos(elapsed);
-                if after < -nanos(self.margin) {
+                // Below zero, by what the clock was not already below it.
+                let overdrawn = (-after).max(0) - (-before).max(0);
+                if overdrawn > self.margin_left[i] {
                     return Err(format!(
                         "the clock ran out: moved after {} ms with {} ms left ({} ms of margin \
-                         for the whole game)",
+                         for the whole game, {} ms of it unused)",
                         elapsed.as_millis(),
                         before / 1_000_000,
-                        self.margin.as_millis()
+                        self.margin.as_millis(),
+                        self.margin_left[i].max(0) / 1_000_000
                     ));
                 }
+                self.margin_left[i] -= overdrawn.max(0);
                 self.left[i] = after + nanos(increment);
             }
         }
@@ -120,6 +130,29 @@ mod tests {
         // The other clock is untouched, and reported to the mover.
         let (limit, _) = c.limit(Side::North);
         assert_eq!(limit.available(), MS(500));
+    }
+
+    /// An engine that overdraws its clock a little on every move uses up the margin: the
+    /// increments refill its clock, not its margin.
+    #[test]
+    fn overdrawing_on_every_move_uses_the_margin_up() {
+        let clock = TimeControl::Clock {
+            base: MS(300),
+            increment: MS(100),
+        };
+        let mut c = Clocks::new([clock; 2], MS(50));
+        // 25 ms over on the first move, then 25 ms over what is left: 50 ms in all.
+        assert!(c.charge(Side::South, MS(325)).is_ok());
+        let (limit, deadline) = c.limit(Side::South);
+        assert_eq!(limit.available(), MS(75));
+        assert_eq!(deadline, MS(100));
+        assert!(c.charge(Side::South, MS(100)).is_ok());
+        let (limit, deadline) = c.limit(Side::South);
+        assert_eq!(limit.available(), MS(75));
+        assert_eq!(deadline, MS(75));
+        // Nothing of the margin is left: 1 ms over is out of time.
+        let e = c.charge(Side::South, MS(76)).unwrap_err();
+        assert!(e.contains("0 ms of it unused"), "{e}");
     }
 
     #[test]

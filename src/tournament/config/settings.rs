@@ -54,7 +54,8 @@ macro_rules! with_settings {
             },
             /// A game clock: base plus increment per move, e.g. 10s+100ms.
             clock: String { flag: "clock", arg: (value_name = "BASE+INC"), plays: true, show: None },
-            /// Tolerance on top of every time limit [default: 50ms].
+            /// Tolerance on top of every time limit [default: 50ms]: on every move with a
+            /// fixed move time; once per game with a clock (each overdraft uses it up).
             time_margin: String {
                 flag: "time-margin",
                 arg: (value_name = "TIME"),
