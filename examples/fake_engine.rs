@@ -112,8 +112,11 @@ fn main() {
             for bad in BAD_LOG_INFO {
                 let _ = writeln!(out, "{bad}");
             }
-            // A log line with a Latin-1 byte: not UTF-8, still no fault.
+            // A log line, a malformed info line and a line of an unknown type, each with a
+            // Latin-1 byte: not UTF-8, still no fault.
             let _ = out.write_all(b"{\"type\":\"log\",\"message\":\"caf\xe9\"}\n");
+            let _ = out.write_all(b"{\"type\":\"info\",\"depth\":\"caf\xe9\"}\n");
+            let _ = out.write_all(b"{\"type\":\"chat\",\"text\":\"caf\xe9\"}\n");
             let _ = out.flush();
         }
         match msg {

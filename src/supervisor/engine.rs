@@ -463,13 +463,10 @@ impl Engine {
         match event.into_text(|text| self.record("<", text)) {
             Ok(line) => Ok(line),
             Err(BadLine::TooLong { prefix }) => Err(EngineError::LineTooLong { limit, prefix }),
-            // A `log` line is never a fault (protocol.md): its invalid bytes are replaced.
-            // Every other line must be UTF-8.
-            Err(BadLine::NotUtf8 { lossy, .. })
-                if matches!(FromEngine::parse(&lossy), Ok(FromEngine::Log { .. })) =>
-            {
-                Ok(lossy)
-            }
+            // The lines that are never a fault (protocol.md: `log`, `info` and unknown
+            // types, malformed or not) have their invalid bytes replaced. Every other
+            // line must be UTF-8.
+            Err(BadLine::NotUtf8 { lossy, .. }) if never_a_fault(&lossy) => Ok(lossy),
             Err(BadLine::NotUtf8 { prefix, .. }) => Err(EngineError::NotJson {
                 line: prefix,
                 error: "the line is not valid UTF-8".to_string(),
@@ -597,4 +594,15 @@ pub fn rename_logs(
         t.rename(stem)?;
     }
     Ok(())
+}
+
+/// Whether `line` is of a kind that is never a fault: a `log` or `info` line (even a
+/// malformed one) or a line of a type the protocol does not know.
+fn never_a_fault(line: &str) -> bool {
+    match FromEngine::parse(line) {
+        Ok(FromEngine::Log { .. } | FromEngine::Info(_)) => true,
+        Err(ParseError::UnknownType(_)) => true,
+        Err(ParseError::Malformed { kind, .. }) => kind == "log" || kind == "info",
+        _ => false,
+    }
 }

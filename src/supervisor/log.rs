@@ -3,6 +3,11 @@
 //! (so restarts do not multiply the disk used). The first lines of stderr, the lines that
 //! name an error and the last lines are also kept in memory, to show in the error when the
 //! engine dies.
+//!
+//! stderr is written as text that cannot act on a terminal that shows the file: invalid
+//! bytes replaced, control characters (but tabs and line ends) written as escapes
+//! (`\u{1b}`), and a line that begins as the referee's own lines do (`[kalaha]`) marked
+//! `[stderr] `, so that an engine cannot write a line that reads as the referee's.
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
@@ -104,6 +109,8 @@ struct Inner {
     lines: u64,
     /// The unfinished last line of stderr.
     partial: Vec<u8>,
+    /// stderr as it is written to the file.
+    text: StderrText,
 }
 
 impl EngineLog {
@@ -132,6 +139,7 @@ impl EngineLog {
                 named: Vec::new(),
                 lines: 0,
                 partial: Vec::new(),
+                text: StderrText::default(),
             }),
             path,
             renamed: std::sync::OnceLock::new(),
@@ -161,7 +169,8 @@ impl EngineLog {
     /// Bytes the engine wrote to stderr.
     pub fn stderr(&self, bytes: &[u8]) {
         let mut inner = self.inner.lock().expect("log lock");
-        inner.write(bytes);
+        let text = inner.text.push(bytes);
+        inner.write(text.as_bytes());
         inner.keep_tail(bytes);
     }
 
@@ -208,6 +217,103 @@ impl EngineLog {
         if let Some(f) = &mut self.inner.lock().expect("log lock").file {
             let _ = f.flush();
         }
+    }
+}
+
+/// How the referee's own lines in a log begin.
+const REFEREE_MARK: &str = "[kalaha]";
+
+/// stderr made into safe text as it comes, in pieces that may split a character or a line.
+#[derive(Debug)]
+struct StderrText {
+    /// Bytes not written yet: the start of a line that may still become [`REFEREE_MARK`],
+    /// then an unfinished character.
+    pending: Vec<u8>,
+    at_line_start: bool,
+}
+
+impl Default for StderrText {
+    fn default() -> StderrText {
+        StderrText {
+            pending: Vec::new(),
+            at_line_start: true,
+        }
+    }
+}
+
+impl StderrText {
+    /// The text to write for `bytes` (and what was pending before them).
+    fn push(&mut self, bytes: &[u8]) -> String {
+        self.pending.extend_from_slice(bytes);
+        let mut text = String::with_capacity(self.pending.len());
+        let mut rest: &[u8] = &self.pending;
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(s) => {
+                    text.push_str(s);
+                    rest = &[];
+                    break;
+                }
+                Err(e) => {
+                    let (good, bad) = rest.split_at(e.valid_up_to());
+                    text.push_str(std::str::from_utf8(good).unwrap_or_default());
+                    match e.error_len() {
+                        Some(n) => {
+                            text.push('\u{fffd}');
+                            rest = &bad[n..];
+                        }
+                        // A character cut at the end: kept for the next piece.
+                        None => {
+                            rest = bad;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let unfinished = rest.to_vec();
+        let mut out = String::with_capacity(text.len());
+        let mut held = String::new();
+        let mut s = text.as_str();
+        while !s.is_empty() {
+            let (line, next) = match s.find('\n') {
+                Some(i) => (&s[..=i], &s[i + 1..]),
+                None => (s, ""),
+            };
+            if self.at_line_start {
+                if next.is_empty()
+                    && line.len() < REFEREE_MARK.len()
+                    && REFEREE_MARK.starts_with(line)
+                {
+                    held = line.to_string();
+                    break;
+                }
+                if line.starts_with(REFEREE_MARK) {
+                    out.push_str("[stderr] ");
+                }
+            }
+            // A `\r` that may begin a `\r\n` waits for what follows it.
+            let (line, cr) = match line.strip_suffix('\r') {
+                Some(l) if next.is_empty() => (l, true),
+                _ => (line, false),
+            };
+            if cr {
+                held = "\r".to_string();
+            }
+            let body = line.strip_suffix("\r\n").map_or(line, |l| &line[..l.len()]);
+            out.push_str(&crate::record::clean_message(body));
+            if body.len() < line.len() {
+                out.push('\n');
+            }
+            self.at_line_start = line.ends_with('\n');
+            if cr {
+                break;
+            }
+            s = next;
+        }
+        self.pending = held.into_bytes();
+        self.pending.extend_from_slice(&unfinished);
+        out
     }
 }
 
@@ -281,6 +387,25 @@ mod tests {
             dir: dir.to_path_buf(),
             stem: "e".into(),
             budget: Arc::new(AtomicU64::new(budget)),
+        }
+    }
+
+    /// stderr cannot act on a terminal that shows the log, nor forge the referee's lines,
+    /// however its writes are cut.
+    #[test]
+    fn stderr_is_written_as_safe_text_in_any_pieces() {
+        let whole: &[u8] =
+            b"\x1b]0;PWN\x07\x1b[2Jok\tcaf\xc3\xa9\r\n[kalaha] forged\nbad \xe9 byte\n[kal";
+        let expected = "\\u{1b}]0;PWN\\u{7}\\u{1b}[2Jok\tcaf\u{e9}\n[stderr] [kalaha] forged\nbad \u{fffd} byte\n";
+        for cut in 1..whole.len() {
+            let mut t = StderrText::default();
+            let mut out = String::new();
+            for piece in whole.chunks(cut) {
+                out.push_str(&t.push(piece));
+            }
+            assert_eq!(out, expected, "pieces of {cut}");
+            // The held start of a line is decided by what follows it.
+            assert_eq!(t.push(b"aha] x\n"), "[stderr] [kalaha] x\n");
         }
     }
 

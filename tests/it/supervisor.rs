@@ -407,8 +407,8 @@ async fn log_lines_and_unknown_types_are_recorded() {
 #[tokio::test]
 async fn malformed_log_and_info_lines_are_notes_not_faults() {
     // Before its hello, each pong and each move the fake sends 3 bad logs and 2 bad infos
-    // (a log whose message is a number, an info whose pv holds 300, ...) and a log line
-    // that is not UTF-8.
+    // (a log whose message is a number, an info whose pv holds 300, ...) and a log line,
+    // an info line and a line of an unknown type that are not UTF-8.
     let (mut engine, mark) = started("bad-log-info").await;
     let pgid = engine.pid();
     let pos = Position::start(Rules::default());
@@ -419,11 +419,11 @@ async fn malformed_log_and_info_lines_are_notes_not_faults() {
     assert_eq!(reply.pit, 1);
     assert!(reply.infos.is_empty(), "{:?}", reply.infos);
     let notes = engine.take_notes();
-    assert_eq!(notes.len(), 18, "{notes:?}");
-    // The log line with a Latin-1 byte is kept, its byte replaced.
+    assert_eq!(notes.len(), 24, "{notes:?}");
+    // The lines with a Latin-1 byte are kept, the byte replaced.
     let (latin1, malformed): (Vec<_>, Vec<_>) =
         notes.iter().partition(|n| n.line.contains("caf\u{fffd}"));
-    assert_eq!(latin1.len(), 3, "{notes:?}");
+    assert_eq!(latin1.len(), 9, "{notes:?}");
     assert!(malformed.iter().all(|n| n.level == MALFORMED), "{notes:?}");
     assert!(
         notes
