@@ -356,13 +356,16 @@ impl CommonArgs {
         flags
     }
 
-    /// Opens the `--events` stream of a run of `kind` when the flags or the configuration
-    /// file (`file`, with the flags merged over it) give one: before anything is printed,
-    /// since with `--events -` standard output is the stream's.
+    /// Opens the `--events` stream of a run of `kind` in `out` when the flags or the
+    /// configuration file (`file`, with the flags merged over it) give one: before anything
+    /// is printed, since with `--events -` standard output is the stream's. `fresh`: `out`
+    /// is the folder of a new run, not yet claimed.
     pub fn open_events(
         &self,
         file: Option<&ConfigFile>,
         kind: crate::results::RunKind,
+        out: &Path,
+        fresh: bool,
     ) -> Result<(), CliError> {
         let (target, given) = match file.and_then(|f| f.events.as_ref().map(|e| (e, f))) {
             Some((target, f)) => (target, f.origins.given("events", true)),
@@ -371,7 +374,8 @@ impl CommonArgs {
                 None => return Ok(()),
             },
         };
-        crate::events::stream::open(target, kind, &given).map_err(CliError::input_msg)
+        crate::events::stream::open(target, kind, &given, fresh.then_some(out))
+            .map_err(CliError::input_msg)
     }
 
     /// How to run: the flags, else the configuration file's keys (already merged into

@@ -359,7 +359,11 @@ pub fn main() -> ExitCode {
     match crate::events::stream::finish(code, |kind| exit::reason(kind, code), message) {
         Some(failure) => {
             eprintln!("error: {failure}");
-            ExitCode::from(if code == exit::USAGE { code } else { exit::FAILURE })
+            ExitCode::from(if code == exit::USAGE {
+                code
+            } else {
+                exit::FAILURE
+            })
         }
         None => ExitCode::from(code),
     }

@@ -68,7 +68,8 @@ pub fn run(args: Args) -> CliResult {
     let config = args.common.resolve(&file)?;
     let out = super::common::new_results_folder(&file, "")?;
     let flags = args.common.run_flags(Some(&file));
-    args.common.open_events(Some(&file), RunKind::Tournament)?;
+    args.common
+        .open_events(Some(&file), RunKind::Tournament, &out, true)?;
     Ok(execute(
         config,
         out,
@@ -118,7 +119,7 @@ pub(super) fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
     )?;
     let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;
     let flags = common.resume_flags(concurrency);
-    common.open_events(None, kind)?;
+    common.open_events(None, kind, dir, false)?;
     Ok(execute(
         config,
         dir.to_path_buf(),

@@ -15,7 +15,7 @@ use super::{Event, Reason, RunFinished};
 use crate::results::RunKind;
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -46,23 +46,36 @@ fn stream() -> MutexGuard<'static, Option<Stream>> {
     STREAM.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Where the lines go.
+enum Out {
+    File(File),
+    /// A file in the results folder of a new run, created with the first line: the folder
+    /// must be new or empty when the run claims it.
+    Later(PathBuf),
+}
+
 /// Opens the stream of a run of `kind` into `target`, created or emptied; `-` is standard
 /// output, and from then on what the program prints there for people goes to standard
-/// error instead, so that standard output holds the events alone. `given` names the
-/// setting as the user gave it (`--events x.jsonl`), for the error.
-pub fn open(target: &Path, kind: RunKind, given: &str) -> Result<(), String> {
+/// error instead, so that standard output holds the events alone. A `target` in `fresh`,
+/// the results folder a new run is about to claim, is created with the first line. `given`
+/// names the setting as the user gave it (`--events x.jsonl`), for the error.
+pub fn open(target: &Path, kind: RunKind, given: &str, fresh: Option<&Path>) -> Result<(), String> {
+    let shown = crate::record::shown_path(target);
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let in_fresh = fresh.is_some_and(|f| absolute(target).parent() == Some(&absolute(f)));
     let (out, shown) = if target == Path::new("-") {
         let events = io::stdout()
             .lock()
             .flush()
             .and_then(|()| crate::sys::stdout_to_stderr())
             .map_err(|e| format!("{given}: failed to move standard output aside: {e}"))?;
-        (File::from(events), "standard output".to_string())
+        (Out::File(File::from(events)), "standard output".to_string())
+    } else if in_fresh {
+        (Out::Later(target.to_path_buf()), shown)
     } else {
-        let shown = crate::record::shown_path(target);
-        let file = File::create(target)
-            .map_err(|e| format!("{given}: failed to create {shown}: {e}"))?;
-        (file, shown)
+        let file =
+            File::create(target).map_err(|e| format!("{given}: failed to create {shown}: {e}"))?;
+        (Out::File(file), shown)
     };
     let failure = Arc::new(Mutex::new(None));
     let (lines, from) = mpsc::channel();
@@ -85,16 +98,25 @@ pub fn open(target: &Path, kind: RunKind, given: &str) -> Result<(), String> {
 
 /// Writes each line as it comes, until the stream ends or a write fails.
 fn write_lines(
-    mut out: File,
+    mut out: Out,
     shown: &str,
     from: mpsc::Receiver<Message>,
     failure: &Mutex<Option<String>>,
 ) {
     let mut failed = false;
+    let write = |out: &mut Out, line: &str| {
+        if let Out::Later(path) = out {
+            *out = Out::File(File::create(&*path)?);
+        }
+        match out {
+            Out::File(f) => f.write_all(line.as_bytes()),
+            Out::Later(_) => unreachable!("created above"),
+        }
+    };
     for m in from {
         match m {
             Message::Line(line) if !failed => {
-                if let Err(e) = out.write_all(line.as_bytes()) {
+                if let Err(e) = write(&mut out, &line) {
                     failed = true;
                     let why = match e.kind() {
                         io::ErrorKind::BrokenPipe => {

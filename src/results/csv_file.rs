@@ -476,7 +476,11 @@ mod tests {
         let keys: Vec<String> = json
             .trim_matches(|c| c == '{' || c == '}')
             .split(',')
-            .filter_map(|kv| kv.strip_prefix('"')?.split_once("\":").map(|(k, _)| k.to_string()))
+            .filter_map(|kv| {
+                kv.strip_prefix('"')?
+                    .split_once("\":")
+                    .map(|(k, _)| k.to_string())
+            })
             .collect();
         assert_eq!(keys, CSV_COLUMNS, "{json}");
         // The file guards the text cell; the row keeps the text.
