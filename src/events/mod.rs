@@ -47,7 +47,7 @@ pub const NAMES: [&str; 8] = [
 #[derive(Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event<'a> {
-    RunStarted(RunStarted),
+    RunStarted(Box<RunStarted>),
     GameStarted(GameStarted<'a>),
     /// The game's `games.csv` row, once the game is recorded.
     GameFinished(CsvRow<'a>),

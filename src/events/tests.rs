@@ -37,7 +37,7 @@ fn every_event_has_its_name() {
         end: None,
     };
     let events = [
-        Event::RunStarted(RunStarted {
+        Event::RunStarted(Box::new(RunStarted {
             kind: RunKind::Match,
             folder: "r".into(),
             id: "t".into(),
@@ -48,7 +48,7 @@ fn every_event_has_its_name() {
             settings: None,
             sprt: None,
             notes: vec![],
-        }),
+        })),
         Event::GameStarted(GameStarted {
             game: "t-1",
             round: 1,

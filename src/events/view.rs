@@ -62,7 +62,7 @@ impl View for EventsView {
             RunKind::Sprt => crate::sprt::files::load_settings(&self.folder).ok(),
             _ => None,
         };
-        stream::emit(&Event::RunStarted(RunStarted {
+        stream::emit(&Event::RunStarted(Box::new(RunStarted {
             kind,
             folder: crate::record::shown_path(&self.folder),
             id: info.id.clone(),
@@ -73,7 +73,7 @@ impl View for EventsView {
             settings,
             sprt,
             notes: info.notes.clone(),
-        }));
+        })));
         stream::check()
     }
 

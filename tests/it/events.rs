@@ -424,8 +424,53 @@ fn an_error_before_the_games_is_the_streams_last_line() {
     assert_eq!(end["reason"], "error");
     assert_eq!(end["games_played"], Value::Null);
     let message = end["message"].as_str().unwrap();
-    assert!(message.contains("failed to start `/bin/false`"), "{message}");
+    assert!(
+        message.contains("failed to start `/bin/false`"),
+        "{message}"
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains(&format!("error: {message}")), "{stderr}");
     assert!(of(&lines, "run_started").is_empty());
+}
+
+/// A play session (two engines watched) writes its games too; Ctrl-C ends it, and its
+/// stream with it.
+#[test]
+fn a_play_session_writes_its_games() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p");
+    let events = tmp.path().join("play.jsonl");
+    let mut child = kalaha()
+        .args([
+            "play", "--engine", "greedy", "--engine", "random", "--pace", "0ms",
+        ])
+        .args(["--move-time", "10ms", "--out"])
+        .arg(&out)
+        .arg("--events")
+        .arg(&events)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(&events).is_ok_and(|t| t.contains("\"game_finished\"")) {
+        assert!(std::time::Instant::now() < deadline, "no game finished");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: signals the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let lines = read(&events);
+    assert_eq!(lines[0]["event"], "run_started");
+    assert_eq!(lines[0]["kind"], "play");
+    let finished = of(&lines, "game_finished");
+    let end = lines.last().unwrap();
+    assert_eq!(end["event"], "run_finished");
+    assert_eq!(end["games_played"], finished.len());
+    assert_eq!(
+        crate::common::csv_rows(&out).len(),
+        finished.len(),
+        "every game recorded is in the stream"
+    );
 }
