@@ -783,6 +783,7 @@ impl TournamentConfig {
             // (`run_tournament` adds the `concurrency` in use).
             concurrency: None,
             report_every: None,
+            events: None,
             out: None,
             // The orchestration says the kind of run.
             run: None,

@@ -440,7 +440,7 @@ fn a_play_session_writes_its_games() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("p");
     let events = tmp.path().join("play.jsonl");
-    let mut child = kalaha()
+    let child = kalaha()
         .args([
             "play", "--engine", "greedy", "--engine", "random", "--pace", "0ms",
         ])
