@@ -355,10 +355,13 @@ pub fn main() -> ExitCode {
         Err(e) => (e.report(), Some(e.message())),
     };
     // The event stream's last line says how the command ended; a stream that could not
-    // be written fails the command.
+    // be written fails the command (said once: it may be what stopped the run).
+    let said = message.clone().unwrap_or_default();
     match crate::events::stream::finish(code, |kind| exit::reason(kind, code), message) {
         Some(failure) => {
-            eprintln!("error: {failure}");
+            if !said.contains(&failure) {
+                eprintln!("error: {failure}");
+            }
             ExitCode::from(if code == exit::USAGE {
                 code
             } else {

@@ -303,6 +303,24 @@ fn sprt_to_stdout(dir: &Path) -> Vec<Value> {
         (end["exit_code"].clone(), end["reason"].clone()),
         (0.into(), "h1_accepted".into())
     );
+    // Resumed after its verdict, the test plays nothing: its verdict again, and the end.
+    let again = dir.join("again.jsonl");
+    let o = run(&[
+        "sprt",
+        "--resume",
+        out.to_str().unwrap(),
+        "-q",
+        "--events",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let resumed = read(&again);
+    let names: Vec<&str> = resumed
+        .iter()
+        .map(|l| l["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["verdict", "run_finished"], "{resumed:?}");
+    assert_eq!(resumed[0]["verdict"], verdict[0]["verdict"]);
     lines
 }
 
@@ -473,4 +491,34 @@ fn a_play_session_writes_its_games() {
         finished.len(),
         "every game recorded is in the stream"
     );
+}
+
+/// A stream that cannot be written (a full disk: `/dev/full`) stops the run, which says
+/// why, once, and exits 1; the run can be resumed.
+#[test]
+fn a_full_disk_under_the_stream_stops_the_run_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = run(&[
+        "match",
+        "--engine",
+        "greedy",
+        "--engine",
+        "random",
+        "--games",
+        "4",
+        "--move-time",
+        "10ms",
+        "-q",
+        "--events",
+        "/dev/full",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let said = "failed to write the events to /dev/full: No space left on device (os error 28) \
+                (the disk is full)";
+    assert_eq!(err.matches(said).count(), 1, "{err}");
+    assert!(err.contains("`kalaha match --resume"), "{err}");
 }
