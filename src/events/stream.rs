@@ -1,7 +1,7 @@
 //! The process's event stream: opened once by the command line ([`open`]), written from
 //! any thread ([`emit`]), ended with the exit code ([`finish`]).
 //!
-//! A thread of its own writes the lines, each with one `write` as soon as it comes (a
+//! A thread of its own writes the lines, each whole and unbuffered as soon as it comes (a
 //! program that tails the file sees every line whole, as it happens), so that a slow
 //! reader never holds up the thread that plays the games. The first failure to write (a
 //! full disk, a reader that closed its end of the pipe) is kept, said in so many words,
