@@ -3,7 +3,8 @@
 //!
 //! A thread of its own writes the lines, each whole and unbuffered as soon as it comes (a
 //! program that tails the file sees every line whole, as it happens), so that a slow
-//! reader never holds up the thread that plays the games. The first failure to write (a
+//! reader never holds up the thread that plays the games (the lines it has not yet taken
+//! wait in memory). The first failure to write (a
 //! full disk, a reader that closed its end of the pipe) is kept, said in so many words,
 //! and handed to the run by [`check`]: the run stops as it does when its display's
 //! output is closed, and the command fails.

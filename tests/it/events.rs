@@ -281,6 +281,13 @@ fn sprt_to_stdout(dir: &Path) -> Vec<Value> {
         assert_eq!(penta, cells[2..7]);
         assert_eq!(format!("{:.4}", s["llr"].as_f64().unwrap()), cells[7]);
     }
+    // Each pair's status follows the game that completed it.
+    for (i, line) in lines.iter().enumerate() {
+        if line["event"] == "sprt_status" {
+            let finished = of(&lines[..i], "game_finished").len() as u64;
+            assert!(finished >= line["games"].as_u64().unwrap(), "{line}");
+        }
+    }
     let last = status.last().unwrap();
     assert_eq!(
         (last["ended"].clone(), last["accepted"].clone()),
