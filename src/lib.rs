@@ -18,6 +18,7 @@
 //! - [`tournament`]: schedules, the game loop and the recorder;
 //! - [`sprt`]: the test of `kalaha sprt`: settings, decision, stop rule, files, verdict;
 //! - [`report`] and [`views`]: leaderboards, the live display, the SPRT view;
+//! - [`events`]: the run as JSON lines for programs (`--events FILE`);
 //! - [`web`]: the page where people play engines and watch games and tournaments;
 //! - [`cli`]: the command line.
 
@@ -28,6 +29,7 @@ pub mod analysis;
 mod check;
 pub mod cli;
 pub mod engines;
+pub mod events;
 mod input;
 pub mod kgp;
 pub mod protocol;

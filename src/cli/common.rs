@@ -273,8 +273,8 @@ pub(crate) fn flag_error(e: ConfigError) -> CliError {
 pub(crate) fn resume_flag(flag: &str) -> CliError {
     CliError::input_msg(format!(
         "{flag} cannot be given with --resume: the tournament keeps the settings in \
-         DIR/tournament.toml; only --concurrency, --quiet, --debug and --report-every may \
-         be given with it"
+         DIR/tournament.toml; only --concurrency, --quiet, --debug, --report-every and \
+         --events may be given with it"
     ))
 }
 
@@ -354,6 +354,28 @@ impl CommonArgs {
             flags.concurrency = n;
         }
         flags
+    }
+
+    /// Opens the `--events` stream of a run of `kind` in `out` when the flags or the
+    /// configuration file (`file`, with the flags merged over it) give one: before anything
+    /// is printed, since with `--events -` standard output is the stream's. `fresh`: `out`
+    /// is the folder of a new run, not yet claimed.
+    pub fn open_events(
+        &self,
+        file: Option<&ConfigFile>,
+        kind: crate::results::RunKind,
+        out: &Path,
+        fresh: bool,
+    ) -> Result<(), CliError> {
+        let (target, given) = match file.and_then(|f| f.events.as_ref().map(|e| (e, f))) {
+            Some((target, f)) => (target, f.origins.given("events", true)),
+            None => match &self.events {
+                Some(target) => (target, format!("--events {}", target.shown())),
+                None => return Ok(()),
+            },
+        };
+        crate::events::stream::open(target, kind, &given, fresh.then_some(out))
+            .map_err(CliError::input_msg)
     }
 
     /// How to run: the flags, else the configuration file's keys (already merged into

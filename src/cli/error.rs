@@ -1,7 +1,5 @@
 //! The command line's error type and its mapping to exit codes.
 
-use std::process::ExitCode;
-
 /// A failed command: `Input` for bad usage or input (exit 2), `Failure` for everything else
 /// (exit 1).
 #[derive(Debug)]
@@ -30,22 +28,26 @@ impl CliError {
         }
     }
 
+    /// The error as printed, without the `error: ` before it.
+    pub fn message(&self) -> String {
+        // The message may quote a path or a line the user gave: it is shown, not obeyed.
+        crate::record::clean_message(&format!("{:#}", self.error())).into_owned()
+    }
+
     /// Prints the error (unless it is a broken pipe) and returns the exit code.
-    pub fn report(&self) -> ExitCode {
+    pub fn report(&self) -> u8 {
         let broken_pipe = self.error().chain().any(|c| {
             c.downcast_ref::<std::io::Error>()
                 .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
         });
         if broken_pipe {
-            return ExitCode::from(super::exit::OK);
+            return super::exit::OK;
         }
-        // The message may quote a path or a line the user gave: it is shown, not obeyed.
-        let message = format!("{:#}", self.error());
-        eprintln!("error: {}", crate::record::clean_message(&message));
-        ExitCode::from(match self {
+        eprintln!("error: {}", self.message());
+        match self {
             CliError::Input(_) => super::exit::USAGE,
             CliError::Failure(_) => super::exit::FAILURE,
-        })
+        }
     }
 }
 

@@ -108,7 +108,12 @@ pub fn execute(
         )?),
         None => None,
     };
-    let mut views: Vec<&mut dyn View> = Vec::with_capacity(extra.len() + 3);
+    let mut events = crate::events::EventsView::if_open(&out, kind, resume, flags.report_every);
+    let mut views: Vec<&mut dyn View> = Vec::with_capacity(extra.len() + 4);
+    // First: a game's event comes before what other views say of it (an SPRT's status).
+    if let Some(v) = events.as_mut() {
+        views.push(v);
+    }
     for v in extra.iter_mut() {
         views.push(&mut **v);
     }
@@ -172,8 +177,8 @@ pub fn execute(
     let repeats = outcome.tally.repeats();
     if repeats > 0 {
         // A warning, shown even with --quiet.
-        eprintln!(
-            "warning: {} repeated an earlier game of the run move for move (the same \
+        tracing::warn!(
+            "{} repeated an earlier game of the run move for move (the same \
              engines in the same seats from the same opening): marked `repeats` in games.jsonl \
              and left out of the Elo and the SPRT, as they add no evidence; openings that are \
              all distinct (the default, not a file played again) avoid them",
@@ -242,7 +247,7 @@ fn print_header(
     if let Some(warning) = crate::record::machine_load()
         .and_then(|(load, cpus)| load_warning(load, cpus, config.margin))
     {
-        eprintln!("{warning}");
+        tracing::warn!("{warning}");
     }
     Ok(())
 }
@@ -252,7 +257,7 @@ fn print_header(
 fn load_warning(load: f64, cpus: usize, margin: Duration) -> Option<String> {
     (load > cpus as f64).then(|| {
         format!(
-            "warning: the load average is {load:.1} on {}: engines wait for a CPU on their \
+            "the load average is {load:.1} on {}: engines wait for a CPU on their \
              clock and may lose on time (the built-in engines think less; the margin is {}, \
              --time-margin gives more)",
             crate::record::counted(cpus as u64, "CPU"),
@@ -321,7 +326,7 @@ mod tests {
         assert_eq!(
             load_warning(3.46, 2, Duration::from_millis(50)).as_deref(),
             Some(
-                "warning: the load average is 3.5 on 2 CPUs: engines wait for a CPU on their \
+                "the load average is 3.5 on 2 CPUs: engines wait for a CPU on their \
                  clock and may lose on time (the built-in engines think less; the margin is \
                  50ms, --time-margin gives more)"
             )

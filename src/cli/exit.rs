@@ -12,3 +12,18 @@ pub const H0_ACCEPTED: u8 = 3;
 pub const NO_DECISION: u8 = 4;
 /// Stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it); `--resume` continues.
 pub const INTERRUPTED: u8 = 130;
+
+/// Why a run of `kind` that exits with `code` ended, as the `run_finished` event of
+/// `--events` says it.
+pub fn reason(kind: crate::results::RunKind, code: u8) -> crate::events::Reason {
+    use crate::events::Reason;
+    let sprt = kind == crate::results::RunKind::Sprt;
+    match code {
+        INTERRUPTED => Reason::Interrupted,
+        OK if sprt => Reason::H1Accepted,
+        OK => Reason::Complete,
+        H0_ACCEPTED if sprt => Reason::H0Accepted,
+        NO_DECISION if sprt => Reason::NoDecision,
+        _ => Reason::Error,
+    }
+}

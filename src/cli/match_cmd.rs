@@ -59,5 +59,7 @@ pub fn run(args: Args) -> CliResult {
     let config = args.common.resolve(&file)?;
     let out = super::common::new_results_folder(&file, "")?;
     let flags = args.common.run_flags(Some(&file));
+    args.common
+        .open_events(Some(&file), RunKind::Match, &out, true)?;
     Ok(execute(config, out, false, RunKind::Match, &flags, &mut [], None)?.code)
 }

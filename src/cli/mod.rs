@@ -76,6 +76,7 @@ fn init_logging() {
         .event_format(PlainEvent);
     let _ = tracing_subscriber::registry()
         .with(layer)
+        .with(crate::events::WarningLayer)
         .with(filter)
         .try_init();
 }
@@ -349,9 +350,25 @@ pub fn main() -> ExitCode {
         Command::Tables(a) => tables::run(a),
         Command::Play(a) => play::run(a),
     };
-    match result {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => e.report(),
+    let (code, message) = match result {
+        Ok(code) => (code, None),
+        Err(e) => (e.report(), Some(e.message())),
+    };
+    // The event stream's last line says how the command ended; a stream that could not
+    // be written fails the command (said once: it may be what stopped the run).
+    let said = message.clone().unwrap_or_default();
+    match crate::events::stream::finish(code, |kind| exit::reason(kind, code), message) {
+        Some(failure) => {
+            if !said.contains(&failure) {
+                eprintln!("error: {failure}");
+            }
+            ExitCode::from(if code == exit::USAGE {
+                code
+            } else {
+                exit::FAILURE
+            })
+        }
+        None => ExitCode::from(code),
     }
 }
 

@@ -4,6 +4,7 @@
 use super::common::{EngineArgs, TournamentRulesArgs};
 use super::{CliError, CliResult};
 use crate::record::{check_name, parse_duration};
+use crate::results::RunKind;
 use crate::tournament::TournamentError;
 use crate::tournament::config::ConfigFile;
 use crate::tournament::events::{Control, Event, View};
@@ -77,6 +78,11 @@ pub struct Args {
     /// sowing played by the rules; "Learn the rules" on the page opens it too).
     #[arg(long)]
     pub learn: bool,
+    /// Write the session as JSON lines into FILE, as `kalaha match --events` does (see
+    /// docs/events.md); `-` is standard output, and what is printed there for people then
+    /// goes to standard error.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
     #[command(flatten)]
     pub rules: TournamentRulesArgs,
 }
@@ -173,6 +179,11 @@ pub fn run(args: Args) -> CliResult {
         ),
         None => None,
     };
+    if let Some(events) = &args.events {
+        let given = format!("--events {}", super::shell::shell_path(events));
+        crate::events::stream::open(events, RunKind::Play, &given, Some(&out))
+            .map_err(CliError::input_msg)?;
+    }
     let mode = if person { Mode::Play } else { Mode::Watch };
     // Titled by who plays once the engines have their names.
     let live = Live::new(mode, "kalaha play", Some(out.clone()));
@@ -186,7 +197,11 @@ pub fn run(args: Args) -> CliResult {
     let mut lines = GameLines;
     // Before the page's view, so the page learns of the match's score with the game.
     let mut matches = MatchView::new(live.clone(), out.clone(), format);
+    let mut events = crate::events::EventsView::if_open(&out, RunKind::Play, false, None);
     let mut views: Vec<&mut dyn View> = vec![&mut matches, &mut page, &mut leaderboard, &mut lines];
+    if let Some(v) = events.as_mut() {
+        views.insert(0, v);
+    }
     let options = SessionOptions {
         out: out.clone(),
         debug: args.debug,

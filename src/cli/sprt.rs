@@ -96,6 +96,7 @@ fn new_test(args: &Args) -> Result<NewTest, CliError> {
     std::fs::create_dir_all(&out)?;
     files::save_settings(&out, &settings)?;
     let flags = common.run_flags(Some(&file));
+    common.open_events(Some(&file), RunKind::Sprt, &out, true)?;
     Ok((config, out, settings, flags))
 }
 
@@ -154,6 +155,7 @@ pub fn run(args: Args) -> CliResult {
             let settings = files::load_settings(dir).map_err(CliError::input_msg)?;
             let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;
             let flags = common.resume_flags(concurrency);
+            common.open_events(None, RunKind::Sprt, dir, false)?;
             (config, dir.clone(), settings, flags, true)
         }
         None => {
@@ -243,6 +245,10 @@ fn conclude(
         Verdict::NoDecision => super::exit::NO_DECISION,
     };
     files::save_verdict(out, code, &text, &last, estimate)?;
+    let record = files::VerdictRecord::new(code, &text, &last, estimate);
+    crate::events::emit(&crate::events::Event::Verdict(crate::events::Verdict::new(
+        verdict, record,
+    )));
     // The leaderboards were written before the verdict existed: write them again with it.
     if let Err(e) = crate::report::refresh_tournament_reports(out) {
         tracing::warn!(

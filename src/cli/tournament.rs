@@ -30,8 +30,8 @@ pub struct Args {
     /// The first engine plays each of the others (instead of everyone against everyone).
     #[arg(long)]
     pub gauntlet: bool,
-    /// Continue the tournament in DIR (only --concurrency, --quiet, --debug and
-    /// --report-every may change).
+    /// Continue the tournament in DIR (only --concurrency, --quiet, --debug, --report-every
+    /// and --events may change).
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
 }
@@ -68,6 +68,8 @@ pub fn run(args: Args) -> CliResult {
     let config = args.common.resolve(&file)?;
     let out = super::common::new_results_folder(&file, "")?;
     let flags = args.common.run_flags(Some(&file));
+    args.common
+        .open_events(Some(&file), RunKind::Tournament, &out, true)?;
     Ok(execute(
         config,
         out,
@@ -85,13 +87,15 @@ pub(super) fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
     if !common.engines.0.is_empty() || common.config.is_some() || common.out.is_some() {
         return Err(CliError::input_msg(
             "--resume takes its engines and settings from DIR/tournament.toml; \
-             only --concurrency, --quiet, --debug and --report-every may be given with it",
+             only --concurrency, --quiet, --debug, --report-every and --events may be given \
+             with it",
         ));
     }
     if let Some(flag) = common.settings_given() {
         return Err(resume_flag(flag));
     }
-    match crate::results::run_kind(dir) {
+    let kind = crate::results::run_kind(dir);
+    match kind {
         RunKind::Sprt => {
             return Err(CliError::input_msg(format!(
                 "{} holds an SPRT: continue it with `kalaha sprt --resume {0}` (as a \
@@ -115,6 +119,7 @@ pub(super) fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
     )?;
     let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;
     let flags = common.resume_flags(concurrency);
+    common.open_events(None, kind, dir, false)?;
     Ok(execute(
         config,
         dir.to_path_buf(),

@@ -70,36 +70,90 @@ fn shorten(s: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(format!("{}... ({} bytes)", &s[..end], s.len()))
 }
 
+/// A game's row of `games.csv`, one field a column (the fields are [`CSV_COLUMNS`], in
+/// order): the one definition of what `games.csv` says of a game. [`csv_row`] writes it
+/// as a line of the file (text cells guarded against spreadsheets); serialised with serde
+/// (the `game_finished` event of `--events`) it is a JSON object of the same fields, text
+/// unguarded, numbers as numbers, and `loser` null when no side lost by a fault.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CsvRow<'a> {
+    pub game: &'a str,
+    pub round: u64,
+    pub pair: u64,
+    pub south: &'a str,
+    pub north: &'a str,
+    /// The opening's sowings, pit numbers separated by spaces.
+    pub opening: String,
+    /// `1-0`, `1/2-1/2` or `0-1`.
+    pub result: &'static str,
+    pub south_score: u16,
+    pub north_score: u16,
+    pub plies: usize,
+    pub termination: &'static str,
+    pub loser: Option<&'static str>,
+    /// The detail, cleaned to be shown, with the offending line (cut to 200 bytes) when
+    /// the detail does not quote it.
+    pub detail: String,
+    pub duration_ms: u64,
+}
+
+impl<'a> CsvRow<'a> {
+    /// The row of game `g`.
+    pub fn of(g: &'a GameRecord) -> CsvRow<'a> {
+        let mut detail = clean_text(&g.detail).into_owned();
+        // The detail of a line's fault usually quotes the line already, made safe to show.
+        if let Some(line) = &g.line
+            && !detail.contains(clean_text(line).as_ref())
+        {
+            detail.push_str(" | line: ");
+            detail.push_str(&clean_text(&shorten(line, DETAIL_LINE_BYTES)));
+        }
+        CsvRow {
+            game: &g.game,
+            round: g.round,
+            pair: g.pair,
+            south: &g.south,
+            north: &g.north,
+            opening: format_pits(&g.opening),
+            result: g.result.as_str(),
+            south_score: g.south_score,
+            north_score: g.north_score,
+            plies: g.plies(),
+            termination: g.termination.as_str(),
+            loser: g.loser.map(Side::as_str),
+            detail,
+            duration_ms: g.duration_ms,
+        }
+    }
+
+    /// The row's cells as `games.csv` writes them, in the order of [`CSV_COLUMNS`].
+    pub fn cells(&self) -> [Cow<'_, str>; 14] {
+        [
+            text_cell(self.game),
+            self.round.to_string().into(),
+            self.pair.to_string().into(),
+            text_cell(self.south),
+            text_cell(self.north),
+            self.opening.as_str().into(),
+            self.result.into(),
+            self.south_score.to_string().into(),
+            self.north_score.to_string().into(),
+            self.plies.to_string().into(),
+            self.termination.into(),
+            self.loser.unwrap_or("").into(),
+            text_cell(&self.detail),
+            self.duration_ms.to_string().into(),
+        ]
+    }
+}
+
 /// The `games.csv` row of a game, with its newline.
 pub fn csv_row(g: &GameRecord) -> Vec<u8> {
-    let mut detail = clean_text(&g.detail).into_owned();
-    // The detail of a line's fault usually quotes the line already, made safe to show.
-    if let Some(line) = &g.line
-        && !detail.contains(clean_text(line).as_ref())
-    {
-        detail.push_str(" | line: ");
-        detail.push_str(&clean_text(&shorten(line, DETAIL_LINE_BYTES)));
-    }
-    let cells: [Cow<'_, str>; 14] = [
-        text_cell(&g.game),
-        g.round.to_string().into(),
-        g.pair.to_string().into(),
-        text_cell(&g.south),
-        text_cell(&g.north),
-        format_pits(&g.opening).into(),
-        g.result.as_str().into(),
-        g.south_score.to_string().into(),
-        g.north_score.to_string().into(),
-        g.plies().to_string().into(),
-        g.termination.as_str().into(),
-        g.loser.map_or("", Side::as_str).into(),
-        text_cell(&detail).into_owned().into(),
-        g.duration_ms.to_string().into(),
-    ];
+    let row = CsvRow::of(g);
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::with_capacity(128));
-    w.write_record(cells.iter().map(|c| c.as_bytes()))
+    w.write_record(row.cells().iter().map(|c| c.as_bytes()))
         .expect("writing to memory");
     w.into_inner().expect("writing to memory")
 }
@@ -413,6 +467,26 @@ fn check_consistent(
 mod tests {
     use super::*;
     use crate::record::FaultKind;
+
+    #[test]
+    fn the_row_serialises_to_the_columns_in_order() {
+        let g = crate::results::sample_record("t", 3, "=a", "b");
+        let json = serde_json::to_string(&CsvRow::of(&g)).unwrap();
+        // serde_json keeps the fields in the struct's order.
+        let keys: Vec<String> = json
+            .trim_matches(|c| c == '{' || c == '}')
+            .split(',')
+            .filter_map(|kv| {
+                kv.strip_prefix('"')?
+                    .split_once("\":")
+                    .map(|(k, _)| k.to_string())
+            })
+            .collect();
+        assert_eq!(keys, CSV_COLUMNS, "{json}");
+        // The file guards the text cell; the row keeps the text.
+        assert!(json.contains(r#""south":"=a""#), "{json}");
+        assert!(String::from_utf8(csv_row(&g)).unwrap().contains(",'=a,"));
+    }
 
     #[test]
     fn formula_guards_round_trip() {

@@ -21,8 +21,8 @@ mod repair;
 mod writer;
 
 pub use csv_file::{
-    CSV_COLUMNS, ReadError, ReadSummary, csv_row, from_text_cell, games_csv_path, read_games_csv,
-    read_games_from, text_cell,
+    CSV_COLUMNS, CsvRow, ReadError, ReadSummary, csv_row, from_text_cell, games_csv_path,
+    read_games_csv, read_games_from, text_cell,
 };
 pub use durable::{temporary_path, write_file, write_with};
 pub use folder::{

@@ -98,8 +98,61 @@ pub fn replay(dir: &Path, test: &Test) -> io::Result<(Judgement, Option<SprtEnd>
     Ok((test.judge(&tally), end))
 }
 
-/// Writes the verdict beside the games, as `dir/sprt-result.toml`, with the naive Elo and
-/// the median-unbiased estimate of a test that stopped.
+/// The verdict as `sprt-result.toml` (and the `verdict` event of `--events`) says it,
+/// with the naive Elo and the median-unbiased estimate of a test that stopped.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VerdictRecord<'a> {
+    pub verdict: &'a str,
+    pub exit_code: u8,
+    pub pairs: u64,
+    pub games: u64,
+    pub llr: f64,
+    pub lower: f64,
+    pub upper: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elo: Option<f64>,
+    /// The model of the median-unbiased estimate (`normalized`: a normalized Elo).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_unbiased_model: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_unbiased_elo: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_unbiased_elo_lower: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_unbiased_elo_upper: Option<f64>,
+}
+
+impl<'a> VerdictRecord<'a> {
+    /// The verdict `text` ending in exit code `code`, at `status`.
+    pub fn new(
+        code: u8,
+        text: &'a str,
+        status: &SprtStatus,
+        estimate: Option<StoppedEstimate>,
+    ) -> VerdictRecord<'a> {
+        let finite = |x: f64| x.is_finite().then_some((x * 100.0).round() / 100.0);
+        VerdictRecord {
+            verdict: text,
+            exit_code: code,
+            pairs: status.pairs,
+            games: status.games,
+            llr: if status.llr.is_finite() {
+                status.llr
+            } else {
+                0.0
+            },
+            lower: status.lower,
+            upper: status.upper,
+            elo: finite(status.elo.value),
+            median_unbiased_model: estimate.map(|e| e.model.as_str()),
+            median_unbiased_elo: estimate.and_then(|e| finite(e.elo)),
+            median_unbiased_elo_lower: estimate.and_then(|e| finite(e.lower)),
+            median_unbiased_elo_upper: estimate.and_then(|e| finite(e.upper)),
+        }
+    }
+}
+
+/// Writes the verdict beside the games, as `dir/sprt-result.toml` (see [`VerdictRecord`]).
 pub fn save_verdict(
     dir: &Path,
     code: u8,
@@ -107,47 +160,8 @@ pub fn save_verdict(
     status: &SprtStatus,
     estimate: Option<StoppedEstimate>,
 ) -> io::Result<()> {
-    #[derive(Serialize)]
-    struct Result<'a> {
-        verdict: &'a str,
-        exit_code: u8,
-        pairs: u64,
-        games: u64,
-        llr: f64,
-        lower: f64,
-        upper: f64,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        elo: Option<f64>,
-        /// The model of the median-unbiased estimate (`normalized`: a normalized Elo).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        median_unbiased_model: Option<&'static str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        median_unbiased_elo: Option<f64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        median_unbiased_elo_lower: Option<f64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        median_unbiased_elo_upper: Option<f64>,
-    }
-    let finite = |x: f64| x.is_finite().then_some((x * 100.0).round() / 100.0);
-    let r = Result {
-        verdict: text,
-        exit_code: code,
-        pairs: status.pairs,
-        games: status.games,
-        llr: if status.llr.is_finite() {
-            status.llr
-        } else {
-            0.0
-        },
-        lower: status.lower,
-        upper: status.upper,
-        elo: finite(status.elo.value),
-        median_unbiased_model: estimate.map(|e| e.model.as_str()),
-        median_unbiased_elo: estimate.and_then(|e| finite(e.elo)),
-        median_unbiased_elo_lower: estimate.and_then(|e| finite(e.lower)),
-        median_unbiased_elo_upper: estimate.and_then(|e| finite(e.upper)),
-    };
-    let body = toml::to_string(&r).map_err(io::Error::other)?;
+    let verdict = VerdictRecord::new(code, text, status, estimate);
+    let body = toml::to_string(&verdict).map_err(io::Error::other)?;
     results::write_file(&dir.join(SPRT_RESULT_TOML), body.as_bytes())
 }
 

@@ -48,7 +48,7 @@ pub fn elo_to_score(elo: f64) -> f64 {
 ///
 /// Either part may be infinite or NaN when the data cannot support an estimate (for example
 /// a 100% score); writers show those as empty cells.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Estimate {
     pub value: f64,
     /// Half the width of the 95% interval.
@@ -132,7 +132,7 @@ fn nelo_of(mean: f64, sigma_game: f64, games: f64) -> Estimate {
 }
 
 /// Win, draw and loss counts from one engine's point of view.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Wdl {
     pub wins: u64,
     pub draws: u64,
@@ -239,7 +239,7 @@ fn los_of(points: &[(f64, f64)]) -> f64 {
 /// Pentanomial counts over game pairs (the two games of one opening with the seats
 /// swapped), from one engine's point of view: `[LL, LD, WL + DD, WD, WW]`, indexed by the
 /// pair's half points (0 to 4).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Pentanomial(pub [u64; 5]);
 
 impl Pentanomial {

@@ -58,6 +58,18 @@ impl Faults {
     }
 }
 
+/// A map of each fault kind (its `as_str`) to its count.
+impl serde::Serialize for Faults {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(FaultKind::ALL.len()))?;
+        for kind in FaultKind::ALL {
+            map.serialize_entry(kind.as_str(), &self.count(kind))?;
+        }
+        map.end()
+    }
+}
+
 /// One engine's pooled results against all opponents.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EngineTally {

@@ -113,3 +113,19 @@ pub(crate) fn make_fifo(path: &std::path::Path) -> io::Result<()> {
         _ => Err(io::Error::last_os_error()),
     }
 }
+
+/// Moves standard output aside: returns a new descriptor (close-on-exec) of what standard
+/// output was, and makes descriptor 1 a copy of standard error, so that whatever is
+/// printed to standard output from now on goes to standard error.
+pub(crate) fn stdout_to_stderr() -> io::Result<OwnedFd> {
+    use std::os::fd::AsFd;
+    let original = io::stdout().as_fd().try_clone_to_owned()?;
+    // SAFETY: dup2 makes descriptor 1 refer to what descriptor 2 does, closing what 1
+    // referred to first, in one step; 1 and 2 belong to the process's standard streams,
+    // which the standard library writes through their numbers and never closes, so no
+    // owner of descriptor 1 is left with a closed or reused descriptor.
+    if unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(original)
+}

@@ -267,6 +267,9 @@ impl ConfigFile {
         if let Some(o) = &mut self.out {
             on(o);
         }
+        if let Some(e) = self.events.as_mut().filter(|e| e.as_os_str() != "-") {
+            on(e);
+        }
     }
 
     /// Validates and resolves the configuration.
@@ -780,6 +783,7 @@ impl TournamentConfig {
             // (`run_tournament` adds the `concurrency` in use).
             concurrency: None,
             report_every: None,
+            events: None,
             out: None,
             // The orchestration says the kind of run.
             run: None,

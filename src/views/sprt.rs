@@ -77,6 +77,7 @@ impl View for SprtView {
             return Ok(Control::Stop);
         }
         files::append_line(&mut self.csv, &j)?;
+        crate::events::emit(&crate::events::Event::SprtStatus((&j).into()));
         self.last = Some(j.status);
         self.end = j.end;
         if self.end.is_some() || self.last_print.elapsed() >= Duration::from_secs(1) {

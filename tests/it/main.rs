@@ -10,6 +10,7 @@ mod check;
 mod cli_doc;
 mod containment;
 mod docs_run;
+mod events;
 mod first_hour;
 mod kgp;
 mod kgp_cli;

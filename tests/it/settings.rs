@@ -123,6 +123,14 @@ const BY_FLAG: &[(&str, Option<(&str, &str)>)] = &[
         )),
     ),
     (
+        "events",
+        Some((
+            "nodir/e.jsonl",
+            "error: --events nodir/e.jsonl: failed to create nodir/e.jsonl: No such file or \
+             directory (os error 2)",
+        )),
+    ),
+    (
         "out",
         Some((
             "f.txt",
@@ -249,6 +257,12 @@ const BY_FILE: &[(&str, &str, &str)] = &[
         "0",
         "error: t.toml, report_every: must be at least 1 (games between two rewrites of the \
          leaderboards)",
+    ),
+    (
+        "events",
+        "\"nodir/e.jsonl\"",
+        "error: t.toml, events: failed to create {DIR}/nodir/e.jsonl: No such file or directory \
+         (os error 2)",
     ),
     (
         "out",

@@ -114,8 +114,9 @@ impl Tally {
 )]
 pub struct UnknownEngine(pub String);
 
-/// One engine's line in the standings.
-#[derive(Clone, Debug, PartialEq)]
+/// One engine's line in the standings (serialised as it is in the `standings` event of
+/// `--events`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct StandingRow {
     pub rank: usize,
     /// Index in [`Tally::engines`].

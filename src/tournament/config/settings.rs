@@ -153,6 +153,17 @@ macro_rules! with_settings {
             /// Also rewrite standings.csv, h2h.csv and the leaderboards every N games (they
             /// are always written at the end).
             report_every: u64 { flag: "report-every", arg: (value_name = "N"), plays: false, show: None },
+            /// Write the run as JSON lines into FILE, one event a line, each line written as
+            /// it happens: the run's start, every game started and finished, standings,
+            /// an SPRT's status and verdict, warnings, and how the run ended (see
+            /// docs/events.md). `-` is standard output; what is printed there for people
+            /// then goes to standard error.
+            events: std::path::PathBuf {
+                flag: "events",
+                arg: (value_name = "FILE"),
+                plays: false,
+                show: None,
+            },
             /// The results folder [default: results/<UTC date-time>].
             out: std::path::PathBuf { flag: "out", arg: (value_name = "DIR"), plays: false, show: None },
         }

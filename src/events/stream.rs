@@ -1,0 +1,222 @@
+//! The process's event stream: opened once by the command line ([`open`]), written from
+//! any thread ([`emit`]), ended with the exit code ([`finish`]).
+//!
+//! A thread of its own writes the lines, each whole and unbuffered as soon as it comes (a
+//! program that tails the file sees every line whole, as it happens), so that a slow
+//! reader never holds up the thread that plays the games (the lines it has not yet taken
+//! wait in memory). The first failure to write (a
+//! full disk, a reader that closed its end of the pipe) is kept, said in so many words,
+//! and handed to the run by [`check`]: the run stops as it does when its display's
+//! output is closed, and the command fails.
+//!
+//! Warnings that come before `run_started` (the machine's load, games at once) wait and
+//! follow it, so that the stream of a run begins with `run_started`.
+
+use super::{Event, Reason, RunFinished};
+use crate::results::RunKind;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+/// What the writing thread is asked.
+enum Message {
+    Line(String),
+    /// Answer once every line before this one is written.
+    Sync(mpsc::Sender<()>),
+}
+
+struct Stream {
+    lines: mpsc::Sender<Message>,
+    writer: JoinHandle<()>,
+    /// The first failure to write, said for the user.
+    failure: Arc<Mutex<Option<String>>>,
+    kind: RunKind,
+    started: bool,
+    /// Warnings before `run_started`.
+    waiting: Vec<String>,
+    /// Games recorded and stopped, once the run has ended.
+    summary: Option<(u64, u64)>,
+}
+
+static STREAM: Mutex<Option<Stream>> = Mutex::new(None);
+
+fn stream() -> MutexGuard<'static, Option<Stream>> {
+    STREAM.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Where the lines go.
+enum Out {
+    File(File),
+    /// A file in the results folder of a new run, created with the first line: the folder
+    /// must be new or empty when the run claims it.
+    Later(PathBuf),
+}
+
+/// Opens the stream of a run of `kind` into `target`, created or emptied; `-` is standard
+/// output, and from then on what the program prints there for people goes to standard
+/// error instead, so that standard output holds the events alone. A `target` in `fresh`,
+/// the results folder a new run is about to claim, is created with the first line. `given`
+/// names the setting as the user gave it (`--events x.jsonl`), for the error.
+pub fn open(target: &Path, kind: RunKind, given: &str, fresh: Option<&Path>) -> Result<(), String> {
+    let shown = crate::record::shown_path(target);
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let in_fresh = fresh.is_some_and(|f| absolute(target).parent() == Some(&absolute(f)));
+    let (out, shown) = if target == Path::new("-") {
+        let events = io::stdout()
+            .lock()
+            .flush()
+            .and_then(|()| crate::sys::stdout_to_stderr())
+            .map_err(|e| format!("{given}: failed to move standard output aside: {e}"))?;
+        (Out::File(File::from(events)), "standard output".to_string())
+    } else if in_fresh {
+        (Out::Later(target.to_path_buf()), shown)
+    } else {
+        let file =
+            File::create(target).map_err(|e| format!("{given}: failed to create {shown}: {e}"))?;
+        (Out::File(file), shown)
+    };
+    let failure = Arc::new(Mutex::new(None));
+    let (lines, from) = mpsc::channel();
+    let failed = failure.clone();
+    let writer = std::thread::Builder::new()
+        .name("events".into())
+        .spawn(move || write_lines(out, &shown, from, &failed))
+        .map_err(|e| format!("{given}: failed to start the thread that writes events: {e}"))?;
+    *stream() = Some(Stream {
+        lines,
+        writer,
+        failure,
+        kind,
+        started: false,
+        waiting: Vec::new(),
+        summary: None,
+    });
+    Ok(())
+}
+
+/// Writes each line as it comes, until the stream ends or a write fails.
+fn write_lines(
+    mut out: Out,
+    shown: &str,
+    from: mpsc::Receiver<Message>,
+    failure: &Mutex<Option<String>>,
+) {
+    let mut failed = false;
+    let write = |out: &mut Out, line: &str| {
+        if let Out::Later(path) = out {
+            *out = Out::File(File::create(&*path)?);
+        }
+        match out {
+            Out::File(f) => f.write_all(line.as_bytes()),
+            Out::Later(_) => unreachable!("created above"),
+        }
+    };
+    for m in from {
+        match m {
+            Message::Line(line) if !failed => {
+                if let Err(e) = write(&mut out, &line) {
+                    failed = true;
+                    let why = match e.kind() {
+                        io::ErrorKind::BrokenPipe => {
+                            " (the program reading them closed its end of the pipe)"
+                        }
+                        io::ErrorKind::StorageFull => " (the disk is full)",
+                        _ => "",
+                    };
+                    *failure.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(format!("failed to write the events to {shown}: {e}{why}"));
+                }
+            }
+            Message::Line(_) => {}
+            Message::Sync(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+/// Whether a stream is open.
+pub fn is_open() -> bool {
+    stream().is_some()
+}
+
+/// Writes `event` into the stream, if one is open.
+pub fn emit(event: &Event<'_>) {
+    let mut guard = stream();
+    let Some(s) = guard.as_mut() else {
+        return;
+    };
+    let line = event.line();
+    match event {
+        Event::Warning(_) if !s.started => s.waiting.push(line),
+        Event::RunStarted(_) => {
+            s.started = true;
+            let _ = s.lines.send(Message::Line(line));
+            for w in s.waiting.drain(..) {
+                let _ = s.lines.send(Message::Line(w));
+            }
+        }
+        _ => {
+            let _ = s.lines.send(Message::Line(line));
+        }
+    }
+}
+
+/// The failure to write the stream, if any, as an error for the run.
+pub fn check() -> io::Result<()> {
+    let failure = match stream().as_ref() {
+        Some(s) => s.failure.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        None => None,
+    };
+    match failure {
+        Some(f) => Err(io::Error::other(f)),
+        None => Ok(()),
+    }
+}
+
+/// Waits until every event so far is written, then [`check`]s.
+pub fn sync() -> io::Result<()> {
+    let (done, wait) = mpsc::channel();
+    let sent = stream()
+        .as_ref()
+        .is_some_and(|s| s.lines.send(Message::Sync(done)).is_ok());
+    if sent {
+        let _ = wait.recv();
+    }
+    check()
+}
+
+/// Keeps the games the run recorded and stopped, for `run_finished`.
+pub fn ran(played: u64, interrupted: u64) {
+    if let Some(s) = stream().as_mut() {
+        s.summary = Some((played, interrupted));
+    }
+}
+
+/// Ends the stream, if one is open: the warnings still waiting, then `run_finished` with
+/// the exit code `code`, `reason(kind of run)` and the error `message`. Returns the
+/// failure to write the stream, if any.
+pub fn finish(
+    code: u8,
+    reason: impl FnOnce(RunKind) -> Reason,
+    message: Option<String>,
+) -> Option<String> {
+    let s = stream().take()?;
+    for w in s.waiting {
+        let _ = s.lines.send(Message::Line(w));
+    }
+    let end = Event::RunFinished(RunFinished {
+        exit_code: code,
+        reason: reason(s.kind),
+        message,
+        games_played: s.summary.map(|(played, _)| played),
+        games_interrupted: s.summary.map(|(_, stopped)| stopped),
+    });
+    let _ = s.lines.send(Message::Line(end.line()));
+    drop(s.lines);
+    let _ = s.writer.join();
+    s.failure.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
