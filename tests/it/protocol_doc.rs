@@ -125,11 +125,62 @@ fn the_transcript_game_ends_as_stated() {
 /// it, and what the sowing did.
 #[test]
 fn every_example_of_the_rules_holds() {
+    let shown = check_moves_blocks("RULES.md");
+    assert!(shown.len() >= 9, "only {} examples", shown.len());
+}
+
+/// The examples of the rules section of protocol.md hold too, and show each rule: an extra
+/// turn, a capture, the end, a sowing by north past south's store, and every variant.
+#[test]
+fn every_example_of_the_protocols_rules_holds() {
     use kalaha::rules::Sweep;
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/RULES.md");
-    let text = std::fs::read_to_string(path).expect("RULES.md");
+    let shown = check_moves_blocks("protocol.md");
+    assert!(shown.len() >= 9, "only {} examples", shown.len());
+    let any = |f: &dyn Fn(&Example) -> bool| shown.iter().any(f);
+    assert!(any(&|e| e.extra_turn), "no extra turn");
+    assert!(any(&|e| e.captured > 0 && !e.empty_capture), "no capture");
+    assert!(any(&|e| e.over), "no end");
+    assert!(
+        any(&|e| e.empty_capture && e.captured == 1),
+        "no lone seed captured"
+    );
+    assert!(
+        any(&|e| !e.empty_capture && e.captured == 0 && e.last_in_empty_own_pit),
+        "no last seed left in an empty pit"
+    );
+    assert!(
+        any(&|e| e.north_passed_south_store),
+        "no sowing past south's store"
+    );
+    for sweep in Sweep::ALL {
+        assert!(
+            any(&|e| e.over && e.sweep == sweep),
+            "no end under sweep {sweep}"
+        );
+    }
+}
+
+/// One line of a ```moves block, and what it shows.
+struct Example {
+    empty_capture: bool,
+    sweep: kalaha::rules::Sweep,
+    extra_turn: bool,
+    captured: u16,
+    over: bool,
+    /// The last seed fell into an empty pit of the mover (captured or not).
+    last_in_empty_own_pit: bool,
+    /// North sowed round past south's store, which is skipped.
+    north_passed_south_store: bool,
+}
+
+/// Plays every line of the ```moves blocks of `file` (of the repository) under the variant
+/// its block names, and checks the position after it and what the sowing did.
+fn check_moves_blocks(file: &str) -> Vec<Example> {
+    use kalaha::rules::{Side, Sweep};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let text = std::fs::read_to_string(&path).expect(file);
     let mut variant: Option<(bool, Sweep)> = None;
-    let mut checked = 0;
+    let mut shown = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
         if let Some(info) = t.strip_prefix("```moves") {
@@ -164,15 +215,30 @@ fn every_example_of_the_rules_holds() {
         let pos = Position::from_compact(before, rules).unwrap();
         let (next, effect) = pos.play_traced(pit.trim().parse().unwrap()).unwrap();
         let n = i + 1;
-        assert_eq!(next.to_compact(), after, "RULES.md:{n}");
-        assert_eq!(effect.extra_turn, notes.contains(&"extra"), "RULES.md:{n}");
-        assert_eq!(next.is_over(), notes.contains(&"over"), "RULES.md:{n}");
+        assert_eq!(next.to_compact(), after, "{file}:{n}");
+        assert_eq!(effect.extra_turn, notes.contains(&"extra"), "{file}:{n}");
+        assert_eq!(next.is_over(), notes.contains(&"over"), "{file}:{n}");
         let captured = notes
             .iter()
             .position(|w| *w == "capture")
             .map_or(0, |k| notes[k + 1].parse::<u16>().unwrap());
-        assert_eq!(effect.captured, captured, "RULES.md:{n}");
-        checked += 1;
+        assert_eq!(effect.captured, captured, "{file}:{n}");
+        let p = pits as usize;
+        let pit: usize = pit.trim().parse().unwrap();
+        let mover = pos.to_move();
+        let seeds = pos.pit(mover, pit) as usize;
+        // Cells from the mover's pit 1 in sowing order: its pits, its store, the other's pits.
+        let last = (pit - 1 + seeds) % (2 * p + 1);
+        let in_own_pit = seeds <= 2 * p && last < p;
+        shown.push(Example {
+            empty_capture,
+            sweep,
+            extra_turn: effect.extra_turn,
+            captured: effect.captured,
+            over: next.is_over(),
+            last_in_empty_own_pit: in_own_pit && pos.pit(mover, last + 1) == 0,
+            north_passed_south_store: mover == Side::North && pit + seeds > 2 * p + 1,
+        });
     }
-    assert!(checked >= 9, "only {checked} examples");
+    shown
 }
