@@ -242,3 +242,109 @@ fn check_moves_blocks(file: &str) -> Vec<Example> {
     }
     shown
 }
+
+/// The `hello`, `ping`, `pong`, `new_game` and `quit` lines of a `--debug` transcript, in
+/// order, each as its direction (`>` sent to the engine, `<` from it), its type and, for a
+/// ping or pong, its id: `>ping1`.
+fn handshakes(transcript: &str) -> Vec<String> {
+    transcript
+        .lines()
+        .filter_map(|l| {
+            let (time, rest) = l.trim_start().split_once(' ')?;
+            assert!(time.parse::<u64>().is_ok(), "no time in {l:?}");
+            let (dir, json) = rest.split_once(' ')?;
+            let m: serde_json::Value = serde_json::from_str(json).ok()?;
+            let kind = m["type"].as_str()?;
+            match kind {
+                "ping" | "pong" => Some(format!("{dir}{kind}{}", m["id"])),
+                "hello" | "new_game" | "quit" => Some(format!("{dir}{kind}")),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// The transcripts of engine `name` in a results folder, each as [`handshakes`].
+fn engine_handshakes(out: &std::path::Path, name: &str) -> Vec<Vec<String>> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        if file.starts_with(&format!("{name}.")) && file.ends_with(".transcript") {
+            all.push(handshakes(&std::fs::read_to_string(e.path()).unwrap()));
+        }
+    }
+    all.sort();
+    all
+}
+
+/// Section 2 of protocol.md: the set-up ping, a ping before every game but the first of a
+/// process started for it, and a ping after every `new_game`; the session at the top of
+/// protocol.md is what a match sends an engine up to its first `go`.
+#[test]
+fn a_match_pings_as_protocol_md_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &str, games: &str, extra: &[&str]| {
+        let out = dir.path().join(out);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_kalaha"))
+            .args(["match", "first", "random", "--pits", "3", "--seeds", "2"])
+            .args([
+                "--games",
+                games,
+                "--concurrency",
+                "1",
+                "-q",
+                "--debug",
+                "--out",
+            ])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let words = |s: &str| -> Vec<String> { s.split_whitespace().map(String::from).collect() };
+
+    // One process plays the four games: a ping before each.
+    let reused = run("reused", "4", &[]);
+    let mut want = words(">hello <hello >ping1 <pong1");
+    for game in 0..4 {
+        let id = 2 + 2 * game;
+        want.extend(words(&format!(
+            ">ping{id} <pong{id} >new_game >ping{} <pong{}",
+            id + 1,
+            id + 1
+        )));
+    }
+    want.push(">quit".into());
+    assert_eq!(engine_handshakes(&reused, "first"), [want.clone()]);
+
+    // The session at the top of protocol.md, up to its go: the same lines.
+    let doc: Vec<String> = example_lines()
+        .into_iter()
+        .map(|(_, l)| l)
+        .take_while(|l| !l.contains(r#""type":"go""#))
+        .collect();
+    let doc = handshakes(
+        &doc.iter()
+            .map(|l| {
+                // The engine's lines: its hello (which has a name) and its answers.
+                let engine = FromEngine::parse(l).is_ok_and(|m| m.kind() != "hello")
+                    || l.contains(r#""name""#);
+                format!("0 {} {l}\n", if engine { '<' } else { '>' })
+            })
+            .collect::<String>(),
+    );
+    assert_eq!(doc, want[..doc.len()], "the session of protocol.md");
+    assert_eq!(doc.len(), 9, "{doc:?}");
+
+    // A process for every game: the first, started with the run, is pinged before its
+    // game; the second, started for its game, is not.
+    let fresh = run("fresh", "2", &["--restart", "always"]);
+    let started_with_the_run =
+        words(">hello <hello >ping1 <pong1 >ping2 <pong2 >new_game >ping3 <pong3 >quit");
+    let started_for_its_game = words(">hello <hello >ping1 <pong1 >new_game >ping2 <pong2 >quit");
+    let mut want = vec![started_with_the_run, started_for_its_game];
+    want.sort();
+    assert_eq!(engine_handshakes(&fresh, "first"), want);
+}
