@@ -139,4 +139,31 @@ mod tests {
         assert_eq!(left, TRANSCRIPT_BUDGET - text.len() as u64);
         assert!(Arc::ptr_eq(&budget, &budget_of(dir.path(), "e")));
     }
+
+    /// The format protocol.md gives: milliseconds since the engine started, right-aligned
+    /// in 8 columns, the direction, the line.
+    #[test]
+    fn each_line_starts_with_the_milliseconds_since_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let place = LogPlace {
+            dir: dir.path().to_path_buf(),
+            stem: "e".into(),
+            budget: Arc::new(AtomicU64::new(0)),
+        };
+        let mut t = Transcript::create_within(&place, Arc::new(AtomicU64::new(1 << 20))).unwrap();
+        t.record(">", r#"{"type":"ping","id":1}"#);
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        t.record("<", r#"{"type":"pong","id":1}"#);
+        t.flush();
+        let text = std::fs::read_to_string(dir.path().join("e.1.transcript")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(&lines[0][8..], r#" > {"type":"ping","id":1}"#, "{text}");
+        assert_eq!(&lines[1][8..], r#" < {"type":"pong","id":1}"#, "{text}");
+        let ms: Vec<u64> = lines
+            .iter()
+            .map(|l| l[..8].trim_start().parse().unwrap())
+            .collect();
+        // 150 ms apart: in seconds they would be equal, in microseconds 150 000 apart.
+        assert!(ms[1] - ms[0] >= 150 && ms[1] < 60_000, "{text}");
+    }
 }

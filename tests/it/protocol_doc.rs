@@ -125,11 +125,62 @@ fn the_transcript_game_ends_as_stated() {
 /// it, and what the sowing did.
 #[test]
 fn every_example_of_the_rules_holds() {
+    let shown = check_moves_blocks("RULES.md");
+    assert!(shown.len() >= 9, "only {} examples", shown.len());
+}
+
+/// The examples of the rules section of protocol.md hold too, and show each rule: an extra
+/// turn, a capture, the end, a sowing by north past south's store, and every variant.
+#[test]
+fn every_example_of_the_protocols_rules_holds() {
     use kalaha::rules::Sweep;
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/RULES.md");
-    let text = std::fs::read_to_string(path).expect("RULES.md");
+    let shown = check_moves_blocks("protocol.md");
+    assert!(shown.len() >= 9, "only {} examples", shown.len());
+    let any = |f: &dyn Fn(&Example) -> bool| shown.iter().any(f);
+    assert!(any(&|e| e.extra_turn), "no extra turn");
+    assert!(any(&|e| e.captured > 0 && !e.empty_capture), "no capture");
+    assert!(any(&|e| e.over), "no end");
+    assert!(
+        any(&|e| e.empty_capture && e.captured == 1),
+        "no lone seed captured"
+    );
+    assert!(
+        any(&|e| !e.empty_capture && e.captured == 0 && e.last_in_empty_own_pit),
+        "no last seed left in an empty pit"
+    );
+    assert!(
+        any(&|e| e.north_passed_south_store),
+        "no sowing past south's store"
+    );
+    for sweep in Sweep::ALL {
+        assert!(
+            any(&|e| e.over && e.sweep == sweep),
+            "no end under sweep {sweep}"
+        );
+    }
+}
+
+/// One line of a ```moves block, and what it shows.
+struct Example {
+    empty_capture: bool,
+    sweep: kalaha::rules::Sweep,
+    extra_turn: bool,
+    captured: u16,
+    over: bool,
+    /// The last seed fell into an empty pit of the mover (captured or not).
+    last_in_empty_own_pit: bool,
+    /// North sowed round past south's store, which is skipped.
+    north_passed_south_store: bool,
+}
+
+/// Plays every line of the ```moves blocks of `file` (of the repository) under the variant
+/// its block names, and checks the position after it and what the sowing did.
+fn check_moves_blocks(file: &str) -> Vec<Example> {
+    use kalaha::rules::{Side, Sweep};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let text = std::fs::read_to_string(&path).expect(file);
     let mut variant: Option<(bool, Sweep)> = None;
-    let mut checked = 0;
+    let mut shown = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
         if let Some(info) = t.strip_prefix("```moves") {
@@ -164,15 +215,136 @@ fn every_example_of_the_rules_holds() {
         let pos = Position::from_compact(before, rules).unwrap();
         let (next, effect) = pos.play_traced(pit.trim().parse().unwrap()).unwrap();
         let n = i + 1;
-        assert_eq!(next.to_compact(), after, "RULES.md:{n}");
-        assert_eq!(effect.extra_turn, notes.contains(&"extra"), "RULES.md:{n}");
-        assert_eq!(next.is_over(), notes.contains(&"over"), "RULES.md:{n}");
+        assert_eq!(next.to_compact(), after, "{file}:{n}");
+        assert_eq!(effect.extra_turn, notes.contains(&"extra"), "{file}:{n}");
+        assert_eq!(next.is_over(), notes.contains(&"over"), "{file}:{n}");
         let captured = notes
             .iter()
             .position(|w| *w == "capture")
             .map_or(0, |k| notes[k + 1].parse::<u16>().unwrap());
-        assert_eq!(effect.captured, captured, "RULES.md:{n}");
-        checked += 1;
+        assert_eq!(effect.captured, captured, "{file}:{n}");
+        let p = pits as usize;
+        let pit: usize = pit.trim().parse().unwrap();
+        let mover = pos.to_move();
+        let seeds = pos.pit(mover, pit) as usize;
+        // Cells from the mover's pit 1 in sowing order: its pits, its store, the other's pits.
+        let last = (pit - 1 + seeds) % (2 * p + 1);
+        let in_own_pit = seeds <= 2 * p && last < p;
+        shown.push(Example {
+            empty_capture,
+            sweep,
+            extra_turn: effect.extra_turn,
+            captured: effect.captured,
+            over: next.is_over(),
+            last_in_empty_own_pit: in_own_pit && pos.pit(mover, last + 1) == 0,
+            north_passed_south_store: mover == Side::North && pit + seeds > 2 * p + 1,
+        });
     }
-    assert!(checked >= 9, "only {checked} examples");
+    shown
+}
+
+/// The `hello`, `ping`, `pong`, `new_game` and `quit` lines of a `--debug` transcript, in
+/// order, each as its direction (`>` sent to the engine, `<` from it), its type and, for a
+/// ping or pong, its id: `>ping1`.
+fn handshakes(transcript: &str) -> Vec<String> {
+    transcript
+        .lines()
+        .filter_map(|l| {
+            let (time, rest) = l.trim_start().split_once(' ')?;
+            assert!(time.parse::<u64>().is_ok(), "no time in {l:?}");
+            let (dir, json) = rest.split_once(' ')?;
+            let m: serde_json::Value = serde_json::from_str(json).ok()?;
+            let kind = m["type"].as_str()?;
+            match kind {
+                "ping" | "pong" => Some(format!("{dir}{kind}{}", m["id"])),
+                "hello" | "new_game" | "quit" => Some(format!("{dir}{kind}")),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// The transcripts of engine `name` in a results folder, each as [`handshakes`].
+fn engine_handshakes(out: &std::path::Path, name: &str) -> Vec<Vec<String>> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        if file.starts_with(&format!("{name}.")) && file.ends_with(".transcript") {
+            all.push(handshakes(&std::fs::read_to_string(e.path()).unwrap()));
+        }
+    }
+    all.sort();
+    all
+}
+
+/// Section 2 of protocol.md: the set-up ping, a ping before every game but the first of a
+/// process started for it, and a ping after every `new_game`; the session at the top of
+/// protocol.md is what a match sends an engine up to its first `go`.
+#[test]
+fn a_match_pings_as_protocol_md_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &str, games: &str, extra: &[&str]| {
+        let out = dir.path().join(out);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_kalaha"))
+            .args(["match", "first", "random", "--pits", "3", "--seeds", "2"])
+            .args([
+                "--games",
+                games,
+                "--concurrency",
+                "1",
+                "-q",
+                "--debug",
+                "--out",
+            ])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let words = |s: &str| -> Vec<String> { s.split_whitespace().map(String::from).collect() };
+
+    // One process plays the four games: a ping before each.
+    let reused = run("reused", "4", &[]);
+    let mut want = words(">hello <hello >ping1 <pong1");
+    for game in 0..4 {
+        let id = 2 + 2 * game;
+        want.extend(words(&format!(
+            ">ping{id} <pong{id} >new_game >ping{} <pong{}",
+            id + 1,
+            id + 1
+        )));
+    }
+    want.push(">quit".into());
+    assert_eq!(engine_handshakes(&reused, "first"), [want.clone()]);
+
+    // The session at the top of protocol.md, up to its go: the same lines.
+    let doc: Vec<String> = example_lines()
+        .into_iter()
+        .map(|(_, l)| l)
+        .take_while(|l| !l.contains(r#""type":"go""#))
+        .collect();
+    let doc = handshakes(
+        &doc.iter()
+            .map(|l| {
+                // The engine's lines: its hello (which has a name) and its answers.
+                let engine = FromEngine::parse(l).is_ok_and(|m| m.kind() != "hello")
+                    || l.contains(r#""name""#);
+                format!("0 {} {l}\n", if engine { '<' } else { '>' })
+            })
+            .collect::<String>(),
+    );
+    assert_eq!(doc, want[..doc.len()], "the session of protocol.md");
+    assert_eq!(doc.len(), 9, "{doc:?}");
+
+    // A process for every game: the first, started with the run, is pinged before its
+    // game; the second, started for its game, is not.
+    let fresh = run("fresh", "2", &["--restart", "always"]);
+    let started_with_the_run =
+        words(">hello <hello >ping1 <pong1 >ping2 <pong2 >new_game >ping3 <pong3 >quit");
+    let started_for_its_game = words(">hello <hello >ping1 <pong1 >new_game >ping2 <pong2 >quit");
+    let mut want = vec![started_with_the_run, started_for_its_game];
+    want.sort();
+    assert_eq!(engine_handshakes(&fresh, "first"), want);
 }
