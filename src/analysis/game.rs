@@ -222,10 +222,7 @@ impl Analyser {
             Some(rule) => rule(self.budget),
             None => self.budget,
         };
-        let budget = match budget {
-            Some(b) if inside_opening => Some((b / OPENING_SHARE).max(MIN_BUDGET)),
-            b => b,
-        };
+        let budget = position_budget(budget, inside_opening);
         let key = pits_key(pos);
         if let Some(&spent) = self.failed.get(&key)
             && budget.is_some_and(|b| spent.is_some_and(|s| b <= s))
@@ -331,6 +328,15 @@ impl Analyser {
 /// their sowings are not the engines', and the first value an engine's sowing needs, that
 /// of the position the opening reaches, is in the book. `--budget none` solves them all.
 pub const OPENING_SHARE: u32 = 20;
+
+/// The budget of a position, from the analysis's: [`OPENING_SHARE`] of it `inside_opening`
+/// (at least [`MIN_BUDGET`]); no limit stays no limit.
+fn position_budget(budget: Option<Duration>, inside_opening: bool) -> Option<Duration> {
+    match budget {
+        Some(b) if inside_opening => Some((b / OPENING_SHARE).max(MIN_BUDGET).min(b)),
+        b => b,
+    }
+}
 
 /// The least budget a position gets, however the analysis hurries.
 pub const MIN_BUDGET: Duration = Duration::from_millis(10);
@@ -461,5 +467,28 @@ mod tests {
         .unwrap();
         let shift = stores.1 as i32 - stores.0 as i32 - pos.store_margin(me);
         assert_eq!(a.exact(&swapped, wide, None, false), Some(v + shift));
+    }
+
+    #[test]
+    fn positions_inside_an_opening_get_a_twentieth_of_the_budget_and_failures_are_kept() {
+        let s = Duration::from_secs;
+        assert_eq!(position_budget(Some(s(10)), false), Some(s(10)));
+        assert_eq!(position_budget(Some(s(10)), true), Some(s(10) / 20));
+        assert_eq!(position_budget(None, true), None);
+        let ms = Duration::from_millis;
+        assert_eq!(position_budget(Some(ms(100)), true), Some(MIN_BUDGET));
+        assert_eq!(position_budget(Some(ms(4)), true), Some(ms(4)));
+        // A position out of its budget is remembered with it, and not searched again
+        // within as little; with more time it is.
+        let small = Position::start(Rules::new(4, 3, false, crate::rules::Sweep::Owner).unwrap());
+        let mut a = Analyser::new(16, 1, Some(Duration::ZERO));
+        let wide = (i32::MIN / 2, i32::MAX / 2);
+        assert_eq!(a.exact(&small, wide, None, false), None);
+        assert_eq!(a.failed.get(&pits_key(&small)), Some(&Some(Duration::ZERO)));
+        a.failed.insert(pits_key(&small), Some(s(3600)));
+        a.budget = Some(s(60));
+        assert_eq!(a.exact(&small, wide, None, false), None, "not tried again");
+        a.budget = None;
+        assert!(a.exact(&small, wide, None, false).is_some());
     }
 }
