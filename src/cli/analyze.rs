@@ -45,8 +45,9 @@ Example:
 pub struct Args {
     /// The results folder (with games.jsonl).
     pub dir: PathBuf,
-    /// Time for each position; a position not solved in it is left without values. `none`
-    /// for no limit.
+    /// Time for each position (a twentieth of it for a position inside a game's opening,
+    /// whose sowings no engine chose); the sowings next to a position not solved in it get
+    /// estimated values. `none` for no limit: every position solved.
     #[arg(long, default_value = "10s", value_name = "TIME")]
     pub budget: String,
     /// Games analysed at once, each on its own thread [default: the number of cores].
