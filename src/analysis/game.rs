@@ -331,7 +331,7 @@ pub const OPENING_SHARE: u32 = 20;
 
 /// The budget of a position, from the analysis's: [`OPENING_SHARE`] of it `inside_opening`
 /// (at least [`MIN_BUDGET`]); no limit stays no limit.
-fn position_budget(budget: Option<Duration>, inside_opening: bool) -> Option<Duration> {
+pub fn position_budget(budget: Option<Duration>, inside_opening: bool) -> Option<Duration> {
     match budget {
         Some(b) if inside_opening => Some((b / OPENING_SHARE).max(MIN_BUDGET).min(b)),
         b => b,
@@ -383,15 +383,16 @@ fn estimate(row: &mut PlyAnalysis, before: &Position, after: &Position, seen: &m
 }
 
 /// The order [`Analyser`] uses by default: backward, from the end of each game to its
-/// start. Measured with `kalaha analyze benches/data/hard-medium-6x4 --bench --threads 2`
-/// (a 512 MiB table, on a 2-core machine shared with other work, so the ratios to one
-/// solve of the start position in the same run count, not the times): with the neighbour's
-/// value as the first guess, backward took 124 s (20.3 solves) and forward 181 s (23.1);
-/// with it as a bound as well, backward 135 s (16.5) and forward 199 s (33.0). Backward,
-/// the late positions are quick and leave in the transposition table what the earlier ones
-/// search again, and a position whose budget runs out ends the search of the game (every
-/// earlier position holds more seeds); forward, each position out of budget costs the
-/// whole budget again until one is solved.
+/// start. Measured with `kalaha analyze DIR --bench --threads 2` on a 2-core machine
+/// shared with other work (so the ratios to one solve of the start position in the same
+/// run count, not the times): on `benches/data/hard-medium-6x4-book` (the default book
+/// openings), backward took 35.6 s (1.3 solves) and forward 93.0 s (1.8 solves), at a load
+/// of 13 to 16; earlier, on `benches/data/hard-medium-6x4` (4 random sowings) with a 512
+/// MiB table, backward 124 s (20.3 solves) and forward 181 s (23.1). Backward, the late
+/// positions are quick and leave in the transposition table what the earlier ones search
+/// again, and a position whose budget runs out ends the search of the game (every earlier
+/// position holds more seeds); forward, each position out of budget costs the whole budget
+/// again until one is solved.
 pub const DEFAULT_ORDER: Order = Order::Backward;
 
 /// Analyses every sowing of `record` with a fresh [`Analyser`] (for tests and one-off

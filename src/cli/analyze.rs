@@ -253,7 +253,12 @@ fn report(
         crate::record::counted(done.total, "game")
     )?;
     let within = budget.map_or("without a limit".to_string(), |b| {
-        format!("within the budget of {} a position", format_duration(b))
+        let opening = analysis::position_budget(Some(b), true).unwrap_or(b);
+        format!(
+            "within the budget of {} a position, {} inside an opening",
+            format_duration(b),
+            format_duration(opening)
+        )
     });
     writeln!(out, "unsolved {} sowings ({within})", done.unsolved)?;
     let exact = done.sowings - done.estimated - done.unsolved;
