@@ -122,6 +122,12 @@ fn pits_key(pos: &Position) -> PitsKey {
 pub struct Analyser {
     solver: Solver,
     known: HashMap<PitsKey, i32>,
+    /// The rules whose shipped book values are in `known`.
+    read_books: Vec<Rules>,
+    /// Positions whose search ran out of a budget, with that budget: not tried again
+    /// within as little (the pair of a game shares its opening).
+    failed: HashMap<PitsKey, Option<Duration>>,
+    estimates: Estimates,
     budget: Option<Duration>,
     budget_rule: Option<BudgetRule>,
     order: Order,
@@ -140,6 +146,9 @@ impl Analyser {
         Analyser {
             solver,
             known: HashMap::new(),
+            read_books: Vec::new(),
+            failed: HashMap::new(),
+            estimates: HashMap::new(),
             budget,
             budget_rule: None,
             // Measured with `kalaha analyze benches/data/hard-medium-6x4 --bench`: see
@@ -191,37 +200,71 @@ impl Analyser {
     }
 
     /// The exact value of `pos` for its side to move, known to lie in `bounds` (proved),
-    /// searched from `guess` if it is not known; `None` when the budget runs out.
-    fn exact(&mut self, pos: &Position, bounds: (i32, i32), guess: Option<i32>) -> Option<i32> {
+    /// searched from `guess` if it is not known; `None` when the budget runs out. A
+    /// position `inside_opening` gets [`OPENING_SHARE`] of the budget.
+    fn exact(
+        &mut self,
+        pos: &Position,
+        mut bounds: (i32, i32),
+        guess: Option<i32>,
+        inside_opening: bool,
+    ) -> Option<i32> {
         if let Some(v) = self.known_value(pos) {
             return Some(v);
         }
-        let guess = guess.or_else(|| {
-            // The shipped book's bound on the value (exact along best play).
-            Book::builtin(pos.rules())
-                .and_then(|b| b.lookup(pos))
-                .map(|(_, v)| v)
-        });
+        // The shipped opening book's value for the side to move, a proved lower bound
+        // (exact along best play).
+        if let Some((_, v)) = Book::builtin(pos.rules()).and_then(|b| b.lookup(pos)) {
+            bounds.0 = bounds.0.max(v);
+        }
+        let guess = guess.map_or(bounds.0, |g| g.max(bounds.0));
         let budget = match &self.budget_rule {
             Some(rule) => rule(self.budget),
             None => self.budget,
         };
-        let budget = Budget {
+        let budget = position_budget(budget, inside_opening);
+        let key = pits_key(pos);
+        if let Some(&spent) = self.failed.get(&key)
+            && budget.is_some_and(|b| spent.is_some_and(|s| b <= s))
+        {
+            return None;
+        }
+        let deadline = Budget {
             deadline: budget.map(|d| Instant::now() + d),
             max_nodes: None,
         };
-        let v = self
+        let Some(v) = self
             .solver
-            .value_between(pos, bounds.0, bounds.1, guess, budget)?;
+            .value_between(pos, bounds.0, bounds.1, Some(guess), deadline)
+        else {
+            self.failed.insert(key, budget);
+            return None;
+        };
         self.remember(pos, v);
         Some(v)
+    }
+
+    /// Reads the values of the shipped book of openings of `rules` into what is known,
+    /// once.
+    fn read_book(&mut self, rules: Rules) {
+        if self.read_books.contains(&rules) {
+            return;
+        }
+        self.read_books.push(rules);
+        for (pos, v) in super::known::book_values(rules) {
+            self.remember(&pos, v);
+        }
     }
 
     /// Analyses every sowing of `record` (the endgame table set, if any, must be of its
     /// rules).
     pub fn analyse(&mut self, record: &GameRecord) -> Result<Vec<PlyAnalysis>, String> {
         let positions = positions(record)?;
+        self.read_book(record.rules);
         let n = positions.len();
+        // Positions 0..opening are those before a sowing of the opening: no engine chose
+        // their sowings (drawn at random, or read from a book).
+        let opening = record.moves.iter().take_while(|m| m.opening).count();
         // values[i]: the exact value of positions[i] for its side to move.
         let mut values: Vec<Option<i32>> = vec![None; n];
         let order: Vec<usize> = match self.order {
@@ -261,7 +304,7 @@ impl Analyser {
                 }
                 guess = Some(same);
             }
-            values[i] = self.exact(pos, bounds, guess);
+            values[i] = self.exact(pos, bounds, guess, i < opening);
             match values[i] {
                 Some(v) => last = Some((v, i)),
                 None => too_hard = Some(too_hard.map_or(seeds, |s| s.min(seeds))),
@@ -270,12 +313,33 @@ impl Analyser {
         let mut rows = rows(record, &positions, &values);
         for (i, r) in rows.iter_mut().enumerate() {
             if r.loss().is_none() && self.estimate {
-                estimate(r, &positions[i], &positions[i + 1]);
+                estimate(r, &positions[i], &positions[i + 1], &mut self.estimates);
             }
         }
         Ok(rows)
     }
 }
+
+/// The share of the budget a position inside a game's opening gets (before a sowing no
+/// engine chose). Such positions are the earliest of a game and cost the most: measured on
+/// `benches/data/hard-medium-6x4-book` (the default book openings of 10 sowings), the
+/// positions inside the openings took 150 s of 159 s with the whole budget, the 392
+/// positions from the end of the openings on 10 s. No engine's accuracy depends on them:
+/// their sowings are not the engines', and the first value an engine's sowing needs, that
+/// of the position the opening reaches, is in the book. `--budget none` solves them all.
+pub const OPENING_SHARE: u32 = 20;
+
+/// The budget of a position, from the analysis's: [`OPENING_SHARE`] of it `inside_opening`
+/// (at least [`MIN_BUDGET`]); no limit stays no limit.
+pub fn position_budget(budget: Option<Duration>, inside_opening: bool) -> Option<Duration> {
+    match budget {
+        Some(b) if inside_opening => Some((b / OPENING_SHARE).max(MIN_BUDGET).min(b)),
+        b => b,
+    }
+}
+
+/// The least budget a position gets, however the analysis hurries.
+pub const MIN_BUDGET: Duration = Duration::from_millis(10);
 
 /// The depth of the engines' search that estimates the values of positions the solver
 /// does not finish: the position before a sowing is searched this deep, the one after it
@@ -286,39 +350,49 @@ pub const ESTIMATE_DEPTH: u32 = 10;
 /// The estimate at `depth` of the value of `pos` for its side to move: the engines'
 /// search (a fresh one, so that the estimate depends on the position alone), its score
 /// rounded to a value the game can end with.
-fn estimate_value(pos: &Position, depth: u32) -> i32 {
+fn estimate_value(pos: &Position, depth: u32, seen: &mut Estimates) -> i32 {
     if pos.is_over() {
         return pos.store_margin(pos.to_move());
     }
+    if let Some(&v) = seen.get(&(*pos, depth)) {
+        return v;
+    }
     // No deadline: a fixed depth.
     let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
-    crate::engines::first_guess(pos, depth, far).0
+    let v = crate::engines::first_guess(pos, depth, far).0;
+    seen.insert((*pos, depth), v);
+    v
 }
 
+/// Estimates already made, by position and depth (the games of a pair share their
+/// opening).
+type Estimates = HashMap<(Position, u32), i32>;
+
 /// Fills `row` (the sowing from `before` to `after`) with estimated values.
-fn estimate(row: &mut PlyAnalysis, before: &Position, after: &Position) {
+fn estimate(row: &mut PlyAnalysis, before: &Position, after: &Position, seen: &mut Estimates) {
     let mover = before.to_move();
-    row.value_before = Some(estimate_value(before, ESTIMATE_DEPTH));
+    row.value_before = Some(estimate_value(before, ESTIMATE_DEPTH, seen));
     row.value_after = Some(if after.is_over() {
         after.store_margin(mover)
     } else if after.to_move() == mover {
-        estimate_value(after, ESTIMATE_DEPTH - 1)
+        estimate_value(after, ESTIMATE_DEPTH - 1, seen)
     } else {
-        -estimate_value(after, ESTIMATE_DEPTH - 1)
+        -estimate_value(after, ESTIMATE_DEPTH - 1, seen)
     });
     row.estimate_depth = Some(ESTIMATE_DEPTH);
 }
 
 /// The order [`Analyser`] uses by default: backward, from the end of each game to its
-/// start. Measured with `kalaha analyze benches/data/hard-medium-6x4 --bench --threads 2`
-/// (a 512 MiB table, on a 2-core machine shared with other work, so the ratios to one
-/// solve of the start position in the same run count, not the times): with the neighbour's
-/// value as the first guess, backward took 124 s (20.3 solves) and forward 181 s (23.1);
-/// with it as a bound as well, backward 135 s (16.5) and forward 199 s (33.0). Backward,
-/// the late positions are quick and leave in the transposition table what the earlier ones
-/// search again, and a position whose budget runs out ends the search of the game (every
-/// earlier position holds more seeds); forward, each position out of budget costs the
-/// whole budget again until one is solved.
+/// start. Measured with `kalaha analyze DIR --bench --threads 2` on a 2-core machine
+/// shared with other work (so the ratios to one solve of the start position in the same
+/// run count, not the times): on `benches/data/hard-medium-6x4-book` (the default book
+/// openings), backward took 35.6 s (1.3 solves) and forward 93.0 s (1.8 solves), at a load
+/// of 13 to 16; earlier, on `benches/data/hard-medium-6x4` (4 random sowings) with a 512
+/// MiB table, backward 124 s (20.3 solves) and forward 181 s (23.1). Backward, the late
+/// positions are quick and leave in the transposition table what the earlier ones search
+/// again, and a position whose budget runs out ends the search of the game (every earlier
+/// position holds more seeds); forward, each position out of budget costs the whole budget
+/// again until one is solved.
 pub const DEFAULT_ORDER: Order = Order::Backward;
 
 /// Analyses every sowing of `record` with a fresh [`Analyser`] (for tests and one-off
@@ -362,4 +436,60 @@ fn rows(record: &GameRecord, positions: &[Position], values: &[Option<i32>]) -> 
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_position_a_book_opening_reaches_is_known_without_a_search() {
+        let rules = Rules::default();
+        let (pos, v) = super::super::known::book_values(rules)[0];
+        // No time at all: only what is known is solved.
+        let mut a = Analyser::new(16, 1, Some(Duration::ZERO));
+        let wide = (i32::MIN / 2, i32::MAX / 2);
+        assert_eq!(a.exact(&pos, wide, None, false), None, "not read yet");
+        a.read_book(rules);
+        assert_eq!(a.exact(&pos, wide, None, false), Some(v));
+        // Whoever is south and whatever the stores: the same pits, the same future gain.
+        let me = pos.to_move();
+        let row = |side: Side, store: u16| crate::rules::Row {
+            pits: pos.pits(side).to_vec(),
+            store,
+        };
+        let stores = (pos.store(me), pos.store(me.opponent()));
+        let swapped = Position::from_parts(
+            rules,
+            &row(me, stores.1),
+            &row(me.opponent(), stores.0),
+            Side::South,
+        )
+        .unwrap();
+        let shift = stores.1 as i32 - stores.0 as i32 - pos.store_margin(me);
+        assert_eq!(a.exact(&swapped, wide, None, false), Some(v + shift));
+    }
+
+    #[test]
+    fn positions_inside_an_opening_get_a_twentieth_of_the_budget_and_failures_are_kept() {
+        let s = Duration::from_secs;
+        assert_eq!(position_budget(Some(s(10)), false), Some(s(10)));
+        assert_eq!(position_budget(Some(s(10)), true), Some(s(10) / 20));
+        assert_eq!(position_budget(None, true), None);
+        let ms = Duration::from_millis;
+        assert_eq!(position_budget(Some(ms(100)), true), Some(MIN_BUDGET));
+        assert_eq!(position_budget(Some(ms(4)), true), Some(ms(4)));
+        // A position out of its budget is remembered with it, and not searched again
+        // within as little; with more time it is.
+        let small = Position::start(Rules::new(4, 3, false, crate::rules::Sweep::Owner).unwrap());
+        let mut a = Analyser::new(16, 1, Some(Duration::ZERO));
+        let wide = (i32::MIN / 2, i32::MAX / 2);
+        assert_eq!(a.exact(&small, wide, None, false), None);
+        assert_eq!(a.failed.get(&pits_key(&small)), Some(&Some(Duration::ZERO)));
+        a.failed.insert(pits_key(&small), Some(s(3600)));
+        a.budget = Some(s(60));
+        assert_eq!(a.exact(&small, wide, None, false), None, "not tried again");
+        a.budget = None;
+        assert!(a.exact(&small, wide, None, false).is_some());
+    }
 }

@@ -12,14 +12,15 @@
 
 mod file;
 mod game;
+mod known;
 mod openings;
 mod run;
 mod summary;
 
 pub use file::{ANALYSIS_COLUMNS, ANALYSIS_CSV, AnalysisFile, read_analysis};
 pub use game::{
-    Analyser, DEFAULT_ORDER, ESTIMATE_DEPTH, Order, PlyAnalysis, analysable, analyse_game,
-    positions, value_within,
+    Analyser, DEFAULT_ORDER, ESTIMATE_DEPTH, MIN_BUDGET, OPENING_SHARE, Order, PlyAnalysis,
+    analysable, analyse_game, position_budget, positions, value_within,
 };
 pub use openings::{
     BalancedOpening, DistinctOpenings, MAX_OPENINGS, OpeningsError, OpeningsSpec,

@@ -50,17 +50,16 @@ const MOST_WAITING: usize = 8;
 
 /// The budget of each position of a game analysed while `waiting` other games wait: the
 /// whole budget when the analysis keeps up, halved for each game waiting beyond the first
-/// (at least 10 ms), so that a run whose games finish faster than they are analysed does
+/// (at least [`analysis::MIN_BUDGET`]), so that a run whose games finish faster than they are analysed does
 /// not pile them up: positions the solver cannot finish in the shorter time get estimated
 /// values (marked as such) instead of the run's analysis falling further behind.
 fn hurried_budget(budget: Option<Duration>, waiting: usize) -> Option<Duration> {
-    const LEAST: Duration = Duration::from_millis(10);
     let base = budget.unwrap_or(Duration::from_secs(10));
     if waiting <= 1 {
         return budget;
     }
     let shift = (waiting - 1).min(16) as u32;
-    Some((base / (1 << shift)).max(LEAST).min(base))
+    Some((base / (1 << shift)).max(analysis::MIN_BUDGET).min(base))
 }
 
 impl AnalysisView {
