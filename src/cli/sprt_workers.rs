@@ -38,9 +38,6 @@ pub(super) fn run_worker(args: &Args, dir: &Path, k: u64, n: u64) -> CliResult {
              $JOB_COMPLETION_INDEX + 1)"
         )));
     }
-    if let Some(code) = decided(dir, common.quiet)? {
-        return Ok(code);
-    }
     let settings = SprtSettings {
         workers: Some(n),
         ..settings_of(args)?
@@ -95,6 +92,10 @@ pub(super) fn run_worker(args: &Args, dir: &Path, k: u64, n: u64) -> CliResult {
             crate::record::shown_path(dir)
         )));
     };
+    // A worker that comes after the decision (its settings checked) has nothing to play.
+    if let Some(code) = decided(dir, common.quiet)? {
+        return Ok(code);
+    }
     let out = worker_folder(dir, k);
     let resume = out.join(crate::results::TOURNAMENT_TOML).exists();
     let (config, flags) = if resume {
@@ -132,10 +133,10 @@ pub(super) fn resume_worker(out: &Path, settings: SprtSettings, flags: &RunFlags
             shard.index
         )));
     }
+    let (config, _) = resumed(out, &settings, &dir, shard.index)?;
     if let Some(code) = decided(&dir, flags.quiet)? {
         return Ok(code);
     }
-    let (config, _) = resumed(out, &settings, &dir, shard.index)?;
     play(&dir, shard.index, settings, config, true, flags)
 }
 
@@ -252,7 +253,7 @@ fn play(
     }
     view.print(true)?;
     let published = view.published.clone().expect("known by now");
-    let pool = view.pool().expect("made by the check");
+    let pool = view.pool()?.expect("made by the check");
     let after: Vec<u64> = pool.after_decision(Some(k)).into_iter().collect();
     // This worker's copy of the verdict, with its pairs that came after the decision.
     let mut own = std::fs::read_to_string(dir.join(crate::results::SPRT_RESULT_TOML))?;

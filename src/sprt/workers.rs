@@ -364,9 +364,12 @@ impl WorkerView {
         Ok(false)
     }
 
-    /// The pool (after the first check).
-    pub fn pool(&self) -> Option<&Pool> {
-        self.pool.as_ref()
+    /// The pool (after the first check), with the games recorded since read.
+    pub fn pool(&mut self) -> io::Result<Option<&Pool>> {
+        if let Some(pool) = &mut self.pool {
+            pool.refresh()?;
+        }
+        Ok(self.pool.as_ref())
     }
 
     /// Prints where the pooled test stands, at most once a second (`force`: now).
