@@ -334,3 +334,117 @@ impl Pool {
         self.last.penta
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::sample_record;
+    use crate::stats::SprtModel;
+    use crate::tournament::schedule::{Openings, ScheduleKind};
+    use std::io::Write;
+
+    fn settings() -> SprtSettings {
+        SprtSettings {
+            elo0: 0.0,
+            elo1: 50.0,
+            alpha: 0.05,
+            beta: 0.05,
+            model: SprtModel::Normalized,
+            max_games: Some(20),
+            workers: Some(2),
+        }
+    }
+
+    fn schedule() -> Schedule {
+        Schedule {
+            kind: ScheduleKind::RoundRobin,
+            engines: 2,
+            pairs_per_pairing: 10,
+            rules: Rules::default(),
+            openings: Openings::Start,
+            shard: None,
+        }
+    }
+
+    /// The line of game `n` of the test `t` (seats swapped in the second game of a pair).
+    fn line(n: u64) -> String {
+        let (south, north) = if n % 2 == 1 {
+            ("new", "base")
+        } else {
+            ("base", "new")
+        };
+        format!(
+            "{}\n",
+            serde_json::to_string(&sample_record("t", n, south, north)).unwrap()
+        )
+    }
+
+    fn append(dir: &Path, k: u64, text: &str) {
+        let folder = worker_folder(dir, k);
+        std::fs::create_dir_all(&folder).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(folder.join(GAMES_JSONL))
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn the_pool_follows_growing_files_and_takes_the_pairs_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        let mut pool = Pool::new(dir, &settings(), &schedule(), "t", "new", "base");
+        // No worker has started.
+        assert_eq!(pool.refresh().unwrap(), None);
+        assert_eq!(pool.waiting_for(), Some((1, 1)));
+        // Worker 2 (pairs 2, 4, ...) records pair 2, and is writing the first game of
+        // pair 4: a line without its newline yet.
+        let seventh = line(7);
+        let (head, tail) = seventh.split_at(40);
+        append(dir, 2, &format!("{}{}{head}", line(3), line(4)));
+        pool.refresh().unwrap();
+        assert_eq!((pool.judged(), pool.games_by_worker()), (0, vec![0, 2]));
+        // Pair 1 arrives: pairs 1 and 2 are judged, in order.
+        append(dir, 1, &format!("{}{}", line(1), line(2)));
+        pool.refresh().unwrap();
+        assert_eq!((pool.judged(), pool.games_by_worker()), (2, vec![2, 2]));
+        assert_eq!(pool.waiting_for(), Some((3, 1)));
+        // The line completed, and the second game of pair 4.
+        append(dir, 2, &format!("{tail}{}", line(8)));
+        pool.refresh().unwrap();
+        assert_eq!((pool.judged(), pool.games_by_worker()), (2, vec![2, 4]));
+        append(dir, 1, &format!("{}{}", line(5), line(6)));
+        pool.refresh().unwrap();
+        assert_eq!((pool.judged(), pool.games_by_worker()), (4, vec![4, 4]));
+        // A file replaced whole (the repair of a worker started again) is read again, and
+        // no game counts twice.
+        let w2 = worker_folder(dir, 2).join(GAMES_JSONL);
+        let text = std::fs::read(&w2).unwrap();
+        crate::results::write_file(&w2, &text).unwrap();
+        pool.refresh().unwrap();
+        assert_eq!((pool.judged(), pool.games_by_worker()), (4, vec![4, 4]));
+        // Not counted: a game of another worker's pairs, of another test, a game that does
+        // not replay, and a line that is not a game.
+        let mut other = sample_record("other", 9, "new", "base");
+        append(dir, 1, &line(11));
+        append(
+            dir,
+            1,
+            &format!("{}\n", serde_json::to_string(&other).unwrap()),
+        );
+        other.game = "t-9".into();
+        other.south_score += 1;
+        append(
+            dir,
+            1,
+            &format!("{}\nnot a game\n", serde_json::to_string(&other).unwrap()),
+        );
+        pool.refresh().unwrap();
+        assert_eq!(pool.not_counted, 3);
+        assert_eq!(pool.games_by_worker(), vec![4, 4]);
+        // Nothing ended: the games limit is 10 pairs.
+        assert_eq!(pool.ended(), None);
+        assert!(pool.after_decision(None).is_empty());
+    }
+}
