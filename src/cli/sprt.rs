@@ -28,7 +28,8 @@ pub(super) const DEFAULT_MAX_GAMES: u64 = 200_000;
 ///
 /// The tournament flags apply, except --games and --shard. The results folder holds the
 /// games (as for a tournament), sprt.toml (the test), sprt.csv (the LLR after every pair)
-/// and sprt-result.toml (the verdict).
+/// and sprt-result.toml (the verdict). With --workers, --worker and --shared, processes on
+/// many machines play one test together (see docs/sprt.md).
 #[derive(Debug, clap::Args)]
 #[command(
     mut_arg("games", |a| a.hide(true)),
@@ -37,7 +38,9 @@ pub(super) const DEFAULT_MAX_GAMES: u64 = 200_000;
 #[command(after_help = "Example:\n  \
 kalaha sprt --engine cmd=./new name=new --engine cmd=./old name=old --elo0 0 --elo1 5 --move-time 50ms\n  \
 kalaha sprt --engine builtin=hard --engine builtin=random --elo0 0 --elo1 10 --model logistic --max-games 2000\n  \
-kalaha sprt --resume results/sprt-1")]
+kalaha sprt --resume results/sprt-1\n  \
+kalaha sprt --engine cmd=./new --engine cmd=./old --elo0 0 --elo1 5 --workers 8 --worker 3 --shared /shared/sprt-1\n  \
+kalaha sprt --report /shared/sprt-1")]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
