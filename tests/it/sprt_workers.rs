@@ -178,17 +178,20 @@ fn killing_one_of_three_workers_loses_no_recorded_game_and_changes_no_verdict() 
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().join("shared");
     let w2 = shared.join("worker-2");
-    // Worker 2 alone: the test waits for pair 1, so it plays on until it is killed.
+    // Workers 2 and 3 without worker 1: the test waits for pair 1, so they play on, and
+    // worker 2 is killed (SIGKILL) while it plays.
     let mut victim = start(&worker_args(&shared, 2, 3, &[]));
+    let third = start(&worker_args(&shared, 3, 3, &[]));
     wait_for_games(&w2, 5);
     victim.kill().unwrap();
     victim.wait().unwrap();
     let before = lines(&w2);
     assert!(before.len() >= 5);
-    // The others, and worker 2 again with the same command.
-    let workers: Vec<Child> = [1, 2, 3]
+    // Worker 1, and worker 2 again with the same command.
+    let workers: Vec<Child> = [1, 2]
         .iter()
         .map(|&k| start(&worker_args(&shared, k, 3, &[])))
+        .chain([third])
         .collect();
     let outputs: Vec<Output> = workers
         .into_iter()
@@ -262,4 +265,33 @@ fn a_worker_with_other_settings_is_refused_by_the_setting() {
         "{}",
         text(&o)
     );
+}
+
+#[test]
+fn a_worker_folder_resumes_as_that_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    let w1 = shared.join("worker-1");
+    let mut first = start(&worker_args(&shared, 1, 2, &[]));
+    wait_for_games(&w1, 2);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let before = lines(&w1);
+    let resumed = start(&[
+        "sprt".to_string(),
+        "--resume".to_string(),
+        w1.display().to_string(),
+        "-q".to_string(),
+    ]);
+    let other = start(&worker_args(&shared, 2, 2, &[]));
+    let outputs = vec![
+        resumed.wait_with_output().unwrap(),
+        other.wait_with_output().unwrap(),
+    ];
+    assert_eq!(lines(&w1)[..before.len()], before[..]);
+    let one = one_machine(dir.path());
+    check_verdict(&shared, &outputs, &one);
+    // It ended as worker 1 of the shared test.
+    let result = result(&w1);
+    assert_eq!(result["worker"].as_integer(), Some(1));
 }
