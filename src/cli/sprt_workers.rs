@@ -92,12 +92,13 @@ pub(super) fn run_worker(args: &Args, dir: &Path, k: u64, n: u64) -> CliResult {
             crate::record::shown_path(dir)
         )));
     };
-    // A worker that comes after the decision (its settings checked) has nothing to play.
-    if let Some(code) = decided(dir, common.quiet)? {
-        return Ok(code);
-    }
     let out = worker_folder(dir, k);
     let resume = out.join(crate::results::TOURNAMENT_TOML).exists();
+    // A new worker that comes after the decision (its settings checked) has nothing to
+    // play.
+    if !resume && let Some(code) = decided(dir, common.quiet)? {
+        return Ok(code);
+    }
     let (config, flags) = if resume {
         let (saved, concurrency) = resumed(&out, &settings, dir, k)?;
         (saved, common.resume_flags(concurrency))
@@ -134,9 +135,6 @@ pub(super) fn resume_worker(out: &Path, settings: SprtSettings, flags: &RunFlags
         )));
     }
     let (config, _) = resumed(out, &settings, &dir, shard.index)?;
-    if let Some(code) = decided(&dir, flags.quiet)? {
-        return Ok(code);
-    }
     play(&dir, shard.index, settings, config, true, flags)
 }
 
@@ -230,6 +228,21 @@ fn play(
         )?;
     }
     let mut view = WorkerView::new(worker, flags.quiet);
+    if read_verdict(dir)?.is_some() {
+        // Decided while this worker was away: nothing to play; its copy of the verdict
+        // says which of its pairs came after the decision.
+        let names = config.names();
+        view.set_names(&names[0], &names[1]);
+        view.check()?;
+        if !flags.quiet {
+            writeln!(
+                std::io::stdout().lock(),
+                "the test of {} is decided: nothing to play",
+                crate::record::shown_path(dir)
+            )?;
+        }
+        return finish(&mut view, dir, k, flags.quiet);
+    }
     let executed = execute(
         config,
         out.clone(),
@@ -252,6 +265,13 @@ fn play(
         }
     }
     view.print(true)?;
+    finish(&mut view, dir, k, flags.quiet)
+}
+
+/// Writes worker `k`'s copy of the verdict that `view` knows, with its pairs after the
+/// decision, refreshes its leaderboards and prints the verdict; returns its exit code.
+fn finish(view: &mut WorkerView, dir: &Path, k: u64, quiet: bool) -> CliResult {
+    let out = worker_folder(dir, k);
     let published = view.published.clone().expect("known by now");
     let pool = view.pool()?.expect("made by the check");
     let after: Vec<u64> = pool.after_decision(Some(k)).into_iter().collect();
@@ -278,7 +298,7 @@ fn play(
         );
     }
     let mut o = std::io::stdout().lock();
-    if !flags.quiet {
+    if !quiet {
         writeln!(
             o,
             "worker {k}: {} of its pairs recorded after the decision ({}), not counted",

@@ -321,6 +321,11 @@ impl WorkerView {
         }
     }
 
+    /// Names the engines as their games do (a run tells the view when it starts).
+    pub fn set_names(&mut self, new: &str, base: &str) {
+        self.names = (new.to_string(), base.to_string());
+    }
+
     /// The pool of the engines `new` and `base` (as their games name them).
     fn pool_of(&self, new: &str, base: &str) -> Pool {
         let w = &self.worker;
@@ -428,7 +433,7 @@ impl WorkerView {
 impl View for WorkerView {
     fn start(&mut self, info: &StartInfo, _tally: &Tally) -> io::Result<()> {
         if let [new, base] = &info.names[..] {
-            self.names = (new.clone(), base.clone());
+            self.set_names(new, base);
         }
         Ok(())
     }

@@ -159,6 +159,16 @@ fn workers_reach_the_verdict_of_one_machine_playing_the_pairs_in_order() {
             .collect();
         assert_eq!(after, pairs.iter().copied().filter(|&p| p > stop).collect());
     }
+    // A worker started again after the verdict plays nothing, and exits with it.
+    let w1 = shared.join("worker-1");
+    let (games, own) = (lines(&w1), result(&w1));
+    std::fs::remove_file(w1.join("sprt-result.toml")).unwrap();
+    let again = kalaha()
+        .args(worker_args(&shared, 1, 3, &[]))
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert_eq!((lines(&w1), result(&w1)), (games, own));
 }
 
 /// Waits until `dir` holds at least `games` complete records.
