@@ -379,7 +379,8 @@ pub(super) fn report(dir: &Path) -> CliResult {
         .collect();
     writeln!(
         o,
-        "SPRT of {new} (new) against {base} (base) by {n} workers in {}: {} games recorded ({})",
+        "SPRT of {new} (new) against {base} (base) by {} in {}: {} games recorded ({})",
+        crate::record::counted(n, "worker"),
         crate::record::shown_path(dir),
         by_worker.iter().sum::<u64>(),
         games.join(", ")

@@ -105,6 +105,9 @@ impl SprtSettings {
                 self.elo0, self.elo1
             ));
         }
+        if self.workers == Some(0) {
+            return Err("workers: at least 1".to_string());
+        }
         if self.max_games.is_some_and(|n| n < 2) {
             return Err("max_games: at least 2 (one game pair) are needed".to_string());
         }

@@ -48,10 +48,11 @@ struct Follow {
 }
 
 impl Follow {
-    fn identity(path: &Path) -> io::Result<Option<(u64, u64)>> {
+    /// The file's (device, inode) and length; `None` when it does not exist.
+    fn identity(path: &Path) -> io::Result<Option<((u64, u64), u64)>> {
         use std::os::unix::fs::MetadataExt;
         match std::fs::metadata(path) {
-            Ok(m) => Ok(Some((m.dev(), m.ino()))),
+            Ok(m) => Ok(Some(((m.dev(), m.ino()), m.len()))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
@@ -59,11 +60,10 @@ impl Follow {
 
     /// Reads the lines completed since the last read.
     fn read(&mut self, visit: impl FnMut(GameRecord, &[u8])) -> io::Result<()> {
-        let Some(file) = Follow::identity(&self.path)? else {
+        let Some((file, len)) = Follow::identity(&self.path)? else {
             // Not written yet (the worker has not started, or recorded no game).
             return Ok(());
         };
-        let len = std::fs::metadata(&self.path).map_or(0, |m| m.len());
         if self.file != Some(file) || len < self.offset {
             self.offset = 0;
             self.file = Some(file);
@@ -72,7 +72,7 @@ impl Follow {
         self.offset = end;
         // Replaced while it was read: read it whole next time (games already pooled are
         // pooled once).
-        if Follow::identity(&self.path)? != Some(file) {
+        if Follow::identity(&self.path)?.map(|(f, _)| f) != Some(file) {
             self.file = None;
         }
         Ok(())

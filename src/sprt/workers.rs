@@ -88,7 +88,6 @@ impl SharedTest {
             .chain(theirs.keys())
             .find(|k| mine.get(*k) != theirs.get(*k))
         {
-            let key = if key == "workers" { "workers" } else { key };
             return Some(format!(
                 "{} is {} here but {} in the test",
                 key.replace('_', "-"),
