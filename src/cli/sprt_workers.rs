@@ -227,6 +227,7 @@ fn play(
             model = sprt.model.as_str(),
         )?;
     }
+    let pace = workers::Pace::new(worker.clone(), flags.concurrency);
     let mut view = WorkerView::new(worker, flags.quiet);
     if read_verdict(dir)?.is_some() {
         // Decided while this worker was away: nothing to play; its copy of the verdict
@@ -250,7 +251,7 @@ fn play(
         RunKind::Sprt,
         flags,
         &mut [&mut view],
-        None,
+        Some(Box::new(pace)),
     )?;
     if view.published.is_none() {
         if executed.code == super::exit::INTERRUPTED {
@@ -408,7 +409,7 @@ pub(super) fn report(dir: &Path) -> CliResult {
         }
         return Ok(super::exit::NO_DECISION);
     };
-    let (verdict, _) = workers::verdict_of(&ended, &test.sprt, new, base, exit_code)?;
+    let (verdict, _) = workers::verdict_of(&ended, &test.sprt, new, base, exit_code);
     writeln!(o, "{}", pool.last().status.line())?;
     writeln!(o, "{}", verdict.verdict)?;
     let after = pool.after_decision(None);

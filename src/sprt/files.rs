@@ -107,17 +107,6 @@ pub fn save_verdict(
     status: &SprtStatus,
     estimate: Option<StoppedEstimate>,
 ) -> io::Result<()> {
-    let body = verdict_toml(code, text, status, estimate)?;
-    results::write_file(&dir.join(SPRT_RESULT_TOML), body.as_bytes())
-}
-
-/// The text of `sprt-result.toml` (see [`save_verdict`]).
-pub fn verdict_toml(
-    code: u8,
-    text: &str,
-    status: &SprtStatus,
-    estimate: Option<StoppedEstimate>,
-) -> io::Result<String> {
     #[derive(Serialize)]
     struct Result<'a> {
         verdict: &'a str,
@@ -158,7 +147,8 @@ pub fn verdict_toml(
         median_unbiased_elo_lower: estimate.and_then(|e| finite(e.lower)),
         median_unbiased_elo_upper: estimate.and_then(|e| finite(e.upper)),
     };
-    toml::to_string(&r).map_err(io::Error::other)
+    let body = toml::to_string(&r).map_err(io::Error::other)?;
+    results::write_file(&dir.join(SPRT_RESULT_TOML), body.as_bytes())
 }
 
 /// Appends `line` to an open `sprt.csv`.

@@ -18,11 +18,13 @@ use super::pool::{Ended, Pool};
 use super::{SprtSettings, Verdict, files};
 use crate::results::{self, SPRT_CSV, SPRT_RESULT_TOML};
 use crate::stats::Tally;
-use crate::tournament::events::{Control, Event, StartInfo, View};
-use crate::tournament::schedule::Schedule;
+use crate::tournament::events::{Control, Event, Hold, StartInfo, StopRule, View};
+use crate::tournament::schedule::{Schedule, ScheduledGame};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The test every worker of a shared folder plays.
@@ -201,23 +203,21 @@ pub fn read_verdict(dir: &Path) -> io::Result<Option<Written>> {
     })
 }
 
-/// The verdict of a pooled test that `ended`, and the text of its `sprt-result.toml` (the
-/// number of workers added).
+/// The verdict of a pooled test that `ended`, with what `sprt-result.toml` says of it:
+/// the exit code, the line, the status and the estimate.
 pub fn verdict_of(
     ended: &Ended,
     settings: &SprtSettings,
     new: &str,
     base: &str,
     code_of: fn(Verdict) -> u8,
-) -> io::Result<(Written, String)> {
+) -> (Written, Concluded) {
     let status = ended.last.status;
     let (verdict, text, estimate) =
         super::conclusion(settings, ended.end, status, ended.last.penta, new, base);
     let code = code_of(verdict);
-    let mut body = files::verdict_toml(code, &text, &status, estimate)?;
-    body.push_str(&format!("workers = {}\n", settings.workers.unwrap_or(1)));
     let written = Written {
-        verdict: text,
+        verdict: text.clone(),
         exit_code: code,
         pairs: status.pairs,
         games: status.games,
@@ -227,7 +227,24 @@ pub fn verdict_of(
             0.0
         },
     };
-    Ok((written, body))
+    (
+        written,
+        Concluded {
+            code,
+            text,
+            status,
+            estimate,
+        },
+    )
+}
+
+/// What [`files::save_verdict`] writes.
+#[derive(Clone, Debug)]
+pub struct Concluded {
+    pub code: u8,
+    pub text: String,
+    pub status: crate::stats::SprtStatus,
+    pub estimate: Option<crate::stats::sprt::StoppedEstimate>,
 }
 
 /// What [`publish`] did.
@@ -254,7 +271,13 @@ pub fn publish(
     k: u64,
     code_of: fn(Verdict) -> u8,
 ) -> io::Result<Published> {
-    let (mine, body) = verdict_of(ended, settings, new, base, code_of)?;
+    let (mine, c) = verdict_of(ended, settings, new, base, code_of);
+    // Written first as this worker's own `sprt-result.toml`, then offered to the folder
+    // with the number of workers.
+    let own = super::pool::worker_folder(dir, k);
+    files::save_verdict(&own, c.code, &c.text, &c.status, c.estimate)?;
+    let mut body = std::fs::read_to_string(own.join(SPRT_RESULT_TOML))?;
+    body.push_str(&format!("workers = {}\n", settings.workers.unwrap_or(1)));
     let first = results::write_new_file(
         &dir.join(SPRT_RESULT_TOML),
         body.as_bytes(),
@@ -446,5 +469,89 @@ impl View for WorkerView {
         }
         self.print(false)?;
         Ok(Control::Continue)
+    }
+}
+
+/// How many of its own pairs a worker may play beyond the pairs judged in order, besides
+/// one for each game it plays at once.
+pub const AHEAD: u64 = 4;
+
+/// What [`Pace`]'s thread stores once the test has ended.
+const ENDED: u64 = u64::MAX;
+
+/// How often a worker that holds its games back looks at the others' again.
+const HOLD_POLL: Duration = Duration::from_millis(100);
+
+/// The pace of a worker, as the run's stop rule: it holds back a game whose pair is
+/// further ahead of the pairs judged in order than the worker may go, until the others
+/// catch up. A thread of its own follows the pool (no file is read on the game loop).
+pub struct Pace {
+    worker: Worker,
+    /// How far ahead, in pairs of the test.
+    lead: u64,
+    /// Pairs judged in order, as the thread last found them ([`ENDED`] once the test
+    /// has ended).
+    judged: Arc<AtomicU64>,
+    /// Set when the rule is dropped: the thread ends.
+    done: Arc<AtomicBool>,
+}
+
+impl Pace {
+    /// The pace of `worker`, which plays `concurrency` games at once.
+    pub fn new(worker: Worker, concurrency: usize) -> Pace {
+        let n = worker.settings.workers.unwrap_or(1);
+        Pace {
+            worker,
+            lead: n * (AHEAD + concurrency as u64),
+            judged: Arc::new(AtomicU64::new(0)),
+            done: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+impl Drop for Pace {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+    }
+}
+
+impl StopRule for Pace {
+    fn start(&mut self, info: &StartInfo) {
+        let [new, base] = &info.names[..] else {
+            return;
+        };
+        let w = &self.worker;
+        let mut pool = Pool::new(&w.dir, &w.settings, &w.schedule, &w.id, new, base);
+        let (judged, done) = (self.judged.clone(), self.done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                match pool.refresh() {
+                    Ok(None) => judged.store(pool.judged(), Ordering::Relaxed),
+                    // No game starts after the decision.
+                    Ok(Some(_)) => {
+                        judged.store(ENDED, Ordering::Relaxed);
+                        return;
+                    }
+                    // Unreadable: the view says so; nothing is held back any more.
+                    Err(_) => {
+                        judged.store(u64::MAX / 2, Ordering::Relaxed);
+                        return;
+                    }
+                }
+                std::thread::sleep(HOLD_POLL);
+            }
+        });
+    }
+
+    fn should_stop(&mut self, _tally: &Tally) -> bool {
+        false
+    }
+
+    fn hold(&mut self, game: &ScheduledGame) -> Hold {
+        match self.judged.load(Ordering::Relaxed) {
+            ENDED => Hold::Stop,
+            judged if game.pair > judged + self.lead => Hold::Wait(HOLD_POLL),
+            _ => Hold::Start,
+        }
     }
 }

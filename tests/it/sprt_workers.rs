@@ -305,3 +305,30 @@ fn a_worker_folder_resumes_as_that_worker() {
     let result = result(&w1);
     assert_eq!(result["worker"].as_integer(), Some(1));
 }
+
+#[test]
+fn a_worker_far_ahead_of_the_others_waits_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    let w2 = shared.join("worker-2");
+    // Worker 2 of 3 alone, one game at a time: with no pair judged it may play 3 x (4 + 1)
+    // pairs of the test ahead, its pairs 2, 5, 8, 11 and 14, and holds pair 17 back.
+    let mut alone = start(&worker_args(&shared, 2, 3, &[]));
+    wait_for_games(&w2, 10);
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(numbers(&w2), [3, 4, 9, 10, 15, 16, 21, 22, 27, 28]);
+    assert!(alone.try_wait().unwrap().is_none(), "it waits");
+    // The others come: the test goes on and decides.
+    let workers: Vec<Child> = [1, 3]
+        .iter()
+        .map(|&k| start(&worker_args(&shared, k, 3, &[])))
+        .collect();
+    let mut outputs: Vec<Output> = workers
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    // The one that waited stops too, with the verdict.
+    outputs.push(alone.wait_with_output().unwrap());
+    let one = one_machine(dir.path());
+    check_verdict(&shared, &outputs, &one);
+}
