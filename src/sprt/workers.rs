@@ -480,7 +480,7 @@ pub const AHEAD: u64 = 4;
 const ENDED: u64 = u64::MAX;
 
 /// How often a worker that holds its games back looks at the others' again.
-const HOLD_POLL: Duration = Duration::from_millis(100);
+const HOLD_POLL: Duration = Duration::from_millis(25);
 
 /// The pace of a worker, as the run's stop rule: it holds back a game whose pair is
 /// further ahead of the pairs judged in order than the worker may go, until the others
