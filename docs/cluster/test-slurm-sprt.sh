@@ -9,9 +9,10 @@
 #   default, slurmd on the next), installing it when it is missing.
 # - Submits slurm-sprt.sh as an array job of 4 workers (`sbatch --array=1-4`) of an SPRT of
 #   hard (50 ms a move) against first, which decides in some twenty game pairs.
-# - Preempts the first worker seen running with a game recorded (`scancel --signal=TERM`:
-#   it stops cleanly, exit 130) and requeues it: the recipe continues its pairs, and the
-#   test waits for them, as they come in order.
+# - Holds worker 1 back (the test cannot decide without pair 1: the others play a few
+#   pairs ahead and wait), preempts the first other worker seen running with a game
+#   recorded (`scancel --signal=TERM`: it stops cleanly, exit 130), requeues it (the recipe
+#   continues its pairs), then lets worker 1 go.
 # - Checks that the preempted worker lost no recorded game, that every task exited with
 #   the verdict's exit code, and that `kalaha sprt --report` recomputes the same verdict.
 #
@@ -66,18 +67,23 @@ jsonl_lines() {
     if [ -f "$f" ]; then wc -l <"$f"; else echo 0; fi
 }
 
-JOB=$(sbatch --parsable --array=1-$TASKS --cpus-per-task=1 --time=10:00 \
+# Submitted held; worker 1 is let go last, so that the test cannot decide (it needs pair 1)
+# before a worker has been preempted and requeued.
+JOB=$(sbatch --parsable --hold --array=1-$TASKS --cpus-per-task=1 --time=10:00 \
     --chdir="$WORK" --output="$WORK/logs/kalaha-sprt-%a.log" --open-mode=append \
     --export=ALL,SHARED="$SHARED",CONFIG="$CONFIG",KALAHA="$KALAHA",SPRT="$SPRT" \
     "$HERE/slurm-sprt.sh") || fail "sbatch refused the array job"
 JOB=${JOB%%;*}
 log "submitted array job $JOB: sbatch --array=1-$TASKS docs/cluster/slurm-sprt.sh ($SPRT)"
+for k in $(seq 2 $TASKS); do
+    scontrol release "${JOB}_$k" || fail "scontrol release ${JOB}_$k failed"
+done
 
 VICTIM=""
 deadline=$((SECONDS + 120))
 while [ -z "$VICTIM" ]; do
     [ $SECONDS -lt $deadline ] || fail "no worker was seen running with a game recorded"
-    for k in $(seq $TASKS); do
+    for k in $(seq 2 $TASKS); do
         if [ "$(task_state "$k" | cut -d' ' -f1)" = RUNNING ] && [ "$(jsonl_lines "$k")" -ge 1 ]; then
             VICTIM=$k
             break
@@ -101,6 +107,8 @@ scontrol requeue "${JOB}_$VICTIM" || fail "scontrol requeue ${JOB}_$VICTIM faile
 scontrol update JobId="${JOB}_$VICTIM" EligibleTime=now >/dev/null 2>&1 ||
     scontrol update JobId="${JOB}_$VICTIM" StartTime=now >/dev/null 2>&1 || true
 log "requeued worker ${JOB}_$VICTIM: $(task_state "$VICTIM")"
+scontrol release "${JOB}_1" || fail "scontrol release ${JOB}_1 failed"
+log "let worker ${JOB}_1 go"
 
 deadline=$((SECONDS + TIMEOUT))
 while [ -n "$(squeue -h -j "$JOB" 2>/dev/null)" ]; do
