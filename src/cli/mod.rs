@@ -19,6 +19,7 @@ use crate::record::shell;
 mod show;
 mod solve;
 mod sprt;
+mod sprt_workers;
 mod tables;
 mod tournament;
 

@@ -6,7 +6,7 @@
 use super::common::{CommonArgs, RunFlags};
 use super::execute::{RunKind, execute};
 use super::{CliError, CliResult};
-use crate::sprt::{SprtEnd, SprtRule, SprtSettings, Test, Verdict, files, verdict};
+use crate::sprt::{SprtEnd, SprtRule, SprtSettings, Test, Verdict, files};
 use crate::stats::SprtModel;
 use crate::tournament::config::TournamentConfig;
 use crate::tournament::load_saved_run;
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 /// Games scheduled when `--max-games` is not given (the schedule is set when the test
 /// starts; a test of close engines with narrow bounds can need more).
-const DEFAULT_MAX_GAMES: u64 = 200_000;
+pub(super) const DEFAULT_MAX_GAMES: u64 = 200_000;
 
 /// Test whether a new engine is stronger than a base engine (generalized SPRT).
 ///
@@ -28,7 +28,8 @@ const DEFAULT_MAX_GAMES: u64 = 200_000;
 ///
 /// The tournament flags apply, except --games and --shard. The results folder holds the
 /// games (as for a tournament), sprt.toml (the test), sprt.csv (the LLR after every pair)
-/// and sprt-result.toml (the verdict).
+/// and sprt-result.toml (the verdict). With --workers, --worker and --shared, processes on
+/// many machines play one test together (see docs/sprt.md).
 #[derive(Debug, clap::Args)]
 #[command(
     mut_arg("games", |a| a.hide(true)),
@@ -37,7 +38,9 @@ const DEFAULT_MAX_GAMES: u64 = 200_000;
 #[command(after_help = "Example:\n  \
 kalaha sprt --engine cmd=./new name=new --engine cmd=./old name=old --elo0 0 --elo1 5 --move-time 50ms\n  \
 kalaha sprt --engine builtin=hard --engine builtin=random --elo0 0 --elo1 10 --model logistic --max-games 2000\n  \
-kalaha sprt --resume results/sprt-1")]
+kalaha sprt --resume results/sprt-1\n  \
+kalaha sprt --engine cmd=./new --engine cmd=./old --elo0 0 --elo1 5 --workers 8 --worker 3 --shared /shared/sprt-1\n  \
+kalaha sprt --report /shared/sprt-1")]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -64,14 +67,34 @@ pub struct Args {
     /// Continue the test in DIR (only --concurrency, --quiet and --debug may change).
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// Play the test with N workers: processes on any machines that see the --shared
+    /// folder. Each plays its own game pairs (worker K: pairs K, K+N, K+2N, ...) into
+    /// DIR/worker-K and pools every worker's games; the verdict is the same as one
+    /// machine's playing the pairs in order, and every worker exits with it.
+    #[arg(long, value_name = "N", requires_all = ["worker", "shared"])]
+    pub workers: Option<u64>,
+    /// This worker's number, 1 to N (with Slurm, --array=1-N and $SLURM_ARRAY_TASK_ID;
+    /// with Kubernetes, $JOB_COMPLETION_INDEX + 1). A worker started again with the same
+    /// flags continues its pairs.
+    #[arg(long, value_name = "K", requires_all = ["workers", "shared"])]
+    pub worker: Option<u64>,
+    /// The folder every worker of the test sees (a network file system, a shared volume):
+    /// DIR/sprt-workers.toml holds the test, DIR/worker-K the games of worker K,
+    /// DIR/sprt-result.toml the verdict.
+    #[arg(long, value_name = "DIR", requires_all = ["workers", "worker"])]
+    pub shared: Option<PathBuf>,
+    /// Recompute the verdict, LLR and estimates of the test in the shared folder DIR from
+    /// its workers' games, and check them against DIR/sprt-result.toml (exit 1 when they
+    /// differ; 4 while the test goes on).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["workers", "worker", "shared", "resume"])]
+    pub report: Option<PathBuf>,
 }
 
 /// A new test: its configuration, folder, settings and how to run it.
 type NewTest = (TournamentConfig, PathBuf, SprtSettings, RunFlags);
 
-/// Reads a new test's settings and configuration from the flags.
-fn new_test(args: &Args) -> Result<NewTest, CliError> {
-    let common = &args.common;
+/// The test's settings as the flags give them, checked.
+pub(super) fn settings_of(args: &Args) -> Result<SprtSettings, CliError> {
     let settings = SprtSettings {
         elo0: args.elo0.unwrap_or(0.0),
         elo1: args.elo1.unwrap_or(5.0),
@@ -79,10 +102,18 @@ fn new_test(args: &Args) -> Result<NewTest, CliError> {
         beta: args.beta.unwrap_or(0.05),
         model: args.model.unwrap_or_default(),
         max_games: args.max_games,
+        workers: None,
     };
     settings
         .validate()
         .map_err(|e| CliError::input_msg(format!("--{}", e.replace('_', "-"))))?;
+    Ok(settings)
+}
+
+/// Reads a new test's settings and configuration from the flags.
+fn new_test(args: &Args) -> Result<NewTest, CliError> {
+    let common = &args.common;
+    let settings = settings_of(args)?;
     let mut file = common.to_config_file()?;
     if file.engines.len() != 2 {
         return Err(CliError::input_msg(format!(
@@ -122,6 +153,17 @@ pub fn run(args: Args) -> CliResult {
             "sprt plays until a decision: use --max-games instead of --games; --shard does not apply",
         ));
     }
+    if let Some(dir) = &args.report {
+        if !common.engines.0.is_empty() || common.config.is_some() || common.out.is_some() {
+            return Err(CliError::input_msg(
+                "--report reads the test and its games from DIR: give no engines, --config or --out",
+            ));
+        }
+        return super::sprt_workers::report(dir);
+    }
+    if let (Some(dir), Some(k), Some(n)) = (&args.shared, args.worker, args.workers) {
+        return super::sprt_workers::run_worker(&args, dir, k, n);
+    }
     let (config, out, settings, flags, resume) = match &args.resume {
         Some(dir) => {
             if !common.engines.0.is_empty() || common.config.is_some() || common.out.is_some() {
@@ -156,6 +198,10 @@ pub fn run(args: Args) -> CliResult {
             let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;
             let flags = common.resume_flags(concurrency);
             common.open_events(None, RunKind::Sprt, dir, false)?;
+            if settings.workers.is_some() {
+                // A worker of a test that several play: it goes on as that worker.
+                return super::sprt_workers::resume_worker(dir, settings, &flags);
+            }
             (config, dir.clone(), settings, flags, true)
         }
         None => {
@@ -223,6 +269,15 @@ pub fn run(args: Args) -> CliResult {
     )
 }
 
+/// The exit code of a verdict.
+pub(super) fn exit_code(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::H1 => super::exit::OK,
+        Verdict::H0 => super::exit::H0_ACCEPTED,
+        Verdict::NoDecision => super::exit::NO_DECISION,
+    }
+}
+
 /// Prints and saves the verdict; returns its exit code.
 fn conclude(
     out: &std::path::Path,
@@ -233,17 +288,8 @@ fn conclude(
     new: &str,
     base: &str,
 ) -> CliResult {
-    // The estimate that stopping does not bias, for a test that stopped at a bound.
-    let estimate = match end {
-        Some(SprtEnd::Decided(_)) | None => crate::sprt::stopped_estimate(settings, penta),
-        Some(SprtEnd::Stalled(_) | SprtEnd::Undefined(_)) => None,
-    };
-    let (verdict, text) = verdict(end, last, estimate, new, base);
-    let code = match verdict {
-        Verdict::H1 => super::exit::OK,
-        Verdict::H0 => super::exit::H0_ACCEPTED,
-        Verdict::NoDecision => super::exit::NO_DECISION,
-    };
+    let (verdict, text, estimate) = crate::sprt::conclusion(settings, end, last, penta, new, base);
+    let code = exit_code(verdict);
     files::save_verdict(out, code, &text, &last, estimate)?;
     let record = files::VerdictRecord::new(code, &text, &last, estimate);
     crate::events::emit(&crate::events::Event::Verdict(crate::events::Verdict::new(

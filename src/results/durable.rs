@@ -52,9 +52,75 @@ pub fn write_with(
     Ok(())
 }
 
+/// Writes `bytes` as `path` unless `path` already exists, durably: the first of several
+/// writers (processes on several machines that share the folder) wins, and the others
+/// find its file. The bytes go first to `.NAME.TAG` beside it with [`write_file`] (`tag`
+/// tells the writers apart), which is then linked as `path` (a link is never made over an
+/// existing file) and removed. Returns whether this writer's file is `path`.
+pub fn write_new_file(path: &Path, bytes: &[u8], tag: &str) -> io::Result<bool> {
+    if path.exists() {
+        return Ok(false);
+    }
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(format!(".{tag}"));
+    let staged = path.with_file_name(name);
+    write_file(&staged, bytes)?;
+    let linked = std::fs::hard_link(&staged, path);
+    let _ = std::fs::remove_file(&staged);
+    match linked {
+        Ok(()) => {
+            let folder = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            if let Ok(d) = File::open(folder) {
+                d.sync_all()?;
+            }
+            Ok(true)
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_writer_of_a_new_file_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("verdict.toml");
+        assert!(write_new_file(&path, b"first", "1").unwrap());
+        assert!(!write_new_file(&path, b"second", "2").unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"first");
+        // Racing writers: exactly one wins, and the file is whole.
+        let path = dir.path().join("raced.toml");
+        let won: Vec<bool> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let path = &path;
+                    s.spawn(move || {
+                        write_new_file(path, format!("writer {i}").as_bytes(), &i.to_string())
+                            .unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(won.iter().filter(|w| **w).count(), 1);
+        let winner = won.iter().position(|w| *w).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("writer {winner}")
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
 
     #[test]
     fn a_file_is_replaced_whole_and_no_temporary_file_stays() {

@@ -24,7 +24,7 @@ pub use csv_file::{
     CSV_COLUMNS, CsvRow, ReadError, ReadSummary, csv_row, from_text_cell, games_csv_path,
     read_games_csv, read_games_from, text_cell,
 };
-pub use durable::{temporary_path, write_file, write_with};
+pub use durable::{temporary_path, write_file, write_new_file, write_with};
 pub use folder::{
     Claim, ClaimError, ResultsFolder, check as check_folder, claim_default_folder, default_folder,
 };

@@ -8,7 +8,9 @@
 //! pairs are the same as in every report.
 
 pub mod files;
+pub mod pool;
 pub mod rule;
+pub mod workers;
 
 pub use rule::{Judgements, SprtRule};
 
@@ -26,6 +28,10 @@ pub struct SprtSettings {
     pub model: SprtModel,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_games: Option<u64>,
+    /// The workers of a test played by several processes that share a folder
+    /// ([`workers`]); absent for a test on one machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u64>,
 }
 
 /// The largest Elo bound accepted: beyond it scores are indistinguishable from 0 or 1.
@@ -98,6 +104,9 @@ impl SprtSettings {
                 "elo0 {} must be smaller than elo1 {}",
                 self.elo0, self.elo1
             ));
+        }
+        if self.workers == Some(0) {
+            return Err("workers: at least 1".to_string());
         }
         if self.max_games.is_some_and(|n| n < 2) {
             return Err("max_games: at least 2 (one game pair) are needed".to_string());
@@ -228,6 +237,25 @@ pub fn stopped_estimate(settings: &SprtSettings, penta: [u64; 5]) -> Option<Stop
     settings.sprt().median_unbiased(&penta)
 }
 
+/// The verdict of a test that ended as `end` (`None`: the game limit ran out) with the
+/// status `last` after the pairs `penta`: its kind, its line and the estimate that
+/// stopping does not bias (for a test that stopped at a bound or ran out).
+pub fn conclusion(
+    settings: &SprtSettings,
+    end: Option<SprtEnd>,
+    last: SprtStatus,
+    penta: [u64; 5],
+    new: &str,
+    base: &str,
+) -> (Verdict, String, Option<StoppedEstimate>) {
+    let estimate = match end {
+        Some(SprtEnd::Decided(_)) | None => stopped_estimate(settings, penta),
+        Some(SprtEnd::Stalled(_) | SprtEnd::Undefined(_)) => None,
+    };
+    let (verdict, text) = verdict(end, last, estimate, new, base);
+    (verdict, text, estimate)
+}
+
 /// The verdict and the line that says it, naming the new engine and the base engine; a
 /// test that stopped gives its naive Elo and its median-unbiased estimate (`estimate`).
 pub fn verdict(
@@ -321,6 +349,7 @@ mod tests {
             beta: 0.05,
             model: SprtModel::Normalized,
             max_games: None,
+            workers: None,
         }
     }
 

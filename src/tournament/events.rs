@@ -75,6 +75,21 @@ pub trait StopRule: Send {
     /// by then (an engine without `name=` goes by its `hello` name).
     fn start(&mut self, _info: &StartInfo) {}
     fn should_stop(&mut self, tally: &Tally) -> bool;
+    /// Asked before `game` starts (see [`Hold`]). A worker of a test that several play
+    /// holds its games back while it is far ahead of the others.
+    fn hold(&mut self, _game: &super::schedule::ScheduledGame) -> Hold {
+        Hold::Start
+    }
+}
+
+/// Whether the next game starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    Start,
+    /// Not yet: the rule is asked again after this long; the games running go on.
+    Wait(Duration),
+    /// The rule has what it needs: no game starts any more, as after its decision.
+    Stop,
 }
 
 /// How a run ended.

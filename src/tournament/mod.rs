@@ -340,48 +340,87 @@ pub fn played_changes(dir: &Path) -> Option<String> {
          with); put it back as it was, or start a new run",
         results::PLAYED_TOML
     );
-    let shown = |v: Option<&toml::Value>| match v {
-        Some(v) => crate::record::shown_line(&v.to_string()),
-        None => "nothing".to_string(),
-    };
-    let said = |key: String, a: Option<&toml::Value>, b: Option<&toml::Value>| {
-        format!(
-            "{folder}/tournament.toml, {key}: it says {}, but the run's games are played \
-             with {}: {changed}",
-            shown(a),
-            shown(b),
-        )
+    let d = played_difference(&now, &then)?;
+    if d.key == ENGINE_COUNT {
+        return Some(format!(
+            "{folder}/tournament.toml has {} engines, but the run began with {}: {changed}",
+            d.shown(&d.a),
+            d.shown(&d.b)
+        ));
+    }
+    Some(format!(
+        "{folder}/tournament.toml, {}: it says {}, but the run's games are played with {}: \
+         {changed}",
+        d.key,
+        d.shown(&d.a),
+        d.shown(&d.b),
+    ))
+}
+
+/// A setting that two `tournament.toml` tables give different values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difference {
+    /// The setting, as a user knows it: `seed`, `[rules] seeds`, `engine 2, options`, or
+    /// [`ENGINE_COUNT`].
+    pub key: String,
+    pub a: Option<toml::Value>,
+    pub b: Option<toml::Value>,
+}
+
+/// The key of a [`Difference`] in the number of engines.
+pub const ENGINE_COUNT: &str = "the number of engines";
+
+impl Difference {
+    /// One of the two values, as a message shows it (`nothing` when it is absent).
+    pub fn shown(&self, v: &Option<toml::Value>) -> String {
+        match v {
+            Some(v) => crate::record::shown_line(&v.to_string()),
+            None => "nothing".to_string(),
+        }
+    }
+}
+
+/// The first setting that decides what the games are (see [`played_keys`] and
+/// [`PLAYED_ENGINE_KEYS`]) on which the `tournament.toml` tables `a` and `b` differ.
+pub fn played_difference(a: &toml::Table, b: &toml::Table) -> Option<Difference> {
+    let differ = |key: String, x: Option<&toml::Value>, y: Option<&toml::Value>| {
+        Some(Difference {
+            key,
+            a: x.cloned(),
+            b: y.cloned(),
+        })
     };
     for key in played_keys() {
-        let (a, b) = (now.get(key), then.get(key));
-        if a == b {
+        let (x, y) = (a.get(key), b.get(key));
+        if x == y {
             continue;
         }
         // A table (`[rules]`) names the key inside it that changed.
-        if let (Some(toml::Value::Table(x)), Some(toml::Value::Table(y))) = (a, b)
+        if let (Some(toml::Value::Table(x)), Some(toml::Value::Table(y))) = (x, y)
             && let Some(inner) = x.keys().chain(y.keys()).find(|k| x.get(*k) != y.get(*k))
         {
-            return Some(said(format!("[{key}] {inner}"), x.get(inner), y.get(inner)));
+            return differ(format!("[{key}] {inner}"), x.get(inner), y.get(inner));
         }
-        return Some(said(config::settings::key_words(key), a, b));
+        return differ(config::settings::key_words(key), x, y);
     }
     let engines = |t: &toml::Table| match t.get("engine") {
         Some(toml::Value::Array(list)) => list.clone(),
         _ => Vec::new(),
     };
-    let (a, b) = (engines(&now), engines(&then));
-    if a.len() != b.len() {
-        return Some(format!(
-            "{folder}/tournament.toml has {} engines, but the run began with {}: {changed}",
-            a.len(),
-            b.len()
-        ));
+    let (x, y) = (engines(a), engines(b));
+    if x.len() != y.len() {
+        let count = |n: usize| Some(toml::Value::Integer(n as i64));
+        return Some(Difference {
+            key: ENGINE_COUNT.to_string(),
+            a: count(x.len()),
+            b: count(y.len()),
+        });
     }
-    for (i, (a, b)) in a.iter().zip(&b).enumerate() {
+    for (i, (x, y)) in x.iter().zip(&y).enumerate() {
         for key in PLAYED_ENGINE_KEYS {
-            let (x, y) = (a.get(key), b.get(key));
-            if x != y {
-                return Some(said(format!("engine {}, {key}", i + 1), x, y));
+            let (v, w) = (x.get(key), y.get(key));
+            if v != w {
+                return differ(format!("engine {}, {key}", i + 1), v, w);
             }
         }
     }

@@ -73,16 +73,29 @@ impl Repeats {
 
     /// Marks `g` when it repeats an earlier game; otherwise remembers it.
     pub fn mark(&mut self, g: &mut GameRecord) {
-        if !comparable(g) || !self.ours(g) {
+        if !self.ours(g) {
             return;
         }
-        match self.first.get(&key(g)) {
-            Some(&earlier) if earlier != g.number => {
-                g.repeats = Some(format!("{}-{earlier}", self.tournament));
-            }
-            Some(_) => {}
+        if let Some(earlier) = Repeats::key(g).and_then(|k| self.repeated(k, g.number)) {
+            g.repeats = Some(format!("{}-{earlier}", self.tournament));
+        }
+    }
+
+    /// What makes `g` the same game as another, kept small; `None` for a game that
+    /// cannot repeat another (a fault's).
+    pub fn key(g: &GameRecord) -> Option<u128> {
+        comparable(g).then(|| key(g))
+    }
+
+    /// The number of the earlier game that game `number` (of key `key`) repeats; a game
+    /// that repeats none is remembered.
+    pub fn repeated(&mut self, key: u128, number: u64) -> Option<u64> {
+        match self.first.get(&key) {
+            Some(&earlier) if earlier != number => Some(earlier),
+            Some(_) => None,
             None => {
-                self.first.insert(key(g), g.number);
+                self.first.insert(key, number);
+                None
             }
         }
     }

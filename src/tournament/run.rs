@@ -8,7 +8,7 @@
 //! finished game starts the next one at once.
 
 use super::config::{Restart, TournamentConfig};
-use super::events::{RunSummary, StopRule, View};
+use super::events::{Hold, RunSummary, StopRule, View};
 use super::recorder::{LoopControl, LoopEnd, Recorder, ToRecorder};
 use super::schedule::ScheduledGame;
 use crate::record::Fault;
@@ -199,18 +199,39 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
     let send = |msg| {
         let _ = recorder.send(msg);
     };
+    // A game the stop rule holds back, and for how long.
+    let mut held: Option<ScheduledGame> = None;
     loop {
+        let mut hold = None;
         while !stop_starting && set.len() < concurrency {
-            let Some(g) = input.games.next() else { break };
+            let Some(g) = held.take().or_else(|| input.games.next()) else {
+                break;
+            };
+            if let Some((rule, _)) = &mut input.stop {
+                match rule.hold(&g) {
+                    Hold::Start => {}
+                    Hold::Wait(wait) => {
+                        (held, hold) = (Some(g), Some(wait));
+                        break;
+                    }
+                    Hold::Stop => {
+                        stopped_by_rule = true;
+                        stop_starting = true;
+                        let _ = cancel_tx.send(true);
+                        break;
+                    }
+                }
+            }
             let id = shared.config.game_id(g.number);
             let task = set.spawn(play_scheduled(shared.clone(), g, cancel_rx.clone()));
             ids.insert(task.id(), id);
         }
-        if set.is_empty() {
+        if set.is_empty() && hold.is_none() {
             break;
         }
         tokio::select! {
-            joined = set.join_next_with_id() => {
+            () = tokio::time::sleep(hold.unwrap_or_default()), if hold.is_some() => {}
+            joined = set.join_next_with_id(), if !set.is_empty() => {
                 match joined.expect("the set is not empty") {
                     Ok((task, Some(played))) if stopped_by_rule => {
                         // After the rule's decision: not recorded.

@@ -21,6 +21,7 @@ mod sandbox;
 mod settings;
 mod solve_cli;
 mod solver_pv;
+mod sprt_workers;
 mod supervisor;
 mod tournament;
 mod web;
