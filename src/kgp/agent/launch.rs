@@ -32,6 +32,11 @@ impl Launch {
         let address = listener.local_addr().map_err(KgpError::Listen)?;
         let command = agent_command(cmd, address);
         let log = Arc::new(EngineLog::open(settings.logs.as_ref()));
+        // The agent connects to this port: it keeps the machine's network.
+        let settings = &Settings {
+            network: true,
+            ..settings.clone()
+        };
         let mut process = Process::spawn_with(&command, settings, log, Stdout::Log)?;
         process.close_stdin();
         let program = cmd
