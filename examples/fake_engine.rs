@@ -61,7 +61,8 @@
 //!   third argument (`:`-separated), in `/tmp`, `$TMPDIR` and its working folder, and find
 //!   `SECRET_TOKEN` in any process's command line or environment, find the SysV segment
 //!   of the key in `ESCAPE_IPC_KEY` and a session key named after the marker, and list
-//!   `/run`; says on stderr, one
+//!   `/run`, connect to the port of `ESCAPE_PORT` on 127.0.0.1, find it in
+//!   `/proc/net/tcp` and use a port of its own; says on stderr, one
 //!   `escape: ...` line each, what worked.
 
 use kalaha::protocol::{FromEngine, HelloReply, ToEngine};
@@ -553,6 +554,33 @@ fn try_to_escape() {
         })
         .unwrap_or_default();
     eprintln!("escape: /run holds {} entries", run.len());
+    // A port of the machine's loopback the test listens on (ESCAPE_PORT): reached, and
+    // seen among the machine's sockets?
+    if let Some(port) = std::env::var("ESCAPE_PORT")
+        .ok()
+        .and_then(|p| p.parse::<u16>().ok())
+    {
+        let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let reached =
+            std::net::TcpStream::connect_timeout(&address, Duration::from_millis(500)).is_ok();
+        let hex = format!(":{port:04X} ");
+        let listed = ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|t| {
+            std::fs::read_to_string(t).is_ok_and(|text| text.lines().any(|l| l.contains(&hex)))
+        });
+        eprintln!("escape: connected to port {port}: {reached}");
+        eprintln!("escape: port {port} listed in /proc/net: {listed}");
+        // Its own loopback works: a port it listens on, reached.
+        let own = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| {
+                let a = l.local_addr()?;
+                std::net::TcpStream::connect_timeout(&a, Duration::from_millis(500))
+            })
+            .map_err(|e| e.to_string());
+        eprintln!("escape: own loopback works: {}", own.is_ok());
+        if let Err(e) = own {
+            eprintln!("escape: own loopback failed: {e}");
+        }
+    }
     let init = std::fs::read("/proc/1/cmdline").unwrap_or_default();
     eprintln!(
         "escape: /proc/1/cmdline: {:?}",

@@ -44,7 +44,9 @@ impl clap::Args for EngineArgs {
                     "An engine, as KEY=VALUE words: cmd=PROGRAM or builtin=NAME, then any of \
                      name=NAME, arg=ARG (repeatable), dir=DIR, env.VAR=VALUE, \
                      option.NAME=VALUE, tc=100ms or tc=10s+100ms (its own time control), \
-                     limit.memory=2G, limit.processes=N, limit.cpu=10m, protocol=kgp",
+                     limit.memory=2G, limit.processes=N, limit.cpu=10m, write=DIR \
+                     (repeatable: a folder it may write), network=true (it keeps the \
+                     machine's network), protocol=kgp",
                 ),
         )
     }

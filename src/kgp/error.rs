@@ -26,6 +26,23 @@ pub enum KgpError {
         hint: String,
     },
     #[error(
+        "no connection of the agent's came to {address} within the start-up timeout of {}, \
+         while {refused} connection{} from other processes did and {} refused: a local \
+         program flooding the port can keep the agent's connection out, and an agent that \
+         detaches with setsid or a double fork connects from outside its process tree unless \
+         engines run in namespaces{}",
+        format_duration(*timeout),
+        if *refused == 1 { "" } else { "s" },
+        if *refused == 1 { "was" } else { "were" },
+        clean_text(hint)
+    )]
+    Crowded {
+        address: SocketAddr,
+        timeout: Duration,
+        refused: u64,
+        hint: String,
+    },
+    #[error(
         "no `mode` command within the start-up timeout of {}: a KGP agent answers \
          `kgp 1 0 0` with `mode freeplay`{}",
         format_duration(*timeout), clean_text(said)
@@ -139,6 +156,7 @@ impl KgpError {
                 FaultKind::Crash
             }
             KgpError::NeverConnected { .. }
+            | KgpError::Crowded { .. }
             | KgpError::NoMode { .. }
             | KgpError::Stall { .. }
             | KgpError::WriteStall { .. } => FaultKind::Stall,
@@ -160,6 +178,7 @@ impl KgpError {
             KgpError::Process(e) => e.is_fatal(),
             KgpError::Listen(_)
             | KgpError::NeverConnected { .. }
+            | KgpError::Crowded { .. }
             | KgpError::NoMode { .. }
             | KgpError::UnsupportedMode { .. }
             | KgpError::Stall { .. }

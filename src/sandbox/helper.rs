@@ -66,7 +66,7 @@ fn build(plan: &Plan, report: &mut std::fs::File) -> Result<std::convert::Infall
         sys::fork_and_wait(sys::kill_children).map_err(step("fork the engine"))?;
         sys::die_with_parent().map_err(step("tie the engine to its waiter"))?;
     } else {
-        enter_namespaces(layers.namespaces)?;
+        enter_namespaces(plan, &mut layers)?;
         // pid 1 of the new namespace from here; the shim waits and passes the status up.
         sys::die_with_parent().map_err(step("tie init to the shim"))?;
         sys::not_dumpable().map_err(step("make init untraceable"))?;
@@ -131,7 +131,8 @@ fn build(plan: &Plan, report: &mut std::fs::File) -> Result<std::convert::Infall
     Err(format!("failed to start {}: {e}", plan.program.display()))
 }
 
-fn enter_namespaces(namespaces: Namespaces) -> Result<(), String> {
+fn enter_namespaces(plan: &Plan, layers: &mut Layers) -> Result<(), String> {
+    let namespaces = layers.namespaces;
     let (uid, gid) = (sys::uid(), sys::gid());
     // IPC too: the machine's SysV segments and POSIX message queues stay out of reach.
     let mut flags = sys::CLONE_NEWPID | sys::CLONE_NEWNS | sys::CLONE_NEWIPC;
@@ -149,7 +150,23 @@ fn enter_namespaces(namespaces: Namespaces) -> Result<(), String> {
         sys::write_whole(c"/proc/self/uid_map", &format!("{uid} {uid} 1"))
             .map_err(map("uid map"))?;
     }
+    if plan.share_network {
+        // Its network is the machine's: whether a namespace would hold says nothing here.
+    } else if let Err(e) = own_network() {
+        if !plan.probe && layers.network {
+            return Err(e);
+        }
+        layers.network = false;
+    }
     sys::fork_and_wait(|| {}).map_err(|e| format!("failed to fork init: {e}"))
+}
+
+/// A network namespace of the engine's own (still capable in its user namespace, or
+/// root): no socket of the machine in `/proc/net` or in reach, its loopback interface up.
+fn own_network() -> Result<(), String> {
+    sys::unshare(sys::CLONE_NEWNET)
+        .map_err(|e| format!("failed to make the engine's network namespace: {e}"))?;
+    sys::loopback_up().map_err(|e| format!("failed to bring up the engine's loopback: {e}"))
 }
 
 /// The engine's view of the file system: its own `/proc` and `/dev`, a private `/tmp`,

@@ -13,12 +13,15 @@
 //! ```
 //!
 //! The layers, each independent of the others where the system allows it:
-//! - **Namespaces** (user, PID and mount; PID and mount for root without user namespaces):
-//!   everything the engine starts dies with it, even after `kill -9` of the referee; it
-//!   sees and signals no process outside; its `/proc` is its own; its `/dev` is its own
-//!   (`null`, `zero`, `full`, `random`, `urandom`, `shm`: no terminal); every mount is
-//!   read-only but its private `/tmp` and `/dev/shm` and the folders of `write=`; the run's
-//!   results folder is covered by an empty folder.
+//! - **Namespaces** (user, PID, mount, IPC and network; the same without user namespaces
+//!   for root): everything the engine starts dies with it, even after `kill -9` of the
+//!   referee; it sees and signals no process outside; its `/proc` is its own; its `/dev` is
+//!   its own (`null`, `zero`, `full`, `random`, `urandom`, `shm`: no terminal); every mount
+//!   is read-only but its private `/tmp` and `/dev/shm` and the folders of `write=`; the
+//!   run's results folder is covered by an empty folder; its network is its own loopback
+//!   interface (no socket of the machine in view or in reach, kalaha's KGP ports included),
+//!   unless the engine keeps the machine's network ([`Plan::share_network`]: `network=true`
+//!   and KGP agents, which connect to kalaha).
 //! - **Landlock** (Linux 5.13 and later): writes are refused outside the same allowlist,
 //!   and (Linux 6.12) no signal or abstract socket reaches a process outside the engine's.
 //! - **Always**: a session with no controlling terminal, no descriptor of the referee but
@@ -70,6 +73,10 @@ pub struct Layers {
     pub landlock: bool,
     /// Landlock keeps signals and abstract sockets inside the engine's processes.
     pub landlock_scopes: bool,
+    /// A network namespace of the engine's own, with only its loopback interface (for the
+    /// engines that do not keep the machine's network).
+    #[serde(default)]
+    pub network: bool,
 }
 
 impl Layers {
@@ -101,6 +108,7 @@ impl Layers {
             && self.read_only
             && self.landlock
             && self.landlock_scopes
+            && self.network
     }
 
     /// One line naming what does not hold, when a promise of docs/reference/engines.md does not.
@@ -110,13 +118,23 @@ impl Layers {
             lost.push(
                 "they can read your terminal and the run's results folder, see every \
                  process and its command line, reach the machine's shared memory, message \
-                 queues and sockets, change the mode, owner and times of files your user \
+                 queues and sockets, connect to every port of 127.0.0.1 (kalaha's KGP ports \
+                 too) and read the machine's connections in /proc/net, change the mode, owner and times of files your user \
                  owns, and processes they start outlive the run if it is killed; of the \
                  temporary folders only their TMPDIR is theirs to write (not /tmp nor \
                  /dev/shm)",
             );
-        } else if !self.own_proc {
-            lost.push("they get an empty /proc");
+        } else {
+            if !self.own_proc {
+                lost.push("they get an empty /proc");
+            }
+            if !self.network {
+                lost.push(
+                    "they share the machine's network: they can connect to every port of \
+                     127.0.0.1 (kalaha's KGP ports too) and read the machine's connections \
+                     in /proc/net",
+                );
+            }
         }
         let fs = if self.namespaces == Namespaces::None {
             false
@@ -151,6 +169,9 @@ impl Layers {
         }
         if self.namespaces != Namespaces::None && !self.own_proc {
             m.push("a /proc of the engine's own");
+        }
+        if self.namespaces != Namespaces::None && !self.network {
+            m.push("a network namespace of the engine's own");
         }
         if !self.read_only {
             m.push("read-only mounts");
@@ -232,6 +253,9 @@ pub(crate) struct Plan {
     pub tmp_size: Option<u64>,
     /// The referee's pid: the helper stops if its parent is already another.
     pub parent: i32,
+    /// The engine keeps the machine's network (`network=true`, and KGP agents, which
+    /// connect to kalaha's port on 127.0.0.1) instead of a network namespace of its own.
+    pub share_network: bool,
 }
 
 /// What the helper says on descriptor 4 before the engine's program runs: nothing when
@@ -374,6 +398,7 @@ fn probe(namespaces: Namespaces) -> io::Result<Layers> {
             read_only: true,
             landlock: true,
             landlock_scopes: true,
+            network: true,
         },
         probe: true,
         ..Plan::default()

@@ -28,6 +28,7 @@ fn the_warning_names_what_does_not_hold() {
         read_only: true,
         landlock: true,
         landlock_scopes: true,
+        network: true,
     };
     assert!(full.is_full());
     assert_eq!(full.warning(), None);
@@ -56,4 +57,17 @@ fn the_warning_names_what_does_not_hold() {
         namespaces_only.missing(),
         ["Landlock (Linux 5.13)", "Landlock scopes (Linux 6.12)"]
     );
+    // Namespaces but the network's: said, and missing.
+    let shared_network = Layers {
+        network: false,
+        ..full
+    };
+    let w = shared_network.warning().unwrap();
+    assert!(w.contains("share the machine's network"), "{w}");
+    assert!(w.contains("connect to every port of 127.0.0.1"), "{w}");
+    assert_eq!(
+        shared_network.missing(),
+        ["a network namespace of the engine's own"]
+    );
+    assert!(bare.warning().unwrap().contains("/proc/net"));
 }

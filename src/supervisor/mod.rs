@@ -100,6 +100,9 @@ pub struct Settings {
     pub private_dir: Option<PathBuf>,
     /// Folders the engine may write besides its private temporary ones (`write=`).
     pub writable: Vec<PathBuf>,
+    /// The engine keeps the machine's network (`network=true`; KGP agents) instead of a
+    /// network namespace of its own.
+    pub network: bool,
 }
 
 impl Default for Settings {
@@ -116,6 +119,7 @@ impl Default for Settings {
             limits: ResourceLimits::default(),
             private_dir: None,
             writable: Vec::new(),
+            network: false,
         }
     }
 }

@@ -101,6 +101,7 @@ impl Process {
             limits,
             hidden,
             writable: settings.writable.clone(),
+            share_network: settings.network,
             tmp_size: limits.memory,
             ..Plan::default()
         };

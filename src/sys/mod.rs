@@ -9,6 +9,7 @@
 #![allow(unsafe_code)]
 
 pub(crate) mod sandbox;
+pub(crate) mod sock_diag;
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};

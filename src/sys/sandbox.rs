@@ -171,6 +171,35 @@ pub(crate) const CLONE_NEWUSER: i32 = libc::CLONE_NEWUSER;
 pub(crate) const CLONE_NEWPID: i32 = libc::CLONE_NEWPID;
 pub(crate) const CLONE_NEWNS: i32 = libc::CLONE_NEWNS;
 pub(crate) const CLONE_NEWIPC: i32 = libc::CLONE_NEWIPC;
+pub(crate) const CLONE_NEWNET: i32 = libc::CLONE_NEWNET;
+
+/// Brings the loopback interface `lo` up in this process's network namespace (a new one
+/// has it down): the engine's own processes may talk to each other over 127.0.0.1.
+pub(crate) fn loopback_up() -> io::Result<()> {
+    // SAFETY: socket, ioctl and close on a descriptor this function owns, with an ifreq
+    // that lives through both ioctls; the name is NUL-terminated within IFNAMSIZ.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (to, from) in req.ifr_name.iter_mut().zip(b"lo\0") {
+            *to = *from as libc::c_char;
+        }
+        let mut r = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req);
+        if r == 0 {
+            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            r = libc::ioctl(fd, libc::SIOCSIFFLAGS, &req);
+        }
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        if r == -1 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
 
 /// A new, empty session keyring for this process and what it execs: the keys of the
 /// user's session stay out of reach.

@@ -232,6 +232,7 @@ impl ProcessLauncher {
                         transcript: debug,
                         limits: e.resolved.limits,
                         writable: e.resolved.write.clone(),
+                        network: e.resolved.network,
                         // The results folder, whose logs/ folder `logs` is.
                         private_dir: logs.as_ref().and_then(|d| d.parent()).map(Into::into),
                         ..Settings::default()

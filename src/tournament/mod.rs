@@ -299,8 +299,9 @@ fn played_keys() -> impl Iterator<Item = &'static str> {
 
 /// The keys of an engine's table that decide what plays and what it may touch (its
 /// working folder may move between machines; its name is checked against the games).
-const PLAYED_ENGINE_KEYS: [&str; 10] = [
-    "builtin", "cmd", "args", "command", "env", "write", "options", "tc", "limit", "protocol",
+const PLAYED_ENGINE_KEYS: [&str; 11] = [
+    "builtin", "cmd", "args", "command", "env", "write", "network", "options", "tc", "limit",
+    "protocol",
 ];
 
 /// What differs between `dir/tournament.toml` and the settings the run began with

@@ -44,6 +44,11 @@ pub struct EngineSpec {
     /// repeatable): everything else it sees is read-only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write: Vec<PathBuf>,
+    /// `network=true`: the engine keeps the machine's network (it may connect to any port
+    /// and see the machine's connections) instead of a network namespace of its own with
+    /// only its loopback interface. KGP agents always keep it (they connect to kalaha).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
     /// The protocol the program speaks: `kalaha` (the default) or `kgp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<EngineProtocol>,
@@ -199,7 +204,7 @@ pub enum SpecError {
     )]
     NotKeyValue(String),
     #[error(
-        "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, write, env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, limit.cpu, protocol)"
+        "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, write, network, env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, limit.cpu, protocol)"
     )]
     UnknownKey(String),
     #[error("engine spec: {key}={value:?}: {reason}")]
@@ -281,6 +286,13 @@ impl EngineSpec {
                 "arg" => self.args.push(value.to_string()),
                 "dir" => self.dir = Some(PathBuf::from(value)),
                 "write" => self.write.push(PathBuf::from(value)),
+                "network" => {
+                    self.network = Some(
+                        value
+                            .parse()
+                            .map_err(|_| bad("expected true or false".to_string()))?,
+                    )
+                }
                 "tc" => self.tc = Some(value.parse().map_err(|e| bad(format!("{e}")))?),
                 "move_time" => {
                     self.tc =
@@ -323,6 +335,7 @@ impl EngineSpec {
         out.dir = self.dir.clone().or_else(|| each.dir.clone());
         out.tc = self.tc.or(each.tc);
         out.protocol = self.protocol.or(each.protocol);
+        out.network = self.network.or(each.network);
         out.limit = LimitSpec {
             memory: self
                 .limit
@@ -428,6 +441,13 @@ impl EngineSpec {
                     ),
                 ));
             }
+            if self.network == Some(false) {
+                return Err(refuse(
+                    "network".into(),
+                    "false".into(),
+                    "a KGP agent connects to kalaha's port on 127.0.0.1: it keeps the machine's network",
+                ));
+            }
             if let Some((k, v)) = self.options.iter().next() {
                 return Err(refuse(
                     format!("option.{k}"),
@@ -451,19 +471,21 @@ impl EngineSpec {
             tc: self.tc,
             limits: self.limit.resolve()?,
             write,
+            network: self.network.unwrap_or(false) || protocol == EngineProtocol::Kgp,
             protocol,
         })
     }
 }
 
 /// The keys of an engine spec that take no suffix.
-const PLAIN_KEYS: [&str; 13] = [
+const PLAIN_KEYS: [&str; 14] = [
     "cmd",
     "builtin",
     "name",
     "arg",
     "dir",
     "write",
+    "network",
     "tc",
     "move_time",
     "clock",
@@ -525,6 +547,8 @@ pub struct ResolvedEngine {
     pub limits: ResourceLimits,
     /// The folders of `write=`, with their links resolved.
     pub write: Vec<PathBuf>,
+    /// The engine keeps the machine's network (`network=true`, and every KGP agent).
+    pub network: bool,
     pub protocol: EngineProtocol,
 }
 

@@ -528,3 +528,138 @@ async fn control_bytes_in_a_startup_answer_are_not_shown_raw() {
     );
     assert!(shown.contains("pwned"), "{shown:?}");
 }
+
+/// A local program flooding an agent's port with connections (thousands, held open) does
+/// not keep the agent out: its connection is accepted within the start-up timeout, the
+/// refusals are counted in its log, and it plays. With no agent connecting, the error says
+/// that others did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_connections_does_not_keep_the_agent_out() {
+    use kalaha::kgp::Launch;
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mark = marker("flooded");
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let go = dir.path().join("go");
+    let go_arg = go.to_string_lossy().into_owned();
+    let cmd = EngineCommand::new(agent_exe(), ["wait-file", mark.as_str(), go_arg.as_str()]);
+    let s = Settings {
+        startup_timeout: Duration::from_secs(10),
+        logs: Some(LogPlace {
+            dir: dir.path().to_path_buf(),
+            stem: "agent".into(),
+            budget: Arc::new(AtomicU64::new(1 << 20)),
+        }),
+        ..settings()
+    };
+    /// Threads connecting to `port` as fast as they can until `stop`, each holding its
+    /// last 300 connections; how many they made.
+    fn flood(
+        port: u16,
+        stop: Arc<AtomicBool>,
+        made: Arc<AtomicU64>,
+    ) -> Vec<std::thread::JoinHandle<()>> {
+        let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        (0..3)
+            .map(|_| {
+                let (stop, made) = (stop.clone(), made.clone());
+                std::thread::spawn(move || {
+                    let mut held = VecDeque::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        if let Ok(c) = std::net::TcpStream::connect_timeout(&address, MS(100)) {
+                            made.fetch_add(1, Ordering::Relaxed);
+                            held.push_back(c);
+                            if held.len() > 300 {
+                                held.pop_front();
+                            }
+                        }
+                    }
+                })
+            })
+            .collect()
+    }
+    let end = tokio::time::Instant::now() + s.startup_timeout;
+    let launch = Launch::spawn(&cmd, &s).await.unwrap();
+    let (stop, made) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicU64::new(0)),
+    );
+    let flooders = flood(launch.address().port(), stop.clone(), made.clone());
+    // The agent connects once the flood is under way.
+    let release = {
+        let (made, go) = (made.clone(), go.clone());
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            while made.load(Ordering::Relaxed) < 3000 && t.elapsed() < Duration::from_secs(3) {
+                std::thread::sleep(MS(5));
+            }
+            std::fs::write(&go, "").unwrap();
+        })
+    };
+    let accepted = launch.accept(end).await;
+    let during = made.load(Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
+    for f in flooders {
+        f.join().unwrap();
+    }
+    release.join().unwrap();
+    let mut a = accepted.expect("the agent's own connection, in the flood");
+    assert!(during >= 1000, "the flood made only {during} connections");
+    a.handshake(end).await.expect("handshake");
+    a.new_game("g1").await.unwrap();
+    let r = a
+        .go(&start(), TimeLimit::MoveTime(MS(300)), MS(2000))
+        .await
+        .expect("the agent's own move");
+    assert_eq!(r.pit, 1);
+    let log_path = a.log_path().unwrap().to_path_buf();
+    a.shutdown().await;
+    // The refusals beyond the first three are counted where the warning says.
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let counted = log
+        .lines()
+        .find_map(|l| {
+            l.split("refused ")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .filter(|_| log.contains("before the agent's connection came"));
+    assert!(
+        counted.is_some_and(|n| n >= 1000),
+        "{counted:?} of {during}: {log}"
+    );
+    assert_eq!(log.matches("refused a connection to").count(), 3, "{log}");
+
+    // An agent that never connects, in a flood: the error says what came instead.
+    let cmd = EngineCommand::new(agent_exe(), ["wait-file", mark.as_str(), "/nonexistent"]);
+    let s = Settings {
+        startup_timeout: Duration::from_millis(1500),
+        ..settings()
+    };
+    let end = tokio::time::Instant::now() + s.startup_timeout;
+    let launch = Launch::spawn(&cmd, &s).await.unwrap();
+    stop.store(false, Ordering::Relaxed);
+    let flooders = flood(launch.address().port(), stop.clone(), made.clone());
+    let err = launch
+        .accept(end)
+        .await
+        .err()
+        .expect("no agent's connection");
+    stop.store(true, Ordering::Relaxed);
+    for f in flooders {
+        f.join().unwrap();
+    }
+    assert!(matches!(err, KgpError::Crowded { .. }), "{err}");
+    let shown = err.to_string();
+    assert!(
+        shown.contains("no connection of the agent's came to")
+            && shown.contains("connections from other processes did and were refused")
+            && !shown.contains("did not connect"),
+        "{shown}"
+    );
+    assert_eq!(err.fault().kind, FaultKind::Stall);
+    assert_no_survivors(None, Some(&mark));
+}

@@ -482,3 +482,112 @@ fn an_engine_kept_in_tmp_itself_still_runs_from_there() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(csv_rows(&out.path().join("r")).len(), 2);
 }
+
+#[test]
+fn an_engine_reaches_no_port_of_the_machine_unless_it_keeps_the_network() {
+    // A port the test listens on, as kalaha does for a KGP agent.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for user in users() {
+        let s = Scratch::new(user);
+        let run = |name: &str, extra: &[String]| {
+            let out = s.root.join(name);
+            let mut extra = extra.to_vec();
+            extra.push(format!("env.ESCAPE_PORT={port}"));
+            let args = escape_match(&out, &marker("net"), &[], &extra);
+            let o = s.kalaha(&args, &s.root, &[]).output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{user:?}: {}", text(&o));
+            (said(&out), String::from_utf8_lossy(&o.stderr).into_owned())
+        };
+        let (said, err) = run("own", &[]);
+        let layers = kalaha::sandbox::Layers::detect();
+        if layers.namespaces == kalaha::sandbox::Namespaces::None || !layers.network {
+            // What does not hold is said.
+            assert!(
+                err.contains("connect to every port of 127.0.0.1"),
+                "{user:?}: {err}"
+            );
+        } else {
+            for fact in [
+                format!("connected to port {port}: false"),
+                format!("port {port} listed in /proc/net: false"),
+                "own loopback works: true".into(),
+            ] {
+                assert!(said.contains(&fact), "{user:?}: {fact}: {said}");
+            }
+        }
+        // network=true: the machine's network, as before.
+        let (said, _) = run("shared", &["network=true".into()]);
+        for fact in [
+            format!("connected to port {port}: true"),
+            format!("port {port} listed in /proc/net: true"),
+            "own loopback works: true".into(),
+        ] {
+            assert!(
+                said.contains(&fact),
+                "{user:?} network=true: {fact}: {said}"
+            );
+        }
+    }
+}
+
+#[test]
+fn network_is_kept_in_tournament_toml_and_a_resume_refuses_it_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let kalaha = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kalaha"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let o = kalaha(&[
+        "tournament",
+        "-q",
+        "--games",
+        "2",
+        "--move-time",
+        "20ms",
+        "--engine",
+        "builtin=first",
+        "network=true",
+        "--engine",
+        "builtin=random",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let toml = out.join("tournament.toml");
+    let before = std::fs::read_to_string(&toml).unwrap();
+    assert!(before.contains("network = true"), "{before}");
+    let resume = || kalaha(&["tournament", "-q", "--resume", out.to_str().unwrap()]);
+    let o = resume();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    std::fs::write(&toml, before.replacen("network = true\n", "", 1)).unwrap();
+    let o = resume();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "engine 1, network: it says nothing, but the run's games are played with true"
+        ),
+        "{}",
+        text(&o)
+    );
+    // A KGP agent cannot be cut off from kalaha's port.
+    let o = kalaha(&[
+        "match",
+        "--engine",
+        "cmd=sh",
+        "protocol=kgp",
+        "network=false",
+        "--engine",
+        "builtin=first",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("it keeps the machine's network"),
+        "{}",
+        text(&o)
+    );
+}
