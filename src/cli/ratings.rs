@@ -3,20 +3,26 @@
 
 use super::{CliError, CliResult};
 use crate::record::clean_message;
+use crate::record::{GameRecord, GameRow};
 use crate::report::{self, ReportContext, SettingsSection};
-use crate::results::{GAMES_CSV, GAMES_JSONL, ReadSummary, games_csv_path, read_games_from};
+use crate::results::{
+    FolderLock, GAMES_CSV, GAMES_JSONL, LockError, ReadSummary, games_csv_path, read_games_from,
+};
 use crate::stats::{Added, Tally};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod ids;
 mod record;
+mod runs;
 
 /// Rate engines from the games of one or more tournaments.
 ///
-/// Reads every FILE_OR_DIR (a folder means its games.csv), counts a game id seen twice only
-/// once, and writes standings.csv, h2h.csv, leaderboard.md and leaderboard.html into --out
+/// Reads every FILE_OR_DIR (a folder means its games.jsonl when it has one, else its
+/// games.csv), counts a game id seen twice only once (the first read, with a warning when
+/// the two games differ), and writes standings.csv, h2h.csv, leaderboard.md and leaderboard.html into --out
 /// (by default into the one input when it is a folder, as a tournament does; with several
 /// inputs or a file, --out is required).
 /// Ratings are a joint Bradley-Terry maximum-likelihood fit (a draw is half a point), mean 0
@@ -28,7 +34,7 @@ mod record;
 kalaha ratings shard-*/ --anchor random=0 --out merged"
 )]
 pub struct Args {
-    /// games.csv files, or folders holding one.
+    /// games.csv files, or results folders holding games.jsonl or games.csv.
     #[arg(required = true, value_name = "FILE_OR_DIR")]
     pub inputs: Vec<PathBuf>,
     /// Where to write the reports (created if missing) [default: the input, when it is a
@@ -185,8 +191,44 @@ fn progress_bar(csvs: &[PathBuf]) -> ProgressBar {
     bar
 }
 
-/// The games.csv of every input, checked to exist.
-fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
+/// One input: a run's games, rated from its record when its folder has one.
+struct Source {
+    /// The run's folder.
+    dir: PathBuf,
+    /// Its games.csv, if it has one (only checked against the record when there is one).
+    csv: Option<PathBuf>,
+    /// Whether `dir` holds the record of the games, games.jsonl: they are rated from it.
+    record: bool,
+}
+
+impl Source {
+    fn of_csv(csv: PathBuf) -> Source {
+        let dir = run_folder(&csv);
+        Source {
+            record: dir.join(GAMES_JSONL).exists(),
+            dir,
+            csv: Some(csv),
+        }
+    }
+
+    /// The file a message about its games names: games.csv, else the record.
+    fn games_file(&self) -> PathBuf {
+        self.csv
+            .clone()
+            .unwrap_or_else(|| self.dir.join(GAMES_JSONL))
+    }
+
+    /// The files read, for the progress bar.
+    fn files(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.csv
+            .iter()
+            .cloned()
+            .chain(self.record.then(|| self.dir.join(GAMES_JSONL)))
+    }
+}
+
+/// The games of every input, checked to exist: a folder's record or its games.csv.
+fn sources(inputs: &[PathBuf]) -> Result<Vec<Source>, CliError> {
     inputs
         .iter()
         .map(|input| {
@@ -194,12 +236,13 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
             if csv.is_file() {
                 if input.file_name().is_some_and(|n| n == GAMES_JSONL) {
                     return Err(CliError::input_msg(format!(
-                        "{} is the record of the games, not their results: give the folder \
-                         or the games.csv beside it",
-                        crate::record::shown_path(input)
+                        "{} is the record of the games, not their results: give its folder \
+                         (`kalaha ratings {}` rates its games from this record)",
+                        crate::record::shown_path(input),
+                        super::shell::shell_path(&run_folder(input))
                     )));
                 }
-                return Ok(csv);
+                return Ok(Source::of_csv(csv));
             }
             let give = "give a games.csv file or a results folder holding one";
             if csv.exists() {
@@ -219,13 +262,13 @@ fn input_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
                     crate::record::shown_path(input)
                 )));
             }
-            if input.join(GAMES_JSONL).is_file() {
-                return Err(CliError::input_msg(format!(
-                    "{} holds games.jsonl but no games.csv: `kalaha tournament --resume {}` \
-                     writes it again from the games",
-                    crate::record::shown_path(input),
-                    super::shell::shell_path(input)
-                )));
+            if input.is_dir() && input.join(GAMES_JSONL).is_file() {
+                // The record alone: its games are rated all the same.
+                return Ok(Source {
+                    dir: input.clone(),
+                    csv: None,
+                    record: true,
+                });
             }
             let runs = super::common::runs_inside(input, GAMES_CSV);
             let give = if runs.is_empty() {
@@ -279,86 +322,120 @@ fn without_empty_runs(inputs: &[PathBuf]) -> Vec<PathBuf> {
 struct Inputs {
     tally: Tally,
     summary: ReadSummary,
-    counted: u64,
-    duplicates: u64,
-    ignored: u64,
+    counts: Counts,
     settings: Vec<SettingsSection>,
     /// Warnings of the records read.
     checks: Vec<String>,
     /// Files of which no game counts, and why.
     empty: Vec<String>,
-    /// The rules of the runs read, with the games.csv of each run played under them.
+    /// The rules of the runs read, with the games file of each run played under them.
     boards: Vec<(crate::rules::Rules, Vec<PathBuf>)>,
+    /// What each game id counted stood for, and the conflicts found.
+    ids: ids::Ids,
+    /// The runs of each tournament id, and the warnings about their settings.
+    runs: runs::Runs,
 }
 
-/// Reads every `games.csv` in `csvs`, each run with a record from its record.
-fn read_inputs(csvs: &[PathBuf], bar: &ProgressBar) -> Result<Inputs, CliError> {
+/// How many games were counted, and why the others were not.
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    counted: u64,
+    /// The same game given twice.
+    duplicates: u64,
+    /// Another game under an id counted before.
+    conflicts: u64,
+    /// Interrupted games, and games of an engine against itself.
+    ignored: u64,
+    /// Games that repeat an earlier game of their run move for move.
+    repeats: u64,
+}
+
+/// Reads every input, each run with a record from its record.
+fn read_inputs(sources: &[Source], bar: &ProgressBar) -> Result<Inputs, CliError> {
     let mut inputs = Inputs::default();
-    // The record of each run that has one: its games are rated from it.
-    let records: Vec<Option<PathBuf>> = csvs.iter().map(|csv| record_beside(csv)).collect();
-    for (k, csv) in csvs.iter().enumerate() {
-        if csvs.len() > 1 {
-            bar.set_message(format!("reading {}/{}", k + 1, csvs.len()));
+    for (k, source) in sources.iter().enumerate() {
+        if sources.len() > 1 {
+            bar.set_message(format!("reading {}/{}", k + 1, sources.len()));
         } else {
             bar.set_message("reading");
         }
-        let file = crate::input::open_regular(csv).map_err(|e| {
-            CliError::input_msg(format!(
-                "failed to open {}: {e}",
-                crate::record::shown_path(csv)
-            ))
-        })?;
-        let reader = Counted {
-            inner: file,
-            bar: bar.clone(),
-        };
         let Inputs {
-            tally,
-            counted,
-            duplicates,
-            ignored,
-            ..
+            tally, counts, ids, ..
         } = &mut inputs;
-        let counted_before = *counted;
-        let mut count = |added: Added| match added {
-            Added::Counted { .. } => *counted += 1,
-            Added::Duplicate => *duplicates += 1,
-            Added::Ignored | Added::Repeat => *ignored += 1,
+        let before = *counts;
+        let mut count = |row: &GameRow<'_>, record: Option<&GameRecord>| match tally.add(row) {
+            Added::Counted { .. } => {
+                counts.counted += 1;
+                ids.counted(k, row, record);
+            }
+            Added::Repeat => {
+                counts.repeats += 1;
+                ids.counted(k, row, record);
+            }
+            Added::Duplicate if ids.conflicts(k, row, record) => counts.conflicts += 1,
+            Added::Duplicate => counts.duplicates += 1,
+            Added::Ignored => counts.ignored += 1,
         };
         // Rows of a run with a record are only compared with it.
         let mut rows: std::collections::HashMap<String, record::RowView> = Default::default();
-        let read = read_games_from(csv, reader, |row| match &records[k] {
-            Some(_) => {
-                rows.entry(row.game.to_string())
-                    .or_insert_with(|| record::RowView::of(row));
-            }
-            None => count(tally.add(row)),
-        })
-        .map_err(CliError::input)?;
-        if let Some(dir) = &records[k] {
+        let mut read = None;
+        if let Some(csv) = &source.csv {
+            let file = crate::input::open_regular(csv).map_err(|e| {
+                CliError::input_msg(format!(
+                    "failed to open {}: {e}",
+                    crate::record::shown_path(csv)
+                ))
+            })?;
+            let reader = Counted {
+                inner: file,
+                bar: bar.clone(),
+            };
+            read = Some(
+                read_games_from(csv, reader, |row| match source.record {
+                    true => {
+                        rows.entry(row.game.to_string())
+                            .or_insert_with(|| record::RowView::of(row));
+                    }
+                    false => count(row, None),
+                })
+                .map_err(CliError::input)?,
+            );
+        }
+        if source.record {
             let checked = record::read_record(
-                dir,
+                &source.dir,
                 rows,
                 |bytes| bar.inc(bytes),
-                |row| count(tally.add(row)),
+                |row, rec| count(row, Some(rec)),
             )
             .map_err(|e| CliError::input_msg(format!("failed to read the record: {e}")))?;
-            inputs.checks.extend(checked.warnings(dir));
+            inputs.checks.extend(checked.warnings(&source.dir));
         }
-        if inputs.counted == counted_before {
-            inputs.empty.push(match &records[k] {
-                Some(dir) => no_recorded_games(dir),
-                None => no_games(csv, &read),
+        // A folder whose games were all read before (given twice) or are conflicts is
+        // said so by the summary or its own warning.
+        let now = inputs.counts;
+        if now.counted == before.counted
+            && now.duplicates == before.duplicates
+            && now.conflicts == before.conflicts
+        {
+            inputs.empty.push(match &read {
+                Some(read) if !source.record => no_games(&source.games_file(), read),
+                _ => no_recorded_games(&source.dir),
             });
         }
-        inputs.summary.add(read);
-        if let Some(rules) = csv.parent().and_then(run_rules) {
+        if let Some(read) = read {
+            inputs.summary.add(read);
+        }
+        if let Some(rules) = run_rules(&source.dir) {
+            let file = source.games_file();
             match inputs.boards.iter_mut().find(|(r, _)| *r == rules) {
-                Some((_, csvs)) => csvs.push(csv.clone()),
-                None => inputs.boards.push((rules, vec![csv.clone()])),
+                Some((_, files)) => files.push(file),
+                None => inputs.boards.push((rules, vec![file])),
             }
         }
-        if let Some(section) = csv.parent().and_then(report::read_settings) {
+        let section = report::read_settings(&source.dir);
+        inputs.runs.add(&source.dir, section.as_ref());
+        if let Some(section) = section {
             report::merge_settings(&mut inputs.settings, section);
         }
     }
@@ -394,30 +471,25 @@ fn mixed_rules(boards: &[(crate::rules::Rules, Vec<PathBuf>)]) -> Option<String>
 
 pub fn run(args: Args) -> CliResult {
     let anchor = args.anchor.as_deref().map(parse_anchor).transpose()?;
-    let csvs = input_files(&without_empty_runs(&args.inputs))?;
+    let sources = sources(&without_empty_runs(&args.inputs))?;
     let out_dir = out_dir(&args)?;
-    let read_files: Vec<PathBuf> = csvs
-        .iter()
-        .cloned()
-        .chain(
-            csvs.iter()
-                .filter_map(|csv| record_beside(csv))
-                .map(|dir| dir.join(GAMES_JSONL)),
-        )
-        .collect();
+    // Held from before the reading to the last report written: a run that holds the
+    // folder is writing into it.
+    let mut lock = hold(&out_dir)?;
+    let read_files: Vec<PathBuf> = sources.iter().flat_map(Source::files).collect();
     let bar = progress_bar(&read_files);
     let Inputs {
         tally,
         summary,
-        counted,
-        duplicates,
-        ignored,
+        counts,
         settings,
         checks,
         empty,
         boards,
-    } = read_inputs(&csvs, &bar)?;
-    if counted == 0 {
+        ids,
+        runs,
+    } = read_inputs(&sources, &bar)?;
+    if counts.counted == 0 {
         bar.finish_and_clear();
         return Err(CliError::input_msg(format!(
             "no games to rate: {}. Give the results folder (or games.csv) of a run that \
@@ -428,7 +500,11 @@ pub fn run(args: Args) -> CliResult {
     for e in empty.iter().chain(&checks) {
         bar.suspend(|| eprintln!("warning: {}", clean_message(&e.to_string())));
     }
-    let mut warnings: Vec<String> = names_of_two_engines(&settings);
+    let folders: Vec<PathBuf> = sources.iter().map(|s| s.dir.clone()).collect();
+    let mut warnings: Vec<String> = runs.warnings().to_vec();
+    warnings.extend(ids.warnings(&folders));
+    drop(ids);
+    warnings.extend(names_of_two_engines(&settings));
     warnings.extend(mixed_rules(&boards));
     warnings.extend(crate::record::look_alike_warnings(
         tally.engines().iter().map(|e| e.name.as_str()),
@@ -466,27 +542,43 @@ pub fn run(args: Args) -> CliResult {
         accuracy,
         ..ReportContext::default()
     };
+    if lock.is_none() {
+        // A new folder: made now, and held while the reports are written.
+        std::fs::create_dir_all(&out_dir).map_err(|e| {
+            CliError::input_msg(format!(
+                "cannot create {}: {e}",
+                crate::record::shown_path(&out_dir)
+            ))
+        })?;
+        lock = hold(&out_dir)?;
+    }
     report::write_reports(&out_dir, &standings, &context)?;
+    drop(lock);
     bar.finish_and_clear();
-    print_summary(
-        &standings,
-        &summary,
-        (counted, duplicates, ignored),
-        &out_dir,
-    )?;
+    print_summary(&standings, &summary, counts, &out_dir)?;
     Ok(super::exit::OK)
 }
 
-/// The folder of the run of `csv` when it holds the run's record, `games.jsonl`.
-fn record_beside(csv: &Path) -> Option<PathBuf> {
-    let dir = run_folder(csv);
-    dir.join(GAMES_JSONL).exists().then_some(dir)
+/// The lock of the folder `out` for the reports, when it exists: refused while a run
+/// (a tournament, a resume, an analysis) holds it, as it is writing there.
+fn hold(out: &Path) -> Result<Option<FolderLock>, CliError> {
+    if !out.is_dir() {
+        return Ok(None);
+    }
+    FolderLock::acquire(out).map(Some).map_err(|e| match e {
+        LockError::Busy { .. } => CliError::input_msg(format!(
+            "{e} (ratings write their reports only into a folder no run is writing; \
+             --out DIR rates its games so far elsewhere)"
+        )),
+        LockError::Io { .. } => CliError::input(e),
+    })
 }
 
-/// Why no game of the run in `dir`, which holds its record, counts.
+/// Why no game of the run in `dir`, which holds its record, counts (none was read before).
 fn no_recorded_games(dir: &Path) -> String {
     format!(
-        "{}: none of the games of its record counts (none recorded, or none its tournament          could have played, or ids seen before)",
+        "{}: none of the games of its record counts (none recorded, or none its tournament \
+         could have played)",
         crate::record::shown_path(&dir.join(GAMES_JSONL))
     )
 }
@@ -503,8 +595,7 @@ fn no_games(csv: &Path, read: &ReadSummary) -> String {
         )
     } else {
         format!(
-            "its {} readable games are all interrupted, games of an engine against itself, \
-             or ids seen before",
+            "its {} readable games are all interrupted or games of an engine against itself",
             read.rows - read.malformed
         )
     };
@@ -515,7 +606,7 @@ fn no_games(csv: &Path, read: &ReadSummary) -> String {
 fn print_summary(
     standings: &crate::stats::Standings,
     summary: &ReadSummary,
-    (counted, duplicates, ignored): (u64, u64, u64),
+    counts: Counts,
     out_dir: &Path,
 ) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
@@ -524,12 +615,21 @@ fn print_summary(
         "{}",
         report::standings_table(standings, 100, usize::MAX)
     )?;
+    let conflicts = match counts.conflicts {
+        0 => String::new(),
+        n => format!(
+            ", {} ignored",
+            crate::record::counted(n, "conflicting game")
+        ),
+    };
     writeln!(
         out,
-        "{} counted, {} ignored, {} ignored, {} skipped, {} without a pair partner",
-        crate::record::counted(counted, "game"),
-        crate::record::counted(duplicates, "duplicate id"),
-        crate::record::counted(ignored, "interrupted or self-play game"),
+        "{} counted, {} ignored{conflicts}, {} ignored, {} ignored, {} skipped, {} without a \
+         pair partner",
+        crate::record::counted(counts.counted, "game"),
+        crate::record::counted(counts.duplicates, "duplicate id"),
+        crate::record::counted(counts.ignored, "interrupted or self-play game"),
+        crate::record::counted(counts.repeats, "repeated game"),
         crate::record::counted(summary.malformed, "unreadable row"),
         crate::record::counted(standings.unpaired, "game"),
     )?;

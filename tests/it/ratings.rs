@@ -722,8 +722,8 @@ fn pooling_runs_of_different_boards_warns() {
     assert!(o.status.success(), "{}", describe(&o));
 }
 
-/// The folder that holds the runs, a run's games.jsonl, and a run without its games.csv
-/// are each answered with what to give instead.
+/// The folder that holds the runs and a run's games.jsonl are each answered with what to
+/// give instead.
 #[test]
 fn inputs_that_are_not_results_say_what_to_give() {
     let dir = tempfile::tempdir().unwrap();
@@ -770,11 +770,9 @@ fn inputs_that_are_not_results_say_what_to_give() {
     let a = runs.join("2026-a");
     let jsonl = a.join("games.jsonl").display().to_string();
     let err = error(&["ratings", &jsonl]);
-    assert!(err.contains("is the record of the games"), "{err}");
-    std::fs::remove_file(a.join("games.csv")).unwrap();
-    let err = error(&["ratings", &a.display().to_string()]);
     assert!(
-        err.contains(&format!("`kalaha tournament --resume {}`", a.display())),
+        err.contains("is the record of the games")
+            && err.contains(&format!("`kalaha ratings {}`", a.display())),
         "{err}"
     );
     let err = error(&["ratings", &runs.join("nope").display().to_string()]);
@@ -991,4 +989,254 @@ fn a_run_without_games_among_several_is_left_out_and_a_fifo_is_named() {
     let o = ratings(std::slice::from_ref(&fifo_dir), &out, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
     assert!(describe(&o).contains("FIFO"), "{}", describe(&o));
+}
+
+/// A small tournament of quick built-in engines into `out`, with `extra` arguments (4
+/// games a pairing unless they say otherwise).
+fn quick_tournament(out: &Path, extra: &[&str]) {
+    let mut args: Vec<String> = [
+        "tournament",
+        "--engine",
+        "first",
+        "--engine",
+        "greedy",
+        "--engine",
+        "random",
+        "--move-time",
+        "20ms",
+        "--id",
+        "wk",
+        "-q",
+        "--out",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push(out.display().to_string());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    if !extra.contains(&"--games") {
+        args.extend(["--games".to_string(), "4".to_string()]);
+    }
+    let o = run_kalaha(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+}
+
+/// The `N games counted` of a ratings summary.
+fn games_counted(o: &std::process::Output) -> u64 {
+    let out = String::from_utf8_lossy(&o.stdout);
+    out.lines()
+        .find_map(|l| {
+            l.split_once(" games counted")
+                .map(|(n, _)| n.parse().unwrap())
+        })
+        .unwrap_or_else(|| panic!("no count: {}", describe(o)))
+}
+
+/// Shards of one tournament id merge quietly only when they played the same settings: a
+/// shard re-run with another seed, or one of another game count, is warned of naming the
+/// setting and both values, and a game id whose two games differ is a conflict, counted
+/// from the folder read first and named with both folders. A folder given twice is only
+/// duplicates, and another concurrency is no other tournament.
+#[test]
+fn shards_that_do_not_match_are_warned_of_and_a_conflicting_id_keeps_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = |name: &str| tmp.path().join(name);
+    quick_tournament(&dir("sh1"), &["--seed", "3", "--shard", "1/2", "-j", "2"]);
+    quick_tournament(&dir("sh2"), &["--seed", "3", "--shard", "2/2", "-j", "1"]);
+    quick_tournament(&dir("sh3"), &["--seed", "4", "--shard", "2/2", "-j", "2"]);
+    quick_tournament(
+        &dir("g6"),
+        &["--seed", "3", "--shard", "1/2", "--games", "6"],
+    );
+    let shown = |name: &str| dir(name).display().to_string();
+    let stderr = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+
+    // Matching shards, and one of them twice: no warning, the repeat is duplicates only.
+    let o = ratings(&[dir("sh1"), dir("sh2"), dir("sh2")], &dir("ok"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", describe(&o));
+    let alone = ratings(&[dir("sh2")], &dir("alone"), &[]);
+    let sh2_games = games_counted(&alone);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!("{sh2_games} duplicate ids ignored")),
+        "{}",
+        describe(&o)
+    );
+
+    // Shard 2 re-run with another seed: its games under the same ids are other games.
+    let o = ratings(&[dir("sh2"), dir("sh3")], &dir("m23"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{} and {} both hold games of tournament wk but with other settings (--seed 4 in \
+             {}, 3 in {})",
+            shown("sh3"),
+            shown("sh2"),
+            shown("sh3"),
+            shown("sh2")
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{} holds {sh2_games} games under ids that {} gave to other games (the first: game wk-",
+            shown("sh3"),
+            shown("sh2")
+        )) && err.contains(&format!(
+            "the games of {}, read first, are counted and those of {} are not",
+            shown("sh2"),
+            shown("sh3")
+        )),
+        "{err}"
+    );
+    // No run of spaces left by a line broken inside a message.
+    assert!(!err.contains("  "), "{err}");
+    assert_eq!(games_counted(&o), sh2_games, "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!(
+            "0 duplicate ids ignored, {sh2_games} conflicting games ignored"
+        )),
+        "{}",
+        describe(&o)
+    );
+    let page = std::fs::read_to_string(dir("m23").join("leaderboard.md")).unwrap();
+    assert!(
+        page.contains("but with other settings (--seed 4 in"),
+        "{page}"
+    );
+
+    // Disjoint shards of two seeds: no game conflicts, the seeds are still warned of.
+    let o = ratings(&[dir("sh1"), dir("sh3")], &dir("m13"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "(--seed 4 in {}, 3 in {})",
+            shown("sh3"),
+            shown("sh1")
+        )) && !err.contains("gave to other games"),
+        "{err}"
+    );
+
+    // Another game count under the same id and seed.
+    let o = ratings(&[dir("sh1"), dir("g6")], &dir("m16"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "(--games 6 in {}, 4 in {})",
+            shown("g6"),
+            shown("sh1")
+        )),
+        "{err}"
+    );
+}
+
+/// A results folder that holds games.jsonl but no games.csv is rated from its record, as
+/// one that holds both is.
+#[test]
+fn a_folder_with_a_record_and_no_games_csv_is_rated_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    quick_tournament(&run, &["--seed", "5"]);
+    let o = ratings(std::slice::from_ref(&run), &dir.path().join("both"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let counted = games_counted(&o);
+    for f in [
+        "games.csv",
+        "standings.csv",
+        "h2h.csv",
+        "leaderboard.md",
+        "leaderboard.html",
+    ] {
+        std::fs::remove_file(run.join(f)).unwrap();
+    }
+    let o = ratings(std::slice::from_ref(&run), &dir.path().join("record"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert_eq!(games_counted(&o), counted);
+    for f in ["standings.csv", "h2h.csv"] {
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("both").join(f)).unwrap(),
+            std::fs::read_to_string(dir.path().join("record").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    // Without --out, into the run's own folder.
+    let o = kalaha(&["ratings".as_ref(), run.as_os_str()]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(run.join("standings.csv").is_file());
+}
+
+/// A folder a run holds (its lock) takes no reports: refused with exit 2, naming the
+/// folder and the run, and nothing written; its games are still rated elsewhere.
+#[test]
+fn ratings_refuse_to_write_into_a_folder_a_run_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = write_tournament(&tmp.path().join("live"), 1).remove(0);
+    let held = kalaha::results::FolderLock::acquire(&run).unwrap();
+    let o = kalaha(&["ratings".as_ref(), run.as_os_str()]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{} is in use by another run", run.display()))
+            && err.contains(&format!("pid {}", std::process::id())),
+        "{err}"
+    );
+    assert!(
+        !run.join("standings.csv").exists(),
+        "reports written into a held folder"
+    );
+    // A reports folder held the same way.
+    let board = tmp.path().join("board");
+    std::fs::create_dir(&board).unwrap();
+    let held_board = kalaha::results::FolderLock::acquire(&board).unwrap();
+    let o = ratings(std::slice::from_ref(&run), &board, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(!board.join("standings.csv").exists());
+    drop(held_board);
+    // Elsewhere, the held run's games are rated.
+    let o = ratings(std::slice::from_ref(&run), &board, &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    drop(held);
+}
+
+/// Games that repeat an earlier game move for move are counted as repeats in the summary,
+/// not as interrupted or self-play games.
+#[test]
+fn repeated_games_are_named_as_repeats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let args: Vec<String> = [
+        "tournament",
+        "--engine",
+        "first",
+        "--engine",
+        "greedy",
+        "--games",
+        "6",
+        "--opening-plies",
+        "0",
+        "--move-time",
+        "20ms",
+        "-q",
+        "--out",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain([run.display().to_string()])
+    .collect();
+    let o = run_kalaha(&args);
+    assert!(o.status.success(), "{}", describe(&o));
+    // From the start position, deterministic engines play each seating's game again.
+    let jsonl = std::fs::read_to_string(run.join("games.jsonl")).unwrap();
+    assert_eq!(jsonl.matches("\"repeats\"").count(), 4, "{jsonl}");
+    let o = ratings(std::slice::from_ref(&run), &tmp.path().join("board"), &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("2 games counted")
+            && out.contains("0 interrupted or self-play games ignored")
+            && out.contains("4 repeated games ignored"),
+        "{out}"
+    );
 }

@@ -186,13 +186,13 @@ impl Checked {
 }
 
 /// Hands every game of the record `dir/games.jsonl` that its tournament could have played
-/// to `add` (each game once: its first line), and compares the `rows` of `games.csv`
+/// to `add` with its record (each game once: its first line), and compares the `rows` of `games.csv`
 /// (by game id) with their records; `line` is told the bytes of each line read.
 pub(super) fn read_record(
     dir: &Path,
     mut rows: HashMap<String, RowView>,
     mut line: impl FnMut(u64),
-    mut add: impl FnMut(&GameRow<'_>),
+    mut add: impl FnMut(&GameRow<'_>, &GameRecord),
 ) -> std::io::Result<Checked> {
     let plan = Plan::of(dir);
     let mut checked = Checked::default();
@@ -242,7 +242,7 @@ pub(super) fn read_record(
                     .get_or_insert_with(|| format!("game {id}: {}", differences.join(", ")));
             }
         }
-        add(&row);
+        add(&row, &rec);
     };
     let summary = crate::results::read_jsonl(&dir.join(crate::results::GAMES_JSONL), &mut visit)?;
     let games = crate::results::Games {
