@@ -382,28 +382,228 @@ const MAX_DRAWN_IN_VAIN: u64 = 20_000;
 /// opening). Opening `n` depends only on the rules, the book, `plies`, the seed and `n`, so
 /// every shard and every resume agrees; the openings are computed once, as far as a run
 /// asks for them.
+///
+/// What is kept is small: each opening past the book as its sowings, a byte each, and an
+/// 8-byte slot of a [`PositionSet`] at most 3/4 full (11 to 22 bytes an opening) that
+/// finds an opening by its position; and the positions after the last number of sowings
+/// enumerated, as a line each.
 pub struct DistinctOpenings {
     rules: Rules,
     plies: u32,
     seed: u64,
     /// The book's name and size, when it comes first.
     book: Option<(String, usize)>,
+    limits: Limits,
     state: std::sync::Mutex<Distinct>,
+}
+
+/// When positions stop being enumerated and are drawn at random instead.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    /// See [`MAX_FRONTIER`].
+    max_frontier: usize,
+    /// See [`MAX_DRAWN_IN_VAIN`].
+    max_drawn_in_vain: u64,
 }
 
 /// What has been computed of a [`DistinctOpenings`].
 struct Distinct {
-    /// The openings in order, as far as computed.
-    list: Vec<Opening>,
-    seen: HashSet<Position>,
-    /// The positions after `depth` sowings (that do not end the game), each with the first
-    /// line found to it; `None` once they are drawn at random instead.
-    frontier: Option<Vec<(Position, Vec<u8>)>>,
+    /// The openings in order, as far as computed: the book's, then each tier's.
+    openings: Computed,
+    /// Every opening of `openings`, found by its position.
+    seen: PositionSet,
+    /// The lines to the positions after `depth` sowings (that do not end the game), each
+    /// the first line found to its position; `None` once they are drawn at random instead.
+    frontier: Option<Lines>,
     depth: u32,
-    /// Openings of each tier past the book: (sowings, how many).
-    tiers: Vec<(u32, usize)>,
     /// No position is left to add.
     done: bool,
+}
+
+/// The openings computed: the book's (kept as given), then the lines of each tier.
+struct Computed {
+    book: Vec<Opening>,
+    tiers: Vec<Lines>,
+    /// Openings in all.
+    len: u64,
+}
+
+/// Where an opening is kept.
+enum Kept<'a> {
+    Book(&'a Opening),
+    /// A tier, and the number of the line in it.
+    Line(&'a Lines, usize),
+}
+
+impl Computed {
+    /// Where opening `n` (below `len`) is kept.
+    fn locate(&self, n: u64) -> Kept<'_> {
+        let book = self.book.len() as u64;
+        if n < book {
+            return Kept::Book(&self.book[n as usize]);
+        }
+        let mut i = n - book;
+        for tier in &self.tiers {
+            let len = tier.len() as u64;
+            if i < len {
+                return Kept::Line(tier, i as usize);
+            }
+            i -= len;
+        }
+        unreachable!("opening {n} of {} computed", self.len)
+    }
+
+    /// Opening `n` (below `len`).
+    fn get(&self, n: u64) -> Opening {
+        match self.locate(n) {
+            Kept::Book(o) => o.clone(),
+            Kept::Line(tier, i) => Opening::line(tier.get(i).to_vec()),
+        }
+    }
+
+    /// The position of opening `n` (below `len`).
+    fn position(&self, rules: Rules, n: u64) -> Position {
+        match self.locate(n) {
+            Kept::Book(o) => o.position(rules).expect("a book opening that was played"),
+            Kept::Line(tier, i) => tier.position(rules, i),
+        }
+    }
+
+    /// The openings of each tier: (sowings, how many).
+    fn tiers(&self) -> Vec<(u32, usize)> {
+        self.tiers
+            .iter()
+            .map(|t| (t.plies as u32, t.len()))
+            .collect()
+    }
+}
+
+/// Lines of the same number of sowings from the start, packed: one byte a sowing.
+#[derive(Clone, Debug, Default)]
+struct Lines {
+    plies: usize,
+    count: usize,
+    bytes: Vec<u8>,
+}
+
+impl Lines {
+    fn new(plies: u32) -> Lines {
+        Lines {
+            plies: plies as usize,
+            ..Lines::default()
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.count
+    }
+
+    fn get(&self, i: usize) -> &[u8] {
+        &self.bytes[i * self.plies..(i + 1) * self.plies]
+    }
+
+    fn push(&mut self, line: &[u8]) {
+        assert_eq!(line.len(), self.plies, "a line of another length");
+        self.bytes.extend_from_slice(line);
+        self.count += 1;
+    }
+
+    fn swap(&mut self, i: usize, j: usize) {
+        for k in 0..self.plies {
+            self.bytes.swap(i * self.plies + k, j * self.plies + k);
+        }
+    }
+
+    /// The position line `i` reaches.
+    fn position(&self, rules: Rules, i: usize) -> Position {
+        self.get(i).iter().fold(Position::start(rules), |pos, &p| {
+            pos.play(i64::from(p)).expect("a legal line")
+        })
+    }
+}
+
+/// A set of positions that keeps, for each, only the number of an item that reaches it
+/// (an opening, a line) and a few bits of its hash, in 8 bytes a slot at most 3/4 full:
+/// the position itself is computed again from the item when a slot's bits match (so the
+/// set is exact, and knows nothing of how positions hash beyond telling them apart
+/// faster). An open-addressing table with linear probing.
+#[derive(Debug, Default)]
+struct PositionSet {
+    /// 0 for an empty slot; else the hash's top [`TAG_BITS`] above the item's number + 1.
+    slots: Vec<u64>,
+    len: usize,
+}
+
+/// Bits of a position's hash kept in its slot.
+const TAG_BITS: u32 = 24;
+/// Items numbered from 0 to `ITEM_MASK - 1`.
+const ITEM_MASK: u64 = (1 << (64 - TAG_BITS)) - 1;
+
+fn position_hash(pos: &Position) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    pos.hash(&mut h);
+    h.finish()
+}
+
+impl PositionSet {
+    /// The item kept for `pos`, if any; `at(item)` is the position of an item.
+    fn find(&self, pos: &Position, at: impl Fn(u64) -> Position) -> Option<u64> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let hash = position_hash(pos);
+        let tag = hash >> (64 - TAG_BITS);
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return None;
+            }
+            let item = (slot & ITEM_MASK) - 1;
+            if slot >> (64 - TAG_BITS) == tag && at(item) == *pos {
+                return Some(item);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn contains(&self, pos: &Position, at: impl Fn(u64) -> Position) -> bool {
+        self.find(pos, at).is_some()
+    }
+
+    /// Keeps `item` for `pos` unless the set holds `pos` already: whether it did not.
+    fn insert(&mut self, pos: &Position, item: u64, at: impl Fn(u64) -> Position) -> bool {
+        if self.find(pos, &at).is_some() {
+            return false;
+        }
+        assert!(item < ITEM_MASK, "more positions than a set can number");
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            let size = (self.slots.len() * 2).max(16);
+            let old = std::mem::replace(&mut self.slots, vec![0; size]);
+            for slot in old.into_iter().filter(|&s| s != 0) {
+                self.place(position_hash(&at((slot & ITEM_MASK) - 1)), slot);
+            }
+        }
+        let hash = position_hash(pos);
+        self.place(
+            hash,
+            (hash >> (64 - TAG_BITS) << (64 - TAG_BITS)) | (item + 1),
+        );
+        self.len += 1;
+        true
+    }
+
+    /// Puts `slot` in the first free slot from `hash`'s.
+    fn place(&mut self, hash: u64, slot: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = slot;
+    }
 }
 
 impl std::fmt::Debug for DistinctOpenings {
@@ -426,13 +626,14 @@ impl PartialEq for DistinctOpenings {
 
 impl Eq for DistinctOpenings {}
 
-/// `items` in an order fixed by `seed` and `stream` (a Fisher-Yates shuffle).
-fn shuffle<T>(items: &mut [T], seed: u64, stream: u64) {
+/// Items `0..len` in an order fixed by `seed` and `stream` (a Fisher-Yates shuffle):
+/// `swap(i, j)` exchanges two.
+fn shuffle(len: usize, seed: u64, stream: u64, mut swap: impl FnMut(usize, usize)) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(stream);
-    for i in (1..items.len()).rev() {
+    for i in (1..len).rev() {
         let j = rng.random_range(0..=i);
-        items.swap(i, j);
+        swap(i, j);
     }
 }
 
@@ -448,31 +649,61 @@ impl DistinctOpenings {
         seed: u64,
         book: Option<(&str, &[Opening])>,
     ) -> DistinctOpenings {
+        let limits = Limits {
+            max_frontier: MAX_FRONTIER,
+            max_drawn_in_vain: MAX_DRAWN_IN_VAIN,
+        };
+        DistinctOpenings::with_limits(rules, plies, seed, book, limits)
+    }
+
+    fn with_limits(
+        rules: Rules,
+        plies: u32,
+        seed: u64,
+        book: Option<(&str, &[Opening])>,
+        limits: Limits,
+    ) -> DistinctOpenings {
         let plies = plies.max(1);
         let mut list = Vec::new();
-        let mut seen = HashSet::new();
+        let mut positions = Vec::new();
+        let mut seen = PositionSet::default();
         if let Some((_, openings)) = book {
             for o in openings {
                 if let Ok(pos) = o.position(rules)
-                    && seen.insert(pos)
+                    && seen.insert(&pos, list.len() as u64, |i| positions[i as usize])
                 {
                     list.push(o.clone());
+                    positions.push(pos);
                 }
             }
-            shuffle(&mut list, seed, BOOK_STREAM);
+            shuffle(list.len(), seed, BOOK_STREAM, |i, j| {
+                list.swap(i, j);
+                positions.swap(i, j);
+            });
+            // Numbered again in the book's new order.
+            seen = PositionSet::default();
+            for (i, pos) in positions.iter().enumerate() {
+                seen.insert(pos, i as u64, |k| positions[k as usize]);
+            }
         }
         let book = book.map(|(name, _)| (name.to_string(), list.len()));
+        let mut start = Lines::new(0);
+        start.push(&[]);
         DistinctOpenings {
             rules,
             plies,
             seed,
             book,
+            limits,
             state: std::sync::Mutex::new(Distinct {
-                list,
+                openings: Computed {
+                    len: list.len() as u64,
+                    book: list,
+                    tiers: Vec::new(),
+                },
                 seen,
-                frontier: Some(vec![(Position::start(rules), Vec::new())]),
+                frontier: Some(start),
                 depth: 0,
-                tiers: Vec::new(),
                 done: false,
             }),
         }
@@ -491,14 +722,14 @@ impl DistinctOpenings {
     /// boards), the openings are played again in the same order.
     pub fn get(&self, n: u64) -> Opening {
         let mut st = self.state.lock().expect("openings lock");
-        while (st.list.len() as u64) <= n && !st.done {
+        while st.openings.len <= n && !st.done {
             self.grow(&mut st);
         }
-        if st.list.is_empty() {
+        if st.openings.len == 0 {
             // No line of `plies` sowings leaves the game going: the longest that does.
             return Opening::line(random_opening(self.rules, self.plies, self.seed, n));
         }
-        st.list[(n % st.list.len() as u64) as usize].clone()
+        st.openings.get(n % st.openings.len)
     }
 
     /// How many distinct openings there are before they repeat (`None`: at least `upto`,
@@ -507,31 +738,46 @@ impl DistinctOpenings {
     pub fn count_upto(&self, upto: u64) -> (Option<u64>, Vec<(u32, usize)>) {
         let upto = upto.min(COUNTED_AT_START);
         let mut st = self.state.lock().expect("openings lock");
-        while !st.done && ((st.list.len() as u64) < upto || st.tiers.is_empty()) {
+        while !st.done && (st.openings.len < upto || st.openings.tiers.is_empty()) {
             self.grow(&mut st);
         }
-        let n = st.list.len() as u64;
-        ((st.done || n < upto).then_some(n), st.tiers.clone())
+        let n = st.openings.len;
+        ((st.done || n < upto).then_some(n), st.openings.tiers())
     }
 
-    /// The positions after one more sowing of each of `frontier`, first line first.
-    fn expand(&self, frontier: &[(Position, Vec<u8>)]) -> Option<Vec<(Position, Vec<u8>)>> {
-        let mut next = Vec::new();
-        let mut here = HashSet::new();
-        for (pos, line) in frontier {
+    /// The lines to the positions after one more sowing of each of `frontier` (first line
+    /// first), and when `tier`, those of them to positions no opening of `st` reaches
+    /// (`None` when there are more than the frontier limit).
+    fn expand(&self, frontier: &Lines, st: &Distinct, tier: bool) -> Option<(Lines, Lines)> {
+        let rules = self.rules;
+        let plies = frontier.plies as u32 + 1;
+        let (mut next, mut new) = (Lines::new(plies), Lines::new(plies));
+        let mut here = PositionSet::default();
+        let mut line = Vec::with_capacity(plies as usize);
+        for i in 0..frontier.len() {
+            let pos = frontier.position(rules, i);
             for pit in pos.legal_moves() {
                 let after = pos.play(i64::from(pit)).expect("a legal move");
-                if !after.is_over() && here.insert(after) {
-                    if next.len() >= MAX_FRONTIER {
-                        return None;
-                    }
-                    let mut l = line.clone();
-                    l.push(pit);
-                    next.push((after, l));
+                if after.is_over()
+                    || !here.insert(&after, next.len() as u64, |k| {
+                        next.position(rules, k as usize)
+                    })
+                {
+                    continue;
+                }
+                if next.len() >= self.limits.max_frontier {
+                    return None;
+                }
+                line.clear();
+                line.extend_from_slice(frontier.get(i));
+                line.push(pit);
+                next.push(&line);
+                if tier && !st.seen.contains(&after, |n| st.openings.position(rules, n)) {
+                    new.push(&line);
                 }
             }
         }
-        Some(next)
+        Some((next, new))
     }
 
     /// Adds the next tier: the new positions after `depth + 1` sowings (from `plies` on).
@@ -539,23 +785,15 @@ impl DistinctOpenings {
         loop {
             st.depth += 1;
             let depth = st.depth;
-            let mut tier: Vec<Opening> = match st.frontier.take() {
-                Some(frontier) if frontier.is_empty() => {
+            let mut tier: Lines = match st.frontier.take() {
+                Some(frontier) if frontier.len() == 0 => {
                     st.done = true;
                     return;
                 }
-                Some(frontier) => match self.expand(&frontier) {
-                    Some(next) => {
-                        let tier = if depth >= self.plies {
-                            next.iter()
-                                .filter(|(p, _)| !st.seen.contains(p))
-                                .map(|(_, l)| Opening::line(l.clone()))
-                                .collect()
-                        } else {
-                            Vec::new()
-                        };
+                Some(frontier) => match self.expand(&frontier, st, depth >= self.plies) {
+                    Some((next, new)) => {
                         st.frontier = Some(next);
-                        tier
+                        new
                     }
                     None => self.drawn(st, depth),
                 },
@@ -564,13 +802,19 @@ impl DistinctOpenings {
             if depth < self.plies {
                 continue;
             }
-            shuffle(&mut tier, self.seed, u64::from(depth));
-            for o in &tier {
-                st.seen
-                    .insert(o.position(self.rules).expect("a legal line"));
+            shuffle(tier.len(), self.seed, u64::from(depth), |i, j| {
+                tier.swap(i, j)
+            });
+            let first = st.openings.len;
+            let count = tier.len();
+            st.openings.tiers.push(tier);
+            st.openings.len += count as u64;
+            let Distinct { openings, seen, .. } = st;
+            for k in 0..count as u64 {
+                let n = first + k;
+                let pos = openings.position(self.rules, n);
+                seen.insert(&pos, n, |m| openings.position(self.rules, m));
             }
-            st.tiers.push((depth, tier.len()));
-            st.list.extend(tier);
             return;
         }
     }
@@ -578,14 +822,15 @@ impl DistinctOpenings {
     /// New positions after `depth` sowings drawn at random (beyond the frontiers that are
     /// enumerated), until [`MAX_DRAWN_IN_VAIN`] lines in a row find none: at most as many
     /// as the frontier limit, in the order drawn.
-    fn drawn(&self, st: &mut Distinct, depth: u32) -> Vec<Opening> {
-        let mut out = Vec::new();
-        let mut here = HashSet::new();
+    fn drawn(&self, st: &Distinct, depth: u32) -> Lines {
+        let rules = self.rules;
+        let mut out = Lines::new(depth);
+        let mut here = PositionSet::default();
         let mut vain = 0;
         let mut stream = 0u64;
-        while vain < MAX_DRAWN_IN_VAIN && out.len() < MAX_FRONTIER {
+        while vain < self.limits.max_drawn_in_vain && out.len() < self.limits.max_frontier {
             let line = random_opening(
-                self.rules,
+                rules,
                 depth,
                 self.seed ^ u64::from(depth).rotate_left(32),
                 stream,
@@ -596,10 +841,12 @@ impl DistinctOpenings {
                 continue;
             }
             let pos = Opening::line(line.clone())
-                .position(self.rules)
+                .position(rules)
                 .expect("a legal line");
-            if !st.seen.contains(&pos) && here.insert(pos) {
-                out.push(Opening::line(line));
+            if !st.seen.contains(&pos, |n| st.openings.position(rules, n))
+                && here.insert(&pos, out.len() as u64, |k| out.position(rules, k as usize))
+            {
+                out.push(&line);
                 vain = 0;
             } else {
                 vain += 1;
@@ -614,6 +861,152 @@ mod tests {
     use super::*;
     use crate::analysis::tests::minimax;
     use crate::rules::Sweep;
+
+    /// The lines `d` reaches after `upto` openings: its openings in order and their
+    /// positions, checked to be distinct.
+    fn distinct_positions(d: &DistinctOpenings, rules: Rules, upto: u64) -> Vec<Opening> {
+        let list: Vec<Opening> = (0..upto).map(|n| d.get(n)).collect();
+        let positions: HashSet<Position> =
+            list.iter().map(|o| o.position(rules).unwrap()).collect();
+        assert_eq!(positions.len() as u64, upto, "a position twice");
+        list
+    }
+
+    /// The openings kept packed are the openings computed before, in the same order, so
+    /// that a results folder of an earlier version resumes with the same openings: with a
+    /// book and without, enumerated and drawn at random, on a board whose positions run out.
+    #[test]
+    fn packed_openings_are_the_openings_computed_before_in_the_same_order() {
+        let default = Limits {
+            max_frontier: MAX_FRONTIER,
+            max_drawn_in_vain: MAX_DRAWN_IN_VAIN,
+        };
+        // Frontiers past 2,000 positions drawn at random, after 300 lines in vain.
+        let small = Limits {
+            max_frontier: 2_000,
+            max_drawn_in_vain: 300,
+        };
+        let kalah = Rules::default();
+        let empty = Rules::new(6, 4, true, Sweep::Owner).unwrap();
+        let tiny = Rules::new(2, 1, false, Sweep::Owner).unwrap();
+        let cases: [(Rules, u32, u64, bool, Limits, u64); 6] = [
+            // The book, then 4, 5 and 6 sowings (23,115 positions).
+            (kalah, 4, 0, true, default, 30_000),
+            (kalah, 4, 12_345, true, default, 8_000),
+            (empty, 4, 7, true, default, 8_000),
+            (kalah, 3, 3, false, small, 12_000),
+            (
+                Rules::new(4, 3, false, Sweep::Owner).unwrap(),
+                2,
+                5,
+                true,
+                small,
+                6_000,
+            ),
+            (tiny, 1, 0, false, default, 40),
+        ];
+        for (rules, plies, seed, book, limits, upto) in cases {
+            let book = book.then(|| default_book(rules)).flatten();
+            let new = DistinctOpenings::with_limits(rules, plies, seed, book, limits);
+            let old = before::Before::new(rules, plies, seed, book, limits);
+            let what = format!("{rules}, {plies} sowings, seed {seed}");
+            for n in 0..upto {
+                assert_eq!(new.get(n), old.get(n), "{what}: opening {n}");
+            }
+            assert_eq!(new.count_upto(upto), old.count_upto(upto), "{what}");
+        }
+        // The cases reach tiers drawn at random, and a board whose positions run out.
+        let d = DistinctOpenings::with_limits(kalah, 3, 3, None, small);
+        let (_, tiers) = d.count_upto(12_000);
+        assert!(
+            tiers.len() >= 4 && tiers.iter().all(|&(_, n)| n <= 2_000),
+            "{tiers:?}"
+        );
+        assert!(tiers.iter().any(|&(_, n)| n == 2_000), "{tiers:?}");
+        let (count, _) = DistinctOpenings::new(tiny, 1, 0, None).count_upto(40);
+        assert!(count.is_some_and(|c| c < 20), "{count:?}");
+    }
+
+    /// No position is played twice, through the book, tiers enumerated and tiers drawn at
+    /// random; and what is kept of each opening is some 30 bytes.
+    #[test]
+    fn distinct_openings_are_distinct_positions_kept_in_a_few_bytes_each() {
+        let rules = Rules::default();
+        let d = DistinctOpenings::new(rules, 4, 1, default_book(rules));
+        let list = distinct_positions(&d, rules, 30_000);
+        assert!(
+            list[..1000].iter().all(|o| o.pits.len() == 10),
+            "the book's first"
+        );
+        let st = d.state.lock().unwrap();
+        let kept = st.seen.slots.len() * 8
+            + st.openings
+                .tiers
+                .iter()
+                .map(|t| t.bytes.len())
+                .sum::<usize>();
+        let past_book = st.openings.len as usize - st.openings.book.len();
+        assert!(past_book > 28_000, "{past_book}");
+        assert!(
+            kept <= 30 * past_book,
+            "{kept} bytes for {past_book} openings"
+        );
+        drop(st);
+        let small = Limits {
+            max_frontier: 1_000,
+            max_drawn_in_vain: 200,
+        };
+        let drawn = DistinctOpenings::with_limits(rules, 2, 9, None, small);
+        distinct_positions(&drawn, rules, 10_000);
+    }
+
+    /// A position set finds each position it holds by the item kept for it, and no other
+    /// position: not one whose slot's bits match but whose item reaches another position.
+    #[test]
+    fn a_position_set_finds_exactly_the_positions_it_holds() {
+        let rules = Rules::default();
+        let mut frontier = vec![Position::start(rules)];
+        let mut all = Vec::new();
+        for _ in 0..5 {
+            let mut next = Vec::new();
+            for p in &frontier {
+                for pit in p.legal_moves() {
+                    let after = p.play(i64::from(pit)).unwrap();
+                    if !after.is_over() {
+                        next.push(after);
+                    }
+                }
+            }
+            all.extend(next.iter().copied());
+            frontier = next;
+        }
+        let (held, others) = all.split_at(all.len() / 2);
+        let mut set = PositionSet::default();
+        let mut items: Vec<Position> = Vec::new();
+        let mut first = std::collections::HashMap::new();
+        for p in held {
+            let new = set.insert(p, items.len() as u64, |i| items[i as usize]);
+            assert_eq!(new, !first.contains_key(p));
+            if new {
+                first.insert(*p, items.len() as u64);
+                items.push(*p);
+            }
+        }
+        assert_eq!(set.len, first.len());
+        assert!(set.len * 4 <= set.slots.len() * 3);
+        for p in held {
+            assert_eq!(set.find(p, |i| items[i as usize]), first.get(p).copied());
+        }
+        for p in others {
+            let found = set.find(p, |i| items[i as usize]);
+            assert_eq!(found, first.get(p).copied(), "{p:?}");
+        }
+        // A slot whose bits match is taken only when its item reaches the position.
+        let mut one = PositionSet::default();
+        one.insert(&held[0], 0, |_| unreachable!());
+        assert_eq!(one.find(&held[0], |_| held[0]), Some(0));
+        assert_eq!(one.find(&held[0], |_| Position::start(rules)), None);
+    }
 
     /// The books shipped are the default of their boards: at least 1,000 distinct
     /// positions each, every line's recorded value within ±2, and the header gives the
@@ -737,5 +1130,180 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("found only"), "{err}");
+    }
+}
+
+#[cfg(test)]
+/// The openings as they were computed before they were kept packed (every position and
+/// line whole): the reference the packed ones must equal, opening for opening.
+mod before {
+    use super::*;
+
+    pub(super) struct Before {
+        limits: Limits,
+        rules: Rules,
+        plies: u32,
+        seed: u64,
+        state: std::sync::Mutex<Distinct>,
+    }
+
+    struct Distinct {
+        list: Vec<Opening>,
+        seen: HashSet<Position>,
+        frontier: Option<Vec<(Position, Vec<u8>)>>,
+        depth: u32,
+        tiers: Vec<(u32, usize)>,
+        done: bool,
+    }
+
+    impl Before {
+        pub(super) fn new(
+            rules: Rules,
+            plies: u32,
+            seed: u64,
+            book: Option<(&str, &[Opening])>,
+            limits: Limits,
+        ) -> Before {
+            let plies = plies.max(1);
+            let mut list = Vec::new();
+            let mut seen = HashSet::new();
+            if let Some((_, openings)) = book {
+                for o in openings {
+                    if let Ok(pos) = o.position(rules)
+                        && seen.insert(pos)
+                    {
+                        list.push(o.clone());
+                    }
+                }
+                shuffle(list.len(), seed, BOOK_STREAM, |i, j| list.swap(i, j));
+            }
+            Before {
+                limits,
+                rules,
+                plies,
+                seed,
+                state: std::sync::Mutex::new(Distinct {
+                    list,
+                    seen,
+                    frontier: Some(vec![(Position::start(rules), Vec::new())]),
+                    depth: 0,
+                    tiers: Vec::new(),
+                    done: false,
+                }),
+            }
+        }
+
+        pub(super) fn get(&self, n: u64) -> Opening {
+            let mut st = self.state.lock().expect("openings lock");
+            while (st.list.len() as u64) <= n && !st.done {
+                self.grow(&mut st);
+            }
+            if st.list.is_empty() {
+                // No line of `plies` sowings leaves the game going: the longest that does.
+                return Opening::line(random_opening(self.rules, self.plies, self.seed, n));
+            }
+            st.list[(n % st.list.len() as u64) as usize].clone()
+        }
+
+        pub(super) fn count_upto(&self, upto: u64) -> (Option<u64>, Vec<(u32, usize)>) {
+            let upto = upto.min(COUNTED_AT_START);
+            let mut st = self.state.lock().expect("openings lock");
+            while !st.done && ((st.list.len() as u64) < upto || st.tiers.is_empty()) {
+                self.grow(&mut st);
+            }
+            let n = st.list.len() as u64;
+            ((st.done || n < upto).then_some(n), st.tiers.clone())
+        }
+
+        fn expand(&self, frontier: &[(Position, Vec<u8>)]) -> Option<Vec<(Position, Vec<u8>)>> {
+            let mut next = Vec::new();
+            let mut here = HashSet::new();
+            for (pos, line) in frontier {
+                for pit in pos.legal_moves() {
+                    let after = pos.play(i64::from(pit)).expect("a legal move");
+                    if !after.is_over() && here.insert(after) {
+                        if next.len() >= self.limits.max_frontier {
+                            return None;
+                        }
+                        let mut l = line.clone();
+                        l.push(pit);
+                        next.push((after, l));
+                    }
+                }
+            }
+            Some(next)
+        }
+
+        fn grow(&self, st: &mut Distinct) {
+            loop {
+                st.depth += 1;
+                let depth = st.depth;
+                let mut tier: Vec<Opening> = match st.frontier.take() {
+                    Some(frontier) if frontier.is_empty() => {
+                        st.done = true;
+                        return;
+                    }
+                    Some(frontier) => match self.expand(&frontier) {
+                        Some(next) => {
+                            let tier = if depth >= self.plies {
+                                next.iter()
+                                    .filter(|(p, _)| !st.seen.contains(p))
+                                    .map(|(_, l)| Opening::line(l.clone()))
+                                    .collect()
+                            } else {
+                                Vec::new()
+                            };
+                            st.frontier = Some(next);
+                            tier
+                        }
+                        None => self.drawn(st, depth),
+                    },
+                    None => self.drawn(st, depth),
+                };
+                if depth < self.plies {
+                    continue;
+                }
+                shuffle(tier.len(), self.seed, u64::from(depth), |i, j| {
+                    tier.swap(i, j)
+                });
+                for o in &tier {
+                    st.seen
+                        .insert(o.position(self.rules).expect("a legal line"));
+                }
+                st.tiers.push((depth, tier.len()));
+                st.list.extend(tier);
+                return;
+            }
+        }
+
+        fn drawn(&self, st: &mut Distinct, depth: u32) -> Vec<Opening> {
+            let mut out = Vec::new();
+            let mut here = HashSet::new();
+            let mut vain = 0;
+            let mut stream = 0u64;
+            while vain < self.limits.max_drawn_in_vain && out.len() < self.limits.max_frontier {
+                let line = random_opening(
+                    self.rules,
+                    depth,
+                    self.seed ^ u64::from(depth).rotate_left(32),
+                    stream,
+                );
+                stream += 1;
+                if line.len() != depth as usize {
+                    vain += 1;
+                    continue;
+                }
+                let pos = Opening::line(line.clone())
+                    .position(self.rules)
+                    .expect("a legal line");
+                if !st.seen.contains(&pos) && here.insert(pos) {
+                    out.push(Opening::line(line));
+                    vain = 0;
+                } else {
+                    vain += 1;
+                }
+            }
+            out
+        }
     }
 }
