@@ -230,6 +230,7 @@ pub fn verdict_of(
     (
         written,
         Concluded {
+            verdict,
             code,
             text,
             status,
@@ -241,6 +242,7 @@ pub fn verdict_of(
 /// What [`files::save_verdict`] writes.
 #[derive(Clone, Debug)]
 pub struct Concluded {
+    pub verdict: Verdict,
     pub code: u8,
     pub text: String,
     pub status: crate::stats::SprtStatus,
@@ -329,6 +331,8 @@ pub struct WorkerView {
     /// The verdict, once this worker wrote it or found it.
     pub published: Option<Published>,
     last_print: Option<Instant>,
+    /// Judgements of the pool already in the event stream.
+    streamed: usize,
 }
 
 impl WorkerView {
@@ -340,6 +344,7 @@ impl WorkerView {
             names: Default::default(),
             published: None,
             last_print: None,
+            streamed: 0,
         }
     }
 
@@ -365,8 +370,26 @@ impl WorkerView {
             self.pool = Some(self.pool_of(&new, &base));
         }
         let pool = self.pool.as_mut().expect("made above");
-        if let Some(verdict) = read_verdict(&self.worker.dir)? {
-            pool.refresh()?;
+        let w = &self.worker;
+        let names = (self.names.0.as_str(), self.names.1.as_str());
+        let found = read_verdict(&w.dir)?;
+        let ended = pool.refresh()?;
+        // The pairs judged since, then the verdict, in the event stream.
+        for j in &pool.judgements()[self.streamed..] {
+            crate::events::emit(&crate::events::Event::SprtStatus(j.into()));
+        }
+        self.streamed = pool.judgements().len();
+        let stream_verdict = |ended: &Ended| {
+            let (_, c) = verdict_of(ended, &w.settings, names.0, names.1, w.code_of);
+            let record = files::VerdictRecord::new(c.code, &c.text, &c.status, c.estimate);
+            crate::events::emit(&crate::events::Event::Verdict(crate::events::Verdict::new(
+                c.verdict, record,
+            )));
+        };
+        if let Some(verdict) = found {
+            if let Some(ended) = &ended {
+                stream_verdict(ended);
+            }
             self.published = Some(Published {
                 verdict,
                 first: false,
@@ -374,9 +397,8 @@ impl WorkerView {
             });
             return Ok(true);
         }
-        if let Some(ended) = pool.refresh()? {
-            let w = &self.worker;
-            let names = (self.names.0.as_str(), self.names.1.as_str());
+        if let Some(ended) = ended {
+            stream_verdict(&ended);
             self.published = Some(publish(
                 &w.dir,
                 pool,

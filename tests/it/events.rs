@@ -551,3 +551,65 @@ fn a_full_disk_under_the_stream_stops_the_run_and_says_so() {
     assert_eq!(err.matches(said).count(), 1, "{err}");
     assert!(err.contains("`kalaha match --resume"), "{err}");
 }
+
+/// Each worker of a test that several play writes its stream: the pooled test's status
+/// after each pair judged in order, the verdict, and how it ended.
+#[test]
+fn each_worker_of_a_shared_test_streams_the_pooled_test() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = tmp.path().join("shared");
+    let workers: Vec<_> = (1..=2)
+        .map(|k| {
+            let events = tmp.path().join(format!("w{k}.jsonl"));
+            let child = kalaha()
+                .args([
+                    "sprt",
+                    "--engine",
+                    "hard",
+                    "--engine",
+                    "first",
+                    "--elo0",
+                    "0",
+                    "--elo1",
+                    "50",
+                    "--move-time",
+                    "10ms",
+                    "-j",
+                    "1",
+                    "-q",
+                    "--workers",
+                    "2",
+                ])
+                .arg("--worker")
+                .arg(k.to_string())
+                .arg("--shared")
+                .arg(&shared)
+                .arg("--events")
+                .arg(&events)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (child, events)
+        })
+        .collect();
+    let mut verdicts = Vec::new();
+    for (child, events) in workers {
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let lines = parse(&std::fs::read_to_string(&events).unwrap());
+        assert_eq!(lines[0]["event"], "run_started");
+        assert_eq!(lines.last().unwrap()["event"], "run_finished");
+        let status = of(&lines, "sprt_status");
+        assert!(!status.is_empty(), "{lines:?}");
+        // The pairs in order, the last one the decision.
+        for (i, s) in status.iter().enumerate() {
+            assert_eq!(s["pairs"], i as u64 + 1, "{s}");
+        }
+        assert_eq!(status.last().unwrap()["accepted"], "H1");
+        let verdict = of(&lines, "verdict");
+        assert_eq!(verdict.len(), 1, "{lines:?}");
+        verdicts.push(verdict[0]["verdict"].clone());
+    }
+    assert_eq!(verdicts[0], verdicts[1]);
+}
