@@ -13,15 +13,15 @@ use std::path::Path;
 
 /// The largest configuration file kalaha reads: 16 MiB (a `tournament.toml` keeps its
 /// openings list).
-pub const CONFIG_LIMIT: u64 = 16 << 20;
+pub(crate) const CONFIG_LIMIT: u64 = 16 << 20;
 /// The largest openings file or book kalaha reads: 8 MiB. A run keeps its openings in its
 /// `tournament.toml`, which must stay within [`CONFIG_LIMIT`] for a resume to read it.
-pub const OPENINGS_LIMIT: u64 = 8 << 20;
+pub(crate) const OPENINGS_LIMIT: u64 = 8 << 20;
 
 /// `path` opened with `options` when it is a regular file; a FIFO, socket or device is
 /// refused (`InvalidData`, saying what it is; the caller names the path) without
 /// blocking on it.
-pub fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+pub(crate) fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     // Non-blocking, so that opening a FIFO with no writer does not wait for one.
     let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
     let kind = file.metadata()?.file_type();
@@ -48,12 +48,12 @@ pub fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::Result<F
 }
 
 /// `path` opened for reading when it is a regular file (see [`open_regular_with`]).
-pub fn open_regular(path: &Path) -> io::Result<File> {
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     open_regular_with(path, OpenOptions::new().read(true))
 }
 
 /// The whole of the regular file `path`, refused when it is longer than `limit` bytes.
-pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     open_regular(path)?
         .take(limit + 1)
@@ -71,7 +71,7 @@ pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 }
 
 /// [`read_limited`] as UTF-8 text.
-pub fn read_text_limited(path: &Path, limit: u64) -> io::Result<String> {
+pub(crate) fn read_text_limited(path: &Path, limit: u64) -> io::Result<String> {
     String::from_utf8(read_limited(path, limit)?)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "it is not UTF-8 text"))
 }

@@ -21,7 +21,7 @@ const VALUED_BOOKS: [(bool, &str); 2] = [
 /// The positions the shipped book of `rules` reaches, each with its exact value for its
 /// side to move (none when kalaha ships no book for `rules`). A line that does not read or
 /// replay is left out.
-pub fn book_values(rules: Rules) -> Vec<(Position, i32)> {
+pub(crate) fn book_values(rules: Rules) -> Vec<(Position, i32)> {
     if (rules.pits(), rules.seeds(), rules.sweep()) != (6, 4, Sweep::Owner) {
         return Vec::new();
     }

@@ -513,7 +513,7 @@ fn typed_options(
 /// Runs every step against the engine (with `options` set after each start) and returns
 /// the results; `report` sees each result as soon as it is known. An option that does not
 /// fit the engine's declarations is an error: it says which, and what to give.
-pub async fn check_engine(
+pub(crate) async fn check_engine(
     cmd: &EngineCommand,
     settings: &Settings,
     options: &[(String, String)],

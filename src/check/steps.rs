@@ -37,7 +37,7 @@ pub(crate) struct Steps<'a, T: Subject> {
 
 impl<'a, T: Subject> Steps<'a, T> {
     /// No step run yet, no program running; `report` sees each result as it is known.
-    pub fn new(start: T::Start<'a>, report: &'a mut dyn FnMut(&StepResult)) -> Self {
+    pub(crate) fn new(start: T::Start<'a>, report: &'a mut dyn FnMut(&StepResult)) -> Self {
         Steps {
             start,
             subject: None,
@@ -49,12 +49,12 @@ impl<'a, T: Subject> Steps<'a, T> {
     }
 
     /// What the program is started with.
-    pub fn start(&self) -> T::Start<'a> {
+    pub(crate) fn start(&self) -> T::Start<'a> {
         self.start
     }
 
     /// Records the result of a step.
-    pub fn push(&mut self, name: &str, failure: Option<Failure>, warnings: Vec<String>) {
+    pub(crate) fn push(&mut self, name: &str, failure: Option<Failure>, warnings: Vec<String>) {
         let r = StepResult {
             name: name.to_string(),
             failure,
@@ -66,18 +66,18 @@ impl<'a, T: Subject> Steps<'a, T> {
     }
 
     /// Records a step that failed with `reason` and no line received.
-    pub fn fail(&mut self, name: &str, reason: impl Into<String>) {
+    pub(crate) fn fail(&mut self, name: &str, reason: impl Into<String>) {
         self.push(name, Some(Failure::msg(reason)), Vec::new());
     }
 
     /// Marks the program as unusable: the remaining steps are not run, for `reason`.
-    pub fn give_up(&mut self, reason: impl Into<String>) {
+    pub(crate) fn give_up(&mut self, reason: impl Into<String>) {
         self.dead = Some(reason.into());
     }
 
     /// The program for the next step, started again if the last step ended it; `Err` (the
     /// reason) when it is dead or cannot be started.
-    pub async fn subject(&mut self) -> Result<&mut T, String> {
+    pub(crate) async fn subject(&mut self) -> Result<&mut T, String> {
         if let Some(reason) = &self.dead {
             return Err(reason.clone());
         }
@@ -96,7 +96,7 @@ impl<'a, T: Subject> Steps<'a, T> {
 
     /// Runs one step; after a failure the program is stopped (to be started again for the
     /// next step) or, if the failure says so, given up.
-    pub async fn step<F>(&mut self, name: &str, f: F)
+    pub(crate) async fn step<F>(&mut self, name: &str, f: F)
     where
         F: AsyncFnOnce(&mut T) -> StepOutcome,
     {
@@ -123,7 +123,7 @@ impl<'a, T: Subject> Steps<'a, T> {
 
     /// The running program, taken for a last step of its own (`None` if it is dead or
     /// cannot be started again; the step is then counted as not run).
-    pub async fn take_for_last_step(&mut self) -> Option<T> {
+    pub(crate) async fn take_for_last_step(&mut self) -> Option<T> {
         if self.subject().await.is_err() {
             self.skipped += 1;
             return None;
@@ -132,14 +132,14 @@ impl<'a, T: Subject> Steps<'a, T> {
     }
 
     /// Stops the program, if one runs.
-    pub async fn stop(&mut self) {
+    pub(crate) async fn stop(&mut self) {
         if let Some(s) = self.subject.take() {
             s.stop().await;
         }
     }
 
     /// Every result, the steps not run counted in one last line with the reason.
-    pub async fn finish(mut self) -> Vec<StepResult> {
+    pub(crate) async fn finish(mut self) -> Vec<StepResult> {
         self.stop().await;
         if self.skipped > 0 {
             let reason = self.dead.clone().unwrap_or_default();

@@ -83,7 +83,7 @@ pub enum OrderArg {
 }
 
 /// Reads a `--budget`: a time, or `none`.
-pub fn parse_budget(text: &str) -> Result<Option<Duration>, CliError> {
+pub(crate) fn parse_budget(text: &str) -> Result<Option<Duration>, CliError> {
     if text.trim() == "none" {
         return Ok(None);
     }
@@ -95,7 +95,11 @@ pub fn parse_budget(text: &str) -> Result<Option<Duration>, CliError> {
 }
 
 /// The endgame table for each rule variant in `rules`, loaded or built as `tables` says.
-pub fn tables_for(rules: &[Rules], tables: &TableArgs, threads: usize) -> Result<Tables, CliError> {
+pub(crate) fn tables_for(
+    rules: &[Rules],
+    tables: &TableArgs,
+    threads: usize,
+) -> Result<Tables, CliError> {
     let mut out = Tables::new();
     for r in rules {
         out.insert(*r, obtain(r, tables, threads)?.map(Arc::new));
@@ -103,7 +107,7 @@ pub fn tables_for(rules: &[Rules], tables: &TableArgs, threads: usize) -> Result
     Ok(out)
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     let budget = parse_budget(&args.budget)?;
     super::solve::check_hash_mb(args.hash_mb)?;
     let threads = match args.threads {

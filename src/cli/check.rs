@@ -67,7 +67,7 @@ type CheckedEngine = (EngineCommand, Vec<(String, String)>, EngineProtocol);
 /// The engine to check: an engine spec as every command takes it (`cmd=PROGRAM arg=...
 /// dir=... env.VAR=... option.NAME=... protocol=...`, or `builtin=NAME`), or a program and
 /// its arguments.
-pub fn engine_command(words: &[String]) -> Result<CheckedEngine, CliError> {
+pub(crate) fn engine_command(words: &[String]) -> Result<CheckedEngine, CliError> {
     let is_spec = words.first().is_some_and(|w| {
         w.split_once('=')
             .is_some_and(|(k, _)| ["cmd", "builtin"].contains(&k))
@@ -104,7 +104,7 @@ fn check_program(program: &Path) -> Result<(), CliError> {
         })
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     let (cmd, options, spec_protocol) = engine_command(&args.engine)?;
     let protocol = match (args.protocol, spec_protocol) {
         (EngineProtocol::Kalaha, EngineProtocol::Kalaha) => EngineProtocol::Kalaha,

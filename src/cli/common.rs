@@ -194,7 +194,7 @@ pub struct TournamentRulesArgs {
 
 impl TournamentRulesArgs {
     /// Whether any rules flag was given.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.pits.is_some() || self.seeds.is_some() || self.empty_capture || self.sweep.is_some()
     }
 
@@ -219,7 +219,7 @@ impl TournamentRulesArgs {
     }
 
     /// The rules given on the command line over `under` (the file's), one by one.
-    pub fn over(&self, under: Option<RulesSpec>) -> Option<RulesSpec> {
+    pub(crate) fn over(&self, under: Option<RulesSpec>) -> Option<RulesSpec> {
         if !self.any() {
             return under;
         }
@@ -282,7 +282,7 @@ pub(crate) fn resume_flag(flag: &str) -> CliError {
 
 /// How a run goes (not what it plays).
 #[derive(Clone, Copy, Debug)]
-pub struct RunFlags {
+pub(crate) struct RunFlags {
     pub concurrency: usize,
     pub report_every: Option<u64>,
     pub quiet: bool,
@@ -298,7 +298,7 @@ pub struct RunFlags {
 impl CommonArgs {
     /// The first flag given that changes the tournament (everything but --concurrency,
     /// --quiet, --debug, --report-every, --out, --config and the engines).
-    pub fn settings_given(&self) -> Option<&'static str> {
+    pub(crate) fn settings_given(&self) -> Option<&'static str> {
         let r = &self.rules;
         let mut given = vec![("--each", !self.each.is_empty())];
         given.extend(self.plays_given());
@@ -316,7 +316,7 @@ impl CommonArgs {
 
     /// The command line as a configuration, merged over `--config`'s file, with where
     /// each value came from.
-    pub fn to_config_file(&self) -> Result<ConfigFile, CliError> {
+    pub(crate) fn to_config_file(&self) -> Result<ConfigFile, CliError> {
         let mut cli = self.plain_settings();
         for words in &self.engines.0 {
             cli.engines
@@ -344,13 +344,13 @@ impl CommonArgs {
 
     /// Resolves a configuration built from these flags; a refused setting is named as
     /// the user gave it (see [`explain`]).
-    pub fn resolve(&self, file: &ConfigFile) -> Result<TournamentConfig, CliError> {
+    pub(crate) fn resolve(&self, file: &ConfigFile) -> Result<TournamentConfig, CliError> {
         file.resolve().map_err(|e| explain(e, &file.origins))
     }
 
     /// How to run a resumed run: the flags, else the games at once the run was started
     /// with (`saved`), else the defaults.
-    pub fn resume_flags(&self, saved: Option<usize>) -> RunFlags {
+    pub(crate) fn resume_flags(&self, saved: Option<usize>) -> RunFlags {
         let mut flags = self.run_flags(None);
         if let (None, Some(n)) = (self.concurrency, saved) {
             flags.concurrency = n;
@@ -362,7 +362,7 @@ impl CommonArgs {
     /// configuration file (`file`, with the flags merged over it) give one: before anything
     /// is printed, since with `--events -` standard output is the stream's. `fresh`: `out`
     /// is the folder of a new run, not yet claimed.
-    pub fn open_events(
+    pub(crate) fn open_events(
         &self,
         file: Option<&ConfigFile>,
         kind: crate::results::RunKind,
@@ -382,7 +382,7 @@ impl CommonArgs {
 
     /// How to run: the flags, else the configuration file's keys (already merged into
     /// `file`), else the defaults.
-    pub fn run_flags(&self, file: Option<&ConfigFile>) -> RunFlags {
+    pub(crate) fn run_flags(&self, file: Option<&ConfigFile>) -> RunFlags {
         let concurrency = file
             .and_then(|f| f.concurrency)
             .or(self.concurrency)

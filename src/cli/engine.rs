@@ -38,7 +38,7 @@ pub struct Args {
     pub options: Vec<String>,
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     let Some(mut player) = builtin(&args.name) else {
         return Err(CliError::input_msg(format!(
             "unknown engine {:?}: the built-in engines are {}",

@@ -6,7 +6,7 @@ use super::CliError;
 use super::common::RunFlags;
 use super::shell::shell_path;
 use crate::record::format_duration;
-pub use crate::results::RunKind;
+pub(crate) use crate::results::RunKind;
 use crate::tournament::config::TournamentConfig;
 use crate::tournament::events::{StopRule, View};
 use crate::tournament::schedule::ScheduleKind;
@@ -18,7 +18,7 @@ use std::time::Duration;
 
 /// A run that ended: its outcome and the exit code so far (0, or 130 when interrupted,
 /// after printing how to resume).
-pub struct Executed {
+pub(crate) struct Executed {
     pub outcome: TournamentOutcome,
     pub code: u8,
 }
@@ -43,7 +43,7 @@ fn time_controls(config: &TournamentConfig) -> String {
 
 /// Runs a resolved tournament with the live display, the leaderboard and `extra` views
 /// (first), and says how it ended.
-pub fn execute(
+pub(crate) fn execute(
     config: TournamentConfig,
     out: PathBuf,
     resume: bool,

@@ -6,7 +6,7 @@ use super::{CliError, CliResult};
 use crate::tournament::spec::EngineSpec;
 
 /// Games a match plays when `--games` is not given.
-pub const MATCH_GAMES: u64 = 100;
+pub(crate) const MATCH_GAMES: u64 = 100;
 
 /// Play game pairs between two engines (100 games unless --games says otherwise).
 ///
@@ -29,7 +29,7 @@ pub struct Args {
     pub resume: Option<std::path::PathBuf>,
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     if let Some(dir) = &args.resume {
         return super::tournament::resume(dir, &args.common);
     }

@@ -61,7 +61,7 @@ pub struct Args {
     pub tables: TableArgs,
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     let rules = args.rules.rules()?;
     if args.count == 0 {
         return Err(CliError::input_msg(

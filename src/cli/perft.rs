@@ -20,7 +20,7 @@ pub struct Args {
     pub rules: RulesArgs,
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     let rules = args.rules.rules()?;
     let start = Position::start(rules);
     let mut out = std::io::stdout().lock();

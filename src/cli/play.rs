@@ -90,7 +90,7 @@ pub struct Args {
 /// The engine played when none is given.
 const DEFAULT_ENGINE: &str = "medium";
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     let mut specs = Vec::new();
     for words in &args.engines.0 {
         // A bare word is a built-in engine: `--engine hard`.

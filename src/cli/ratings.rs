@@ -469,7 +469,7 @@ fn mixed_rules(boards: &[(crate::rules::Rules, Vec<PathBuf>)]) -> Option<String>
     ))
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     let anchor = args.anchor.as_deref().map(parse_anchor).transpose()?;
     let sources = sources(&without_empty_runs(&args.inputs))?;
     let out_dir = out_dir(&args)?;

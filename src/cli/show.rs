@@ -33,7 +33,7 @@ pub struct Args {
     pub open: bool,
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     super::common::require_results_file(
         &args.dir,
         GAMES_JSONL,

@@ -66,7 +66,7 @@ pub(super) const GUESS_DEPTH: u32 = 14;
 pub(super) const DEFAULT_HASH_MB: usize = 256;
 
 /// Checks a `--hash-mb`.
-pub fn check_hash_mb(mb: usize) -> Result<(), CliError> {
+pub(crate) fn check_hash_mb(mb: usize) -> Result<(), CliError> {
     if mb == 0 || mb > 65536 {
         return Err(CliError::input_msg(format!(
             "invalid --hash-mb {mb}: it must be between 1 and 65536"
@@ -75,7 +75,7 @@ pub fn check_hash_mb(mb: usize) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     let rules = args.rules.rules()?;
     let pos = match &args.position {
         Some(text) if text.trim_start().starts_with('<') => text

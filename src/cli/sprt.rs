@@ -146,7 +146,7 @@ fn test_flag_given(args: &Args) -> Option<&'static str> {
     .map(|(flag, _)| flag)
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     let common = &args.common;
     if common.games.is_some() || common.shard.is_some() {
         return Err(CliError::input_msg(

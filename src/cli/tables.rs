@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The default table budget, in MiB.
-pub const DEFAULT_TABLE_MB: u64 = 1024;
+pub(crate) const DEFAULT_TABLE_MB: u64 = 1024;
 
 /// What tables cost, for `--help`: the size of each `k` for 6 pits (the standard board).
-pub fn costs_help() -> String {
+pub(crate) fn costs_help() -> String {
     let rules = TableRules {
         pits: 6,
         empty_capture: false,
@@ -58,17 +58,17 @@ pub struct TableArgs {
 }
 
 impl TableArgs {
-    pub fn store(&self) -> Result<TableStore, CliError> {
+    pub(crate) fn store(&self) -> Result<TableStore, CliError> {
         TableStore::at(self.tables.as_deref()).map_err(CliError::input)
     }
 
-    pub fn budget_bytes(&self) -> u64 {
+    pub(crate) fn budget_bytes(&self) -> u64 {
         self.table_mb.saturating_mul(1 << 20)
     }
 }
 
 /// Threads for building and searching.
-pub fn check_threads(threads: usize) -> Result<usize, CliError> {
+pub(crate) fn check_threads(threads: usize) -> Result<usize, CliError> {
     let max = 256;
     if threads == 0 || threads > max {
         return Err(CliError::input_msg(format!(
@@ -170,7 +170,7 @@ impl BuildDisplay {
 
 /// The endgame table for a game under `rules` within the flags' budget: loaded, or built
 /// (with a progress bar on a terminal) and saved; `None` when the game needs none.
-pub fn obtain(
+pub(crate) fn obtain(
     rules: &Rules,
     args: &TableArgs,
     threads: usize,
@@ -282,7 +282,7 @@ pub struct BookArgs {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     match args.command {
         TablesCommand::Build(a) => build(a),
         TablesCommand::Info(a) => info(a),

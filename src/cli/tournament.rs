@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The built-in engines of the demo tournament (no engines given).
-pub const DEMO_ENGINES: [&str; 5] = ["random", "greedy", "easy", "medium", "hard"];
+pub(crate) const DEMO_ENGINES: [&str; 5] = ["random", "greedy", "easy", "medium", "hard"];
 
 /// Run a round robin (or a gauntlet) between engines; with no engines, a demo round robin
 /// of the built-in engines random, greedy, easy, medium and hard (20 games per pairing from
@@ -36,7 +36,7 @@ pub struct Args {
     pub resume: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> CliResult {
+pub(crate) fn run(args: Args) -> CliResult {
     if let Some(dir) = &args.resume {
         if args.gauntlet {
             return Err(resume_flag("--gauntlet"));

@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 
 /// Who holds the socket that connected to an agent's port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Owner {
+pub(crate) enum Owner {
     /// A process of the agent's tree.
     Agent,
     /// No process of the agent's tree (or the socket is gone).
@@ -35,7 +35,7 @@ pub enum Owner {
 
 /// The judge of the connections to one agent's port: what it knows of the agent's
 /// sockets, and how to find whose a connection is.
-pub struct Gate {
+pub(crate) struct Gate {
     root: i32,
     listen: SocketAddr,
     /// The socket diagnostics, while they answer.
@@ -46,7 +46,7 @@ pub struct Gate {
 
 impl Gate {
     /// The judge of connections to `listen` for the agent whose first process is `root`.
-    pub fn new(root: i32, listen: SocketAddr) -> Gate {
+    pub(crate) fn new(root: i32, listen: SocketAddr) -> Gate {
         let diag = if cfg!(target_os = "linux") {
             SockDiag::open().ok()
         } else {
@@ -63,7 +63,7 @@ impl Gate {
     /// A judgement of the connection from `peer` made at once, in a few system calls:
     /// `Agent` when its socket is one the agent held when last looked at, `Foreign` when
     /// it is gone, else `Unsure` (or `Unknown` where nothing can be checked).
-    pub fn judge(&mut self, peer: SocketAddr) -> Owner {
+    pub(crate) fn judge(&mut self, peer: SocketAddr) -> Owner {
         if !cfg!(target_os = "linux") {
             return Owner::Unknown;
         }
@@ -77,7 +77,7 @@ impl Gate {
     /// The owners of the connections from `peers` that [`Gate::judge`] left unsure, after
     /// one new look at the agent's sockets (and, without the socket diagnostics, one read
     /// of `/proc/net/tcp`) for them all.
-    pub fn settle(&mut self, peers: &[SocketAddr]) -> Vec<Owner> {
+    pub(crate) fn settle(&mut self, peers: &[SocketAddr]) -> Vec<Owner> {
         let tables = if self.diag.is_none() {
             let texts: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
                 .iter()

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// Both engines' clocks.
 #[derive(Clone, Debug)]
-pub struct Clocks {
+pub(crate) struct Clocks {
     control: [TimeControl; 2],
     margin: Duration,
     /// Nanoseconds left on each clock (negative: overdrawn, by at most the margin).
@@ -31,7 +31,7 @@ fn duration(n: i128) -> Duration {
 }
 
 impl Clocks {
-    pub fn new(control: [TimeControl; 2], margin: Duration) -> Clocks {
+    pub(crate) fn new(control: [TimeControl; 2], margin: Duration) -> Clocks {
         Clocks {
             control,
             margin,
@@ -42,7 +42,7 @@ impl Clocks {
 
     /// The time `side` is told it has, and the deadline of its move (time plus the
     /// margin still unused).
-    pub fn limit(&self, side: Side) -> (TimeLimit, Duration) {
+    pub(crate) fn limit(&self, side: Side) -> (TimeLimit, Duration) {
         let i = side.index();
         match self.control[i] {
             TimeControl::MoveTime(t) => (TimeLimit::MoveTime(t), t + self.margin),
@@ -59,7 +59,7 @@ impl Clocks {
     }
 
     /// Charges `side` for a move that took `elapsed`; the error says how the time ran out.
-    pub fn charge(&mut self, side: Side, elapsed: Duration) -> Result<(), String> {
+    pub(crate) fn charge(&mut self, side: Side, elapsed: Duration) -> Result<(), String> {
         let i = side.index();
         match self.control[i] {
             TimeControl::MoveTime(t) => {

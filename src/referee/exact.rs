@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Positions each null-window search of the solver may visit before a move of an
 /// adjudicated game (an exact solve makes a few such searches): about a millisecond;
 /// positions that need more are played on.
-pub const EXACT_NODES: u64 = 5_000;
+pub(crate) const EXACT_NODES: u64 = 5_000;
 
 /// The largest endgame table used, in bytes (as `kalaha solve`'s default).
 const TABLE_BYTES: u64 = 1024 << 20;
@@ -24,7 +24,7 @@ const HASH_MB: usize = 32;
 /// The endgame table used for `rules`: a small one is built in memory once, a larger one is
 /// read from the table cache when it has been built (`kalaha tables build`); never built
 /// here, which would stall the games for minutes.
-pub fn shared_table(rules: &Rules) -> Option<Arc<EndgameTable>> {
+pub(crate) fn shared_table(rules: &Rules) -> Option<Arc<EndgameTable>> {
     static TABLES: OnceLock<Mutex<HashMap<TableRules, Option<Arc<EndgameTable>>>>> =
         OnceLock::new();
     let tr = TableRules::of(rules);
@@ -48,7 +48,7 @@ pub fn shared_table(rules: &Rules) -> Option<Arc<EndgameTable>> {
 
 /// Whether `rules` call for a table too large to build in memory that is not in the
 /// table cache: without it, solving positions near the start takes very long.
-pub fn saved_table_missing(rules: &Rules) -> bool {
+pub(crate) fn saved_table_missing(rules: &Rules) -> bool {
     let tr = TableRules::of(rules);
     let large = planned_seeds(rules, TABLE_BYTES)
         .and_then(|k| table_len(tr, k))
@@ -62,7 +62,7 @@ thread_local! {
 
 /// The final stores (south, north) under perfect play from `pos` (not over), if the solver
 /// proves them within `nodes` positions.
-pub fn settle(pos: &Position, nodes: u64) -> Option<(u16, u16)> {
+pub(crate) fn settle(pos: &Position, nodes: u64) -> Option<(u16, u16)> {
     SOLVER.with(|cell| {
         let mut slot = cell.borrow_mut();
         let solver = slot.get_or_insert_with(|| Solver::new(HASH_MB));

@@ -10,8 +10,8 @@
 mod clock;
 mod exact;
 
-pub use clock::Clocks;
-pub use exact::{EXACT_NODES, saved_table_missing, settle, shared_table};
+pub(crate) use clock::Clocks;
+pub(crate) use exact::{EXACT_NODES, saved_table_missing, settle, shared_table};
 
 use crate::record::{
     Fault, FaultKind, GameRecord, GameResult, MoveRecord, Opening, SearchInfo, SideResult,
@@ -101,7 +101,7 @@ pub enum Adjudication {
 
 /// Everything the referee needs to know about one game.
 #[derive(Clone, Debug)]
-pub struct GameSetup {
+pub(crate) struct GameSetup {
     /// The game id sent in `new_game` and written to the results.
     pub id: String,
     pub number: u64,
@@ -142,7 +142,7 @@ impl GameSetup {
 /// the result was settled, e.g. on `game_over`), which must be restarted before their next
 /// game.
 #[derive(Clone, Debug)]
-pub struct Played {
+pub(crate) struct Played {
     pub record: GameRecord,
     /// South, then north.
     pub faulted: [bool; 2],
@@ -163,7 +163,7 @@ enum End {
 
 /// What the referee tells a [`GameObserver`] while a game goes on.
 #[derive(Debug)]
-pub enum GameUpdate<'a> {
+pub(crate) enum GameUpdate<'a> {
     /// Both engines have been told about the game: the position and the sowings after the
     /// opening (the opening's sowings, or none).
     Started {
@@ -188,12 +188,12 @@ pub enum GameUpdate<'a> {
 pub struct GameObserver(Arc<dyn Fn(&GameUpdate<'_>) + Send + Sync>);
 
 impl GameObserver {
-    pub fn new(f: impl Fn(&GameUpdate<'_>) + Send + Sync + 'static) -> GameObserver {
+    pub(crate) fn new(f: impl Fn(&GameUpdate<'_>) + Send + Sync + 'static) -> GameObserver {
         GameObserver(Arc::new(f))
     }
 
     /// One observer that tells all of `observers`, in order (`None` when there are none).
-    pub fn all(mut observers: Vec<GameObserver>) -> Option<GameObserver> {
+    pub(crate) fn all(mut observers: Vec<GameObserver>) -> Option<GameObserver> {
         match observers.len() {
             0 => None,
             1 => observers.pop(),
@@ -219,7 +219,7 @@ impl std::fmt::Debug for GameObserver {
 /// Plays one game between `south` and `north`. It never fails: every engine failure
 /// becomes the result of the game. Dropping the future (on interruption) is safe.
 #[cfg(test)]
-pub async fn play_game<S: Contestant, N: Contestant>(
+pub(crate) async fn play_game<S: Contestant, N: Contestant>(
     setup: &GameSetup,
     south: &mut S,
     north: &mut N,
@@ -228,7 +228,7 @@ pub async fn play_game<S: Contestant, N: Contestant>(
 }
 
 /// [`play_game`], telling `observer` about the game's start and each of its sowings.
-pub async fn play_game_observed<S: Contestant, N: Contestant>(
+pub(crate) async fn play_game_observed<S: Contestant, N: Contestant>(
     setup: &GameSetup,
     south: &mut S,
     north: &mut N,
@@ -485,7 +485,7 @@ fn finish(
 
 /// The record of a game lost before its first move because `side`'s engine could not be
 /// started or readied.
-pub fn forfeit(setup: &GameSetup, side: Side, fault: Fault) -> Played {
+pub(crate) fn forfeit(setup: &GameSetup, side: Side, fault: Fault) -> Played {
     let (pos, moves) = setup.after_opening();
     let fault = Fault {
         detail: format!("failed to start: {}", fault.detail),
@@ -496,7 +496,7 @@ pub fn forfeit(setup: &GameSetup, side: Side, fault: Fault) -> Played {
 }
 
 /// Whether one store holds more than half of all seeds, so the winner can no longer change.
-pub fn decided(pos: &Position) -> bool {
+pub(crate) fn decided(pos: &Position) -> bool {
     let half = pos.rules().total_seeds() / 2;
     pos.store(Side::South) as u32 > half || pos.store(Side::North) as u32 > half
 }

@@ -26,13 +26,13 @@ mod html;
 mod html_chart;
 mod markdown;
 mod notes;
-pub mod settings;
+pub(crate) mod settings;
 mod summary;
 mod terminal;
 
-pub use settings::{SettingsSection, merge_settings, read_settings};
-pub use summary::match_summary;
-pub use terminal::{standings_line, standings_table};
+pub(crate) use settings::{SettingsSection, merge_settings, read_settings};
+pub(crate) use summary::match_summary;
+pub(crate) use terminal::{standings_line, standings_table};
 
 use crate::record::{FaultKind, clean_text};
 use crate::results::{ReadError, read_games_csv};
@@ -42,17 +42,17 @@ use std::time::SystemTime;
 
 /// The head-to-head matrix and the pairings table are written for at most this many
 /// engines (beyond, h2h.csv holds the pairings: a matrix grows with the square).
-pub const MATRIX_MAX_ENGINES: usize = 30;
+pub(crate) const MATRIX_MAX_ENGINES: usize = 30;
 
 /// The chart shows at most this many engines (the best rated).
-pub const CHART_MAX_ENGINES: usize = 60;
+pub(crate) const CHART_MAX_ENGINES: usize = 60;
 
 /// The title of a leaderboard whose runs have neither a title nor a single id.
-pub const DEFAULT_TITLE: &str = "Kalah engine leaderboard";
+pub(crate) const DEFAULT_TITLE: &str = "Kalah engine leaderboard";
 
 /// What a leaderboard says besides the numbers.
 #[derive(Clone, Debug)]
-pub struct ReportContext {
+pub(crate) struct ReportContext {
     /// The page's title (`--title`); by default the run's own title or id.
     pub title: Option<String>,
     /// One section per run (the shards of one tournament are one run).
@@ -81,7 +81,7 @@ impl Default for ReportContext {
 impl ReportContext {
     /// The title: as given, else the single run's title or heading, else
     /// [`DEFAULT_TITLE`].
-    pub fn page_title(&self) -> String {
+    pub(crate) fn page_title(&self) -> String {
         if let Some(t) = self.title.as_ref().filter(|t| !t.trim().is_empty()) {
             return t.clone();
         }
@@ -94,7 +94,7 @@ impl ReportContext {
 
 /// Failure to write a report.
 #[derive(Debug, thiserror::Error)]
-pub enum ReportError {
+pub(crate) enum ReportError {
     #[error(transparent)]
     Read(#[from] ReadError),
     #[error(transparent)]
@@ -109,7 +109,7 @@ pub enum ReportError {
 }
 
 /// The names of the files [`write_reports`] writes.
-pub const REPORT_FILES: [&str; 4] = [
+pub(crate) const REPORT_FILES: [&str; 4] = [
     "standings.csv",
     "h2h.csv",
     "leaderboard.md",
@@ -118,7 +118,7 @@ pub const REPORT_FILES: [&str; 4] = [
 
 /// Writes `standings.csv`, `h2h.csv`, `leaderboard.md` and `leaderboard.html` into `dir`
 /// (created if missing). Each file is replaced whole ([`crate::results::write_with`]).
-pub fn write_reports(
+pub(crate) fn write_reports(
     dir: &Path,
     standings: &Standings,
     context: &ReportContext,
@@ -212,7 +212,7 @@ pub(crate) fn fault_label(kind: FaultKind) -> &'static str {
 
 /// Reads a tournament folder's `games.csv` (and its settings) and writes the reports into
 /// the same folder. Returns the standings.
-pub fn refresh_tournament_reports(dir: &Path) -> Result<Standings, ReportError> {
+pub(crate) fn refresh_tournament_reports(dir: &Path) -> Result<Standings, ReportError> {
     let csv = dir.join(crate::results::GAMES_CSV);
     let mut tally = Tally::new();
     read_games_csv(&csv, |row| {

@@ -12,18 +12,18 @@ use crate::record::TimeControl;
 use crate::tournament::config::settings::{Group, SETTINGS, label};
 use std::path::Path;
 
-pub use crate::results::RunKind;
+pub(crate) use crate::results::RunKind;
 
 /// Labelled settings of one topic (rules, time...).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SettingsGroup {
+pub(crate) struct SettingsGroup {
     pub name: &'static str,
     pub entries: Vec<(String, String)>,
 }
 
 /// One engine as the configuration (and its `hello`) describe it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EngineInfo {
+pub(crate) struct EngineInfo {
     pub name: String,
     pub version: Option<String>,
     pub author: Option<String>,
@@ -37,7 +37,7 @@ pub struct EngineInfo {
 
 /// The settings of one run (all the shards of one tournament are one run).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SettingsSection {
+pub(crate) struct SettingsSection {
     pub id: Option<String>,
     /// A title given to the run (`title` in `tournament.toml`).
     pub title: Option<String>,
@@ -50,7 +50,7 @@ pub struct SettingsSection {
 
 impl SettingsSection {
     /// The section's heading: the run's title, else its kind and id.
-    pub fn heading(&self) -> String {
+    pub(crate) fn heading(&self) -> String {
         if let Some(t) = &self.title {
             return t.clone();
         }
@@ -63,7 +63,7 @@ impl SettingsSection {
 
     /// The groups to show: [`Self::groups`] with the run's id first and the shards read
     /// last in the first group.
-    pub fn display_groups(&self) -> Vec<SettingsGroup> {
+    pub(crate) fn display_groups(&self) -> Vec<SettingsGroup> {
         let mut groups = self.groups.clone();
         if let Some(first) = groups.first_mut() {
             if let Some(id) = &self.id {
@@ -80,14 +80,14 @@ impl SettingsSection {
     }
 
     /// Whether the engines play with different time controls (time odds).
-    pub fn has_time_odds(&self) -> bool {
+    pub(crate) fn has_time_odds(&self) -> bool {
         self.engines.iter().any(|e| e.time_control.is_some())
     }
 }
 
 /// Adds `section` to `list`, merging it into a section of the same run (the shards of one
 /// tournament differ only in their shard).
-pub fn merge_settings(list: &mut Vec<SettingsSection>, mut section: SettingsSection) {
+pub(crate) fn merge_settings(list: &mut Vec<SettingsSection>, mut section: SettingsSection) {
     let same = |s: &SettingsSection| {
         s.id == section.id
             && s.kind == section.kind
@@ -115,7 +115,7 @@ fn shard_order(shard: &str) -> (u64, String) {
 /// The settings of several runs as a leaderboard shows them: the entries every run shares,
 /// once, and each run's own (its id, the settings that differ, its engines). One run keeps
 /// all its entries as its own.
-pub fn shared_and_own(
+pub(crate) fn shared_and_own(
     sections: &[SettingsSection],
 ) -> (Vec<SettingsGroup>, Vec<Vec<SettingsGroup>>) {
     let all: Vec<Vec<SettingsGroup>> = sections.iter().map(|s| s.display_groups()).collect();
@@ -171,7 +171,7 @@ pub fn shared_and_own(
 /// Reads the settings of the results folder `dir`; `None` without a `tournament.toml`.
 /// A file that cannot be parsed gives a section that says so: a leaderboard is still worth
 /// writing.
-pub fn read_settings(dir: &Path) -> Option<SettingsSection> {
+pub(crate) fn read_settings(dir: &Path) -> Option<SettingsSection> {
     let read = |name: &str| {
         crate::input::read_text_limited(&dir.join(name), crate::input::CONFIG_LIMIT).ok()
     };
@@ -187,7 +187,7 @@ pub fn read_settings(dir: &Path) -> Option<SettingsSection> {
 
 /// The settings described by the text of `tournament.toml`, and of `sprt.toml` and
 /// `sprt-result.toml` when the run was an SPRT.
-pub fn settings_from_files(
+pub(crate) fn settings_from_files(
     tournament: &str,
     sprt: Option<&str>,
     sprt_result: Option<&str>,
@@ -420,7 +420,7 @@ fn rules_group(rules: Option<toml::Value>) -> SettingsGroup {
 }
 
 /// A time control in words: `100ms per move`, `10s a game + 100ms a move`.
-pub fn time_control_words(tc: &str) -> String {
+pub(crate) fn time_control_words(tc: &str) -> String {
     match tc.parse::<TimeControl>() {
         Ok(TimeControl::MoveTime(_)) => format!("{tc} per move"),
         Ok(TimeControl::Clock { .. }) => match tc.split_once('+') {

@@ -15,7 +15,7 @@ use crate::stats::{PairingTally, Standings};
 /// Games: W 18, D 1, L 1, points 18.5 (92.50 %)
 /// Pentanomial [0, ½, 1, 1½, 2 points a pair]: [0, 0, 1, 2, 7]
 /// ```
-pub fn match_summary(s: &Standings, first: &str, second: &str) -> Option<String> {
+pub(crate) fn match_summary(s: &Standings, first: &str, second: &str) -> Option<String> {
     let index = |name: &str| s.rows.iter().find(|r| r.engine == name).map(|r| r.index);
     let h = s.h2h(index(first)?, index(second)?)?;
     Some(format_summary(&safe(first), &safe(second), &h.tally))

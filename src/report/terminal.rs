@@ -34,7 +34,7 @@ fn padded(name: &str, width: usize) -> String {
 
 /// The standings as a table at most `width` characters wide with at most `max_rows`
 /// engines (the rest summed up in a last line), best first (by Elo, as every report).
-pub fn standings_table(s: &Standings, width: usize, max_rows: usize) -> String {
+pub(crate) fn standings_table(s: &Standings, width: usize, max_rows: usize) -> String {
     let longest = s
         .rows
         .iter()
@@ -68,7 +68,7 @@ pub fn standings_table(s: &Standings, width: usize, max_rows: usize) -> String {
 }
 
 /// The standings on one line: `name elo±error` per engine, best first.
-pub fn standings_line(s: &Standings) -> String {
+pub(crate) fn standings_line(s: &Standings) -> String {
     s.rows
         .iter()
         .map(|r| {

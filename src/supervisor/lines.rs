@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 /// The longest piece of an unusable line kept to show what it was, in bytes.
-pub const PREFIX_BYTES: usize = 200;
+pub(crate) const PREFIX_BYTES: usize = 200;
 
 /// What the framing makes of the bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,7 +24,7 @@ pub enum LineEvent {
 
 /// A line that cannot be read as text: what an engine sent instead of a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BadLine {
+pub(crate) enum BadLine {
     /// Longer than the limit: its first bytes.
     TooLong { prefix: String },
     /// Not UTF-8: its first bytes, made readable, and the whole line with each invalid
@@ -35,7 +35,7 @@ pub enum BadLine {
 impl LineEvent {
     /// The line as text, after handing `record` what a transcript keeps of it (every
     /// event is recorded, a bad line by its first bytes).
-    pub fn into_text(self, record: impl FnOnce(&str)) -> Result<String, BadLine> {
+    pub(crate) fn into_text(self, record: impl FnOnce(&str)) -> Result<String, BadLine> {
         match self {
             LineEvent::Line(line) => {
                 record(&line);
@@ -55,7 +55,7 @@ impl LineEvent {
 
 /// Bytes in, [`LineEvent`]s out.
 #[derive(Debug)]
-pub struct LineBuffer {
+pub(crate) struct LineBuffer {
     limit: usize,
     line: Vec<u8>,
     discarding: bool,
@@ -68,7 +68,7 @@ fn prefix_of(bytes: &[u8]) -> String {
 
 impl LineBuffer {
     /// Lines of at most `limit` bytes.
-    pub fn new(limit: usize) -> LineBuffer {
+    pub(crate) fn new(limit: usize) -> LineBuffer {
         LineBuffer {
             limit,
             line: Vec::new(),
@@ -78,7 +78,7 @@ impl LineBuffer {
     }
 
     /// Takes more bytes.
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             let newline = bytes.iter().position(|&b| b == b'\n');
             let piece = &bytes[..newline.unwrap_or(bytes.len())];
@@ -103,7 +103,7 @@ impl LineBuffer {
     }
 
     /// The end of the stream: a last line without its newline still counts.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if !self.line.is_empty() || self.discarding {
             self.end_line();
         }
@@ -141,7 +141,7 @@ impl LineBuffer {
     }
 
     /// The next event, oldest first.
-    pub fn pop(&mut self) -> Option<LineEvent> {
+    pub(crate) fn pop(&mut self) -> Option<LineEvent> {
         self.events.pop_front()
     }
 }

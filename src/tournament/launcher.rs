@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 /// Bytes of log all instances of one engine may write in one run.
-pub const LOG_BUDGET: u64 = 10 << 20;
+pub(crate) const LOG_BUDGET: u64 = 10 << 20;
 
 /// How to start one engine of the tournament.
 #[derive(Clone, Debug)]
@@ -37,7 +37,7 @@ pub enum RunningEngine {
 
 /// Why an engine of either protocol failed.
 #[derive(Debug, thiserror::Error)]
-pub enum StartError {
+pub(crate) enum StartError {
     #[error(transparent)]
     Kalaha(#[from] EngineError),
     #[error(transparent)]
@@ -45,7 +45,7 @@ pub enum StartError {
 }
 
 impl StartError {
-    pub fn fault(&self) -> Fault {
+    pub(crate) fn fault(&self) -> Fault {
         match self {
             StartError::Kalaha(e) => e.fault(),
             StartError::Kgp(e) => e.fault(),
@@ -68,7 +68,7 @@ impl RunningEngine {
 
     /// The name the engine gives itself: its `hello` name, or a KGP agent's
     /// `set info:name` (empty if it gave none).
-    pub fn own_name(&self) -> &str {
+    pub(crate) fn own_name(&self) -> &str {
         match self {
             RunningEngine::Kalaha(e) => &e.hello().name,
             RunningEngine::Kgp(a) => &a.info().name,
@@ -76,7 +76,7 @@ impl RunningEngine {
     }
 
     /// The version the engine gives (KGP has none).
-    pub fn version(&self) -> &str {
+    pub(crate) fn version(&self) -> &str {
         match self {
             RunningEngine::Kalaha(e) => &e.hello().version,
             RunningEngine::Kgp(_) => "",
@@ -85,7 +85,7 @@ impl RunningEngine {
 
     /// The author the engine gives: its `hello` author, or a KGP agent's
     /// `set info:authors`.
-    pub fn author(&self) -> &str {
+    pub(crate) fn author(&self) -> &str {
         match self {
             RunningEngine::Kalaha(e) => &e.hello().author,
             RunningEngine::Kgp(a) => &a.info().authors,
@@ -93,7 +93,7 @@ impl RunningEngine {
     }
 
     /// Ends the engine; never fails.
-    pub async fn shutdown(self) {
+    pub(crate) async fn shutdown(self) {
         match self {
             RunningEngine::Kalaha(e) => {
                 e.shutdown().await;
@@ -167,7 +167,7 @@ pub struct ProcessLauncher {
 /// Why the tournament could not start (exit code 2).
 #[derive(Debug, thiserror::Error)]
 #[error("engine {}: {}", clean_text(engine), clean_text(message))]
-pub struct StartupError {
+pub(crate) struct StartupError {
     pub engine: String,
     pub message: String,
 }
@@ -204,7 +204,7 @@ impl ProcessLauncher {
     /// options and a ping, settles the engines' names (an engine given by command without
     /// `name=` is called by its `hello` name) and returns the launcher with those first
     /// instances.
-    pub async fn prepare(
+    pub(crate) async fn prepare(
         config: &mut TournamentConfig,
         logs: Option<PathBuf>,
         debug: bool,

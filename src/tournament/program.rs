@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// `PATH`; a relative path is taken from the current folder, else from `dir`, the engine's
 /// working directory) and checks that it is executable. Returns the absolute path, or why
 /// it cannot be run, with what to do.
-pub fn find_program(cmd: &Path, dir: Option<&Path>) -> Result<PathBuf, String> {
+pub(crate) fn find_program(cmd: &Path, dir: Option<&Path>) -> Result<PathBuf, String> {
     let has_slash = cmd.components().count() > 1 || cmd.is_absolute();
     let candidates: Vec<PathBuf> = if has_slash {
         let mut c = vec![cmd.to_path_buf()];

@@ -14,7 +14,7 @@ use std::path::Path;
 /// sowings) and its number: some 30 bytes a game, so that a run of a million games stays
 /// within tens of MB.
 #[derive(Debug, Default)]
-pub struct Repeats {
+pub(crate) struct Repeats {
     /// The run's tournament id: the games of other ids in the folder are not its games.
     tournament: String,
     first: HashMap<u128, u64>,
@@ -44,7 +44,7 @@ fn key(g: &GameRecord) -> u128 {
 
 impl Repeats {
     /// No game yet, of the tournament `id`.
-    pub fn new(id: &str) -> Repeats {
+    pub(crate) fn new(id: &str) -> Repeats {
         Repeats {
             tournament: id.to_string(),
             first: HashMap::new(),
@@ -53,7 +53,7 @@ impl Repeats {
 
     /// The games of tournament `id` recorded in `dir/games.jsonl` (none when it does not
     /// exist yet).
-    pub fn from_folder(dir: &Path, id: &str) -> io::Result<Repeats> {
+    pub(crate) fn from_folder(dir: &Path, id: &str) -> io::Result<Repeats> {
         let mut r = Repeats::new(id);
         let path = dir.join(crate::results::GAMES_JSONL);
         if path.exists() {
@@ -72,7 +72,7 @@ impl Repeats {
     }
 
     /// Marks `g` when it repeats an earlier game; otherwise remembers it.
-    pub fn mark(&mut self, g: &mut GameRecord) {
+    pub(crate) fn mark(&mut self, g: &mut GameRecord) {
         if !self.ours(g) {
             return;
         }
@@ -83,13 +83,13 @@ impl Repeats {
 
     /// What makes `g` the same game as another, kept small; `None` for a game that
     /// cannot repeat another (a fault's).
-    pub fn key(g: &GameRecord) -> Option<u128> {
+    pub(crate) fn key(g: &GameRecord) -> Option<u128> {
         comparable(g).then(|| key(g))
     }
 
     /// The number of the earlier game that game `number` (of key `key`) repeats; a game
     /// that repeats none is remembered.
-    pub fn repeated(&mut self, key: u128, number: u64) -> Option<u64> {
+    pub(crate) fn repeated(&mut self, key: u128, number: u64) -> Option<u64> {
         match self.first.get(&key) {
             Some(&earlier) if earlier != number => Some(earlier),
             Some(_) => None,
@@ -103,7 +103,7 @@ impl Repeats {
 
 /// The ids of the games of `dir/games.jsonl` marked as repeats (`games.csv` does not say
 /// it).
-pub fn repeated_games(dir: &Path) -> io::Result<HashSet<String>> {
+pub(crate) fn repeated_games(dir: &Path) -> io::Result<HashSet<String>> {
     let mut out = HashSet::new();
     let path = dir.join(crate::results::GAMES_JSONL);
     if path.exists() {

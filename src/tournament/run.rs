@@ -123,7 +123,7 @@ impl<L: Launcher> Shared<L> {
 }
 
 /// Everything a run needs besides the engines.
-pub struct RunInput<G> {
+pub(crate) struct RunInput<G> {
     /// The games to play, in order.
     pub games: G,
     /// Games at once.
@@ -142,7 +142,7 @@ pub struct RunInput<G> {
 /// it to `views`. `ready` holds already started instances per engine (from the start-up
 /// checks, on the same runtime). Returns the summary and the scoreboard of the whole
 /// tournament.
-pub fn run_games<L: Launcher, G>(
+pub(crate) fn run_games<L: Launcher, G>(
     runtime: &tokio::runtime::Runtime,
     launcher: L,
     config: &TournamentConfig,
@@ -305,7 +305,7 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
 /// Forwards every Ctrl-C (SIGINT) and SIGTERM to a channel for [`run_games`]. SIGTERM is
 /// how cluster schedulers (Slurm, Kubernetes) stop a job: it ends the run as cleanly as a
 /// Ctrl-C, so the shard resumes later. Must be called inside the runtime.
-pub fn ctrl_c_interrupts() -> mpsc::UnboundedReceiver<()> {
+pub(crate) fn ctrl_c_interrupts() -> mpsc::UnboundedReceiver<()> {
     let (tx, rx) = mpsc::unbounded_channel();
     let term_tx = tx.clone();
     tokio::spawn(async move {
@@ -369,7 +369,7 @@ async fn play_scheduled<L: Launcher>(
 
 impl TournamentConfig {
     /// What the referee needs to play scheduled game `g`.
-    pub fn setup(&self, g: &ScheduledGame) -> GameSetup {
+    pub(crate) fn setup(&self, g: &ScheduledGame) -> GameSetup {
         GameSetup {
             id: self.game_id(g.number),
             number: g.number,

@@ -18,7 +18,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Analyses the games of a run in its folder.
-pub struct AnalysisView {
+pub(crate) struct AnalysisView {
     dir: PathBuf,
     tables: Tables,
     settings: AnalysisSettings,
@@ -64,7 +64,7 @@ fn hurried_budget(budget: Option<Duration>, waiting: usize) -> Option<Duration> 
 
 impl AnalysisView {
     /// `tables` must hold the endgame table (or `None`) for the run's rules.
-    pub fn new(
+    pub(crate) fn new(
         dir: impl Into<PathBuf>,
         tables: Tables,
         settings: AnalysisSettings,

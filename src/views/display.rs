@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// How the live display shows progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DisplayMode {
+pub(crate) enum DisplayMode {
     /// A progress bar with standings (stdout is a terminal).
     Bar,
     /// A plain line every few seconds (stdout is a file or a pipe).
@@ -24,7 +24,7 @@ pub enum DisplayMode {
 
 impl DisplayMode {
     /// `Bar` on a terminal, `Lines` otherwise, `Quiet` when asked.
-    pub fn detect(quiet: bool) -> DisplayMode {
+    pub(crate) fn detect(quiet: bool) -> DisplayMode {
         use std::io::IsTerminal;
         if quiet {
             DisplayMode::Quiet
@@ -45,7 +45,7 @@ fn terminal_size() -> (usize, usize) {
 const REFIT_EVERY: Duration = Duration::from_millis(250);
 
 /// The live display.
-pub struct LiveDisplay {
+pub(crate) struct LiveDisplay {
     mode: DisplayMode,
     bar: Option<ProgressBar>,
     total: u64,
@@ -120,7 +120,7 @@ fn fault_detail(detail: &str) -> String {
 }
 
 impl LiveDisplay {
-    pub fn new(mode: DisplayMode) -> LiveDisplay {
+    pub(crate) fn new(mode: DisplayMode) -> LiveDisplay {
         LiveDisplay {
             mode,
             bar: None,
@@ -138,7 +138,7 @@ impl LiveDisplay {
     }
 
     /// A display of a run that plays until a decision (an SPRT), not through its games.
-    pub fn until_decided(mut self) -> LiveDisplay {
+    pub(crate) fn until_decided(mut self) -> LiveDisplay {
         self.until_decided = true;
         self
     }

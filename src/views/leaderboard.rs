@@ -9,7 +9,7 @@ use std::io;
 use std::path::PathBuf;
 
 /// Writes the reports into `dir` every `every` games (if set) and when the run ends.
-pub struct LeaderboardView {
+pub(crate) struct LeaderboardView {
     dir: PathBuf,
     every: Option<u64>,
     since_write: u64,
@@ -18,7 +18,7 @@ pub struct LeaderboardView {
 }
 
 impl LeaderboardView {
-    pub fn new(dir: impl Into<PathBuf>, every: Option<u64>) -> LeaderboardView {
+    pub(crate) fn new(dir: impl Into<PathBuf>, every: Option<u64>) -> LeaderboardView {
         LeaderboardView {
             dir: dir.into(),
             every: every.filter(|&n| n > 0),
@@ -28,7 +28,7 @@ impl LeaderboardView {
     }
 
     /// Writes the reports now.
-    pub fn write(&mut self, tally: &Tally) -> io::Result<()> {
+    pub(crate) fn write(&mut self, tally: &Tally) -> io::Result<()> {
         self.since_write = 0;
         let context = ReportContext {
             title: self.title.clone(),

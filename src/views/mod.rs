@@ -3,12 +3,12 @@
 //! ([`display`]), the leaderboard files ([`leaderboard`]), the SPRT ([`sprt`]) and the
 //! exact analysis of the games as they finish ([`analysis`]).
 
-pub mod analysis;
-pub mod display;
-pub mod leaderboard;
-pub mod sprt;
+pub(crate) mod analysis;
+pub(crate) mod display;
+pub(crate) mod leaderboard;
+pub(crate) mod sprt;
 
-pub use analysis::AnalysisView;
-pub use display::{DisplayMode, LiveDisplay};
-pub use leaderboard::LeaderboardView;
-pub use sprt::SprtView;
+pub(crate) use analysis::AnalysisView;
+pub(crate) use display::{DisplayMode, LiveDisplay};
+pub(crate) use leaderboard::LeaderboardView;
+pub(crate) use sprt::SprtView;

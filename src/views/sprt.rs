@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The test as a view of the run.
-pub struct SprtView {
+pub(crate) struct SprtView {
     judgements: Judgements,
     csv: File,
     quiet: bool,
@@ -28,7 +28,7 @@ pub struct SprtView {
 impl SprtView {
     /// Shows the `judgements` of the run's stop rule, appending to `sprt.csv` in `dir`;
     /// prints progress lines unless `quiet`.
-    pub fn new(dir: &Path, judgements: Judgements, quiet: bool) -> io::Result<SprtView> {
+    pub(crate) fn new(dir: &Path, judgements: Judgements, quiet: bool) -> io::Result<SprtView> {
         Ok(SprtView {
             judgements,
             csv: files::append_csv(dir)?,
@@ -50,7 +50,7 @@ impl SprtView {
     }
 
     /// Prints the last status if the last line printed is older.
-    pub fn print_last(&mut self) -> io::Result<()> {
+    pub(crate) fn print_last(&mut self) -> io::Result<()> {
         if let Some(status) = self.last
             && status.pairs != self.printed_pairs
         {

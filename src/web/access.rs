@@ -15,11 +15,11 @@ const TOKEN_BYTES: usize = 32;
 
 /// The page's secret: [`TOKEN_BYTES`] from the operating system, written in hex (so it
 /// needs no escaping in an address).
-pub struct Token(String);
+pub(crate) struct Token(String);
 
 impl Token {
     /// A new token from the operating system's random source.
-    pub fn new() -> io::Result<Token> {
+    pub(crate) fn new() -> io::Result<Token> {
         use rand::TryRng;
         let mut bytes = [0u8; TOKEN_BYTES];
         rand::rngs::SysRng
@@ -29,13 +29,13 @@ impl Token {
     }
 
     /// The token as it goes in an address or a header.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 
     /// Whether `given` is the token, compared in a time that does not depend on where
     /// they differ (only on the length, which is no secret).
-    pub fn matches(&self, given: &str) -> bool {
+    pub(crate) fn matches(&self, given: &str) -> bool {
         let (a, b) = (self.0.as_bytes(), given.as_bytes());
         if a.len() != b.len() {
             return false;

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 /// One sowing and the position after it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Frame {
+pub(crate) struct Frame {
     pub side: Side,
     pub pit: u8,
     /// Played by the referee before the engines took over.
@@ -34,7 +34,7 @@ pub struct Frame {
 
 /// Plays `mv` on `before` and describes it; `None` when the rules refuse it (a record that
 /// does not replay).
-pub fn frame(before: &Position, mv: &MoveRecord) -> Option<(Frame, Position)> {
+pub(crate) fn frame(before: &Position, mv: &MoveRecord) -> Option<(Frame, Position)> {
     let (after, effect) = before.play_traced(i64::from(mv.pit)).ok()?;
     let mut notes = Vec::new();
     if effect.extra_turn {
@@ -64,7 +64,7 @@ pub fn frame(before: &Position, mv: &MoveRecord) -> Option<(Frame, Position)> {
 }
 
 /// Every sowing of `moves` from `start`, as far as they replay, and the position reached.
-pub fn frames(start: Position, moves: &[MoveRecord]) -> (Vec<Frame>, Position) {
+pub(crate) fn frames(start: Position, moves: &[MoveRecord]) -> (Vec<Frame>, Position) {
     let mut pos = start;
     let mut out = Vec::with_capacity(moves.len());
     for mv in moves {
@@ -78,7 +78,7 @@ pub fn frames(start: Position, moves: &[MoveRecord]) -> (Vec<Frame>, Position) {
 }
 
 /// The frames of a recorded game.
-pub fn record_frames(record: &GameRecord) -> Vec<Frame> {
+pub(crate) fn record_frames(record: &GameRecord) -> Vec<Frame> {
     let start = record
         .start_position()
         .unwrap_or_else(|_| Position::start(record.rules));

@@ -20,18 +20,18 @@ use crate::rules::{BoardView, IllegalReason, Position, Row, Rules, Side, Sweep};
 use serde::Serialize;
 
 /// The most sowings a request may replay in one lesson.
-pub const MAX_MOVES: usize = 16;
+pub(crate) const MAX_MOVES: usize = 16;
 
 /// The variants the guide follows: whatever else, its boards are its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Variant {
+pub(crate) struct Variant {
     pub empty_capture: bool,
     pub sweep: Sweep,
 }
 
 impl Variant {
     /// The variant of `rules` (its size is not the guide's).
-    pub fn of(rules: &Rules) -> Variant {
+    pub(crate) fn of(rules: &Rules) -> Variant {
         Variant {
             empty_capture: rules.empty_capture(),
             sweep: rules.sweep(),
@@ -46,7 +46,7 @@ impl Variant {
 
     /// The variant of `rules` where `empty_capture` and `sweep` (as a request gives them)
     /// say otherwise.
-    pub fn parse(
+    pub(crate) fn parse(
         default: Variant,
         empty_capture: Option<&str>,
         sweep: Option<&str>,
@@ -124,7 +124,7 @@ impl Variant {
 /// What a lesson asks of the person's sowing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Goal {
+pub(crate) enum Goal {
     /// Seeds reach the person's store.
     Store,
     /// The last seed lands in the person's store: an extra turn.
@@ -347,7 +347,7 @@ impl Lesson {
 
 /// A request the guide refuses: the status and the reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GuideError {
+pub(crate) struct GuideError {
     pub status: u16,
     pub why: String,
 }
@@ -388,7 +388,7 @@ struct GuideJson {
 }
 
 /// `GET /guide`: the steps and the cards under `variant`, as JSON.
-pub fn lessons_json(variant: Variant) -> Result<String, GuideError> {
+pub(crate) fn lessons_json(variant: Variant) -> Result<String, GuideError> {
     let steps = STEPS
         .iter()
         .enumerate()
@@ -420,7 +420,7 @@ pub fn lessons_json(variant: Variant) -> Result<String, GuideError> {
 
 /// A cell a seed falls in: a pit of a side, or its store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Cell {
+pub(crate) struct Cell {
     pub side: Side,
     /// The pit (1..=pits), or `None` for the store.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -429,7 +429,7 @@ pub struct Cell {
 
 /// What one sowing did.
 #[derive(Debug, Serialize)]
-pub struct Sowing {
+pub(crate) struct Sowing {
     pub pit: u8,
     /// The cells the seeds fell in, in order.
     pub path: Vec<Cell>,
@@ -445,7 +445,7 @@ pub struct Sowing {
 
 /// The answer to the person's sowings in a lesson.
 #[derive(Debug, Serialize)]
-pub struct Played {
+pub(crate) struct Played {
     pub lesson: &'static str,
     pub goal: Goal,
     pub sowings: Vec<Sowing>,
@@ -461,7 +461,7 @@ pub struct Played {
 }
 
 /// Reads `moves=3,2,1` (1 to [`MAX_MOVES`] pit numbers).
-pub fn parse_moves(text: Option<&str>) -> Result<Vec<i64>, GuideError> {
+pub(crate) fn parse_moves(text: Option<&str>) -> Result<Vec<i64>, GuideError> {
     let text = text.unwrap_or("").trim();
     if text.is_empty() {
         return Err(GuideError::bad(
@@ -489,7 +489,7 @@ pub fn parse_moves(text: Option<&str>) -> Result<Vec<i64>, GuideError> {
 
 /// Plays the person's `moves` (south's) in `lesson` under `variant` with the rules, and
 /// says what they did and whether the lesson's goal is reached.
-pub fn play(lesson: &str, moves: &[i64], variant: Variant) -> Result<Played, GuideError> {
+pub(crate) fn play(lesson: &str, moves: &[i64], variant: Variant) -> Result<Played, GuideError> {
     let Some(l) = Lesson::find(lesson) else {
         return Err(GuideError {
             status: 404,

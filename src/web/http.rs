@@ -52,7 +52,7 @@ const KEEPALIVE: Duration = Duration::from_secs(15);
 
 /// How much the server holds for its clients at once.
 #[derive(Clone, Copy, Debug)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Connections at once; more are answered 503 and closed.
     pub connections: usize,
     /// Connections still sending their request: when one more arrives, the one that has
@@ -82,32 +82,32 @@ const PAGE: &str = include_str!("page.html");
 
 /// A server that runs: its address and the token its requests must carry.
 #[derive(Debug)]
-pub struct Served {
+pub(crate) struct Served {
     pub addr: SocketAddr,
     token: Arc<Token>,
 }
 
 impl Served {
     /// The page's address, with its token: the one to open.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}/?token={}", self.addr, self.token.as_str())
     }
 
     /// The token that every request but `/favicon.ico` must carry.
     #[cfg(test)]
-    pub fn token(&self) -> &str {
+    pub(crate) fn token(&self) -> &str {
         self.token.as_str()
     }
 }
 
 /// Starts serving `live` on `127.0.0.1:port` (0: a free port) on a thread of its own,
 /// with a new token, and returns where. The server runs until the process ends.
-pub fn serve(live: Arc<Live>, port: u16) -> io::Result<Served> {
+pub(crate) fn serve(live: Arc<Live>, port: u16) -> io::Result<Served> {
     serve_with(live, port, Limits::default())
 }
 
 /// [`serve`] within `limits`.
-pub fn serve_with(live: Arc<Live>, port: u16, limits: Limits) -> io::Result<Served> {
+pub(crate) fn serve_with(live: Arc<Live>, port: u16, limits: Limits) -> io::Result<Served> {
     let token = Arc::new(Token::new()?);
     let listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
     listener.set_nonblocking(true)?;
@@ -364,7 +364,7 @@ fn check_origin(r: &Request, port: u16) -> Result<(), Response> {
 
 /// A whole response.
 #[derive(Debug)]
-pub struct Response {
+pub(crate) struct Response {
     status: u16,
     content_type: &'static str,
     headers: Vec<(&'static str, String)>,

@@ -30,14 +30,14 @@ use json::{
     GameJson, SnapshotJson, StandingJson, board_json, result_json, rules_text, standings_json,
     summary_json,
 };
-pub use json::{person_time, record_json, result_text};
-pub use person::{Choice, Gate};
-pub use run::LiveView;
+pub(crate) use json::{person_time, record_json, result_text};
+pub(crate) use person::{Choice, Gate};
+pub(crate) use run::LiveView;
 
 /// What the page is showing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Mode {
+pub(crate) enum Mode {
     /// A person plays an engine (`kalaha play --engine X`).
     Play,
     /// Two engines play each other, one game at a time (`kalaha play` with two engines).
@@ -50,7 +50,7 @@ pub enum Mode {
 
 /// Finished games kept in memory, most recent last (older ones are read from the results
 /// folder when asked for).
-pub const RECENT: usize = 200;
+pub(crate) const RECENT: usize = 200;
 
 /// Finished games listed on the page.
 const LISTED: usize = 100;
@@ -115,7 +115,7 @@ struct State {
 
 /// The state behind the page, shared by the game loop, the recorder and the server.
 #[derive(Debug)]
-pub struct Live {
+pub(crate) struct Live {
     mode: Mode,
     dir: Option<PathBuf>,
     state: Mutex<State>,
@@ -125,14 +125,14 @@ pub struct Live {
 }
 
 /// An event stream, known to its [`Live`] until dropped: see [`Live::wait_sent`].
-pub struct Follower {
+pub(crate) struct Follower {
     live: Arc<Live>,
     id: u64,
 }
 
 impl Follower {
     /// The stream has sent the state of `version` (or a later one).
-    pub fn sent(&self, version: u64) {
+    pub(crate) fn sent(&self, version: u64) {
         let mut f = self
             .live
             .followers
@@ -158,7 +158,7 @@ impl Drop for Follower {
 impl Live {
     /// An empty state for `mode`; `dir` is the results folder, where games no longer in
     /// memory are found.
-    pub fn new(mode: Mode, title: impl Into<String>, dir: Option<PathBuf>) -> Arc<Live> {
+    pub(crate) fn new(mode: Mode, title: impl Into<String>, dir: Option<PathBuf>) -> Arc<Live> {
         Arc::new(Live {
             mode,
             dir,
@@ -190,7 +190,7 @@ impl Live {
     }
 
     /// Registers an event stream.
-    pub fn follow(self: &Arc<Self>) -> Follower {
+    pub(crate) fn follow(self: &Arc<Self>) -> Follower {
         let mut f = self.followers.lock().unwrap_or_else(|e| e.into_inner());
         let id = f.0;
         f.0 += 1;
@@ -203,7 +203,7 @@ impl Live {
 
     /// Waits (at most `limit`) until every open event stream has sent the state as it is
     /// now, so that a page learns of the end before the process goes. True if they all did.
-    pub fn wait_sent(&self, limit: Duration) -> bool {
+    pub(crate) fn wait_sent(&self, limit: Duration) -> bool {
         let now = *self.version.borrow();
         let start = Instant::now();
         loop {
@@ -221,17 +221,17 @@ impl Live {
         }
     }
 
-    pub fn mode(&self) -> Mode {
+    pub(crate) fn mode(&self) -> Mode {
         self.mode
     }
 
     /// The results folder, if any.
-    pub fn dir(&self) -> Option<&Path> {
+    pub(crate) fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
     }
 
     /// A receiver that sees every change of the state.
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.version.subscribe()
     }
 
@@ -252,17 +252,17 @@ impl Live {
     }
 
     /// The page's title.
-    pub fn set_title(&self, title: String) {
+    pub(crate) fn set_title(&self, title: String) {
         self.change(|s| s.title = title);
     }
 
     /// The value of the start position for the first player (`None`: not known).
-    pub fn set_start_value(&self, value: Option<i32>) {
+    pub(crate) fn set_start_value(&self, value: Option<i32>) {
         self.change(|s| s.start_value = value);
     }
 
     /// The guide follows `variant` (the session's), and the page opens on it if `learn`.
-    pub fn set_guide(&self, variant: Variant, learn: bool) {
+    pub(crate) fn set_guide(&self, variant: Variant, learn: bool) {
         self.change(|s| {
             s.guide = Some(variant);
             s.learn = learn;
@@ -270,14 +270,14 @@ impl Live {
     }
 
     /// The rule variant of the guide: the session's, else the standard one.
-    pub fn guide_variant(&self) -> Variant {
+    pub(crate) fn guide_variant(&self) -> Variant {
         self.lock()
             .guide
             .unwrap_or_else(|| Variant::of(&Rules::default()))
     }
 
     /// The session's games make the match `m` (of `--match`), from its first game on.
-    pub fn begin_match(&self, m: Match) {
+    pub(crate) fn begin_match(&self, m: Match) {
         self.change(|s| {
             if let Some(old) = s.matched.take() {
                 s.past_matches.push(old);
@@ -288,7 +288,7 @@ impl Live {
 
     /// Counts a finished game in the match in progress, if it is one of its games: then
     /// every match of the session (for `match.csv`) and the one in progress.
-    pub fn count_in_match(&self, record: &GameRecord) -> Option<(Vec<Match>, Match)> {
+    pub(crate) fn count_in_match(&self, record: &GameRecord) -> Option<(Vec<Match>, Match)> {
         let mut s = self.lock();
         let counted = s.matched.as_mut().is_some_and(|m| m.add(record));
         if !counted {
@@ -306,7 +306,7 @@ impl Live {
     /// or a match format (`best-of-3`, ...). Refused while a match is being played. A match
     /// starts with the game shown if nothing has been sown in it yet, else with the next
     /// game; when no game is in progress, the next one starts at once.
-    pub fn choose_match(&self, choice: &str) -> Result<(), String> {
+    pub(crate) fn choose_match(&self, choice: &str) -> Result<(), String> {
         let format: Option<Format> = parse_choice(choice)?;
         let mut s = self.lock();
         if !matches!(self.mode, Mode::Play | Mode::Watch) {
@@ -349,7 +349,7 @@ impl Live {
     }
 
     /// Who plays on the page (`person`), and the gate that starts each game on request.
-    pub fn set_session(&self, person: Option<String>, gate: Arc<Gate>) {
+    pub(crate) fn set_session(&self, person: Option<String>, gate: Arc<Gate>) {
         self.change(|s| {
             s.person = person;
             s.gate = Some(gate);
@@ -358,7 +358,7 @@ impl Live {
 
     /// The state as the page reads it (JSON), made once per version (each time while a
     /// person's clock runs, since it holds the time left).
-    pub fn snapshot(&self) -> Arc<str> {
+    pub(crate) fn snapshot(&self) -> Arc<str> {
         let mut s = self.lock();
         let clock_runs = s.pending.as_ref().is_some_and(|p| p.time.is_some());
         if let Some((v, text)) = &s.snapshot
@@ -407,7 +407,7 @@ impl Live {
 
     /// The game `id` (or number) with its frames, as JSON, from memory; `None` when it is
     /// not there (look in the results folder then).
-    pub fn game_json(&self, id: &str) -> Option<String> {
+    pub(crate) fn game_json(&self, id: &str) -> Option<String> {
         let s = self.lock();
         if let Some(b) = s
             .boards

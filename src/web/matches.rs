@@ -16,11 +16,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 /// The file a match's result is written to, in the session's folder.
-pub const MATCH_CSV: &str = "match.csv";
+pub(crate) const MATCH_CSV: &str = "match.csv";
 
 /// How a match is won.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// At most N games; the most wins (a draw counts half to each). Decided as soon as
     /// the leader cannot be caught.
     BestOf(u32),
@@ -70,7 +70,7 @@ impl fmt::Display for Format {
 
 impl Format {
     /// The format in words.
-    pub fn words(self) -> String {
+    pub(crate) fn words(self) -> String {
         match self {
             Format::BestOf(n) => format!("best of {n} games"),
             Format::FirstTo(n) => format!("first to {n} wins"),
@@ -82,7 +82,7 @@ impl Format {
 
 /// The score of a match between `names[0]` and `names[1]` (the person first).
 #[derive(Clone, Debug, Serialize)]
-pub struct Match {
+pub(crate) struct Match {
     #[serde(skip)]
     pub format: Format,
     pub format_text: String,
@@ -105,12 +105,12 @@ pub struct Match {
 
 impl Match {
     /// A match of `format` between `names`, from the session's first game on.
-    pub fn new(format: Format, names: [String; 2]) -> Match {
+    pub(crate) fn new(format: Format, names: [String; 2]) -> Match {
         Match::from_game(format, names, 1)
     }
 
     /// A match whose games are the session's from game number `first_game` on.
-    pub fn from_game(format: Format, names: [String; 2], first_game: u64) -> Match {
+    pub(crate) fn from_game(format: Format, names: [String; 2], first_game: u64) -> Match {
         let mut m = Match {
             format,
             format_text: format.words(),
@@ -133,7 +133,7 @@ impl Match {
     /// or when neither plays in it); true if it counted. A game's seeds are its final
     /// stores; a resigned one gives the other side every seed not in the resigner's store,
     /// as if it had been swept to it.
-    pub fn add(&mut self, g: &GameRecord) -> bool {
+    pub(crate) fn add(&mut self, g: &GameRecord) -> bool {
         if self.over || g.number < self.first_game {
             return false;
         }
@@ -258,7 +258,7 @@ impl Match {
 
 /// Writes the result of `matches` (a session's, in order) to `dir/match.csv`, a row each
 /// (replaced whole, [`crate::results::write_file`]).
-pub fn write_matches(dir: &Path, matches: &[Match]) -> io::Result<()> {
+pub(crate) fn write_matches(dir: &Path, matches: &[Match]) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let result = |e: csv::Error| io::Error::other(e.to_string());
     w.write_record([
@@ -286,7 +286,7 @@ pub fn write_matches(dir: &Path, matches: &[Match]) -> io::Result<()> {
 
 /// Reads a format as the page sends it: `single` (no match: single games), or a
 /// [`Format`].
-pub fn parse_choice(text: &str) -> Result<Option<Format>, String> {
+pub(crate) fn parse_choice(text: &str) -> Result<Option<Format>, String> {
     match text.trim() {
         "single" => Ok(None),
         other => other.parse::<Format>().map(Some),
@@ -297,7 +297,7 @@ pub fn parse_choice(text: &str) -> Result<Option<Format>, String> {
 /// first game; one chosen on the page starts when [`Live::choose_match`] says. Each game
 /// of a match is counted, and every match of the session written to `match.csv`, with the
 /// result line printed when a match is over.
-pub struct MatchView {
+pub(crate) struct MatchView {
     live: Arc<Live>,
     out: PathBuf,
     format: Option<Format>,
@@ -305,7 +305,7 @@ pub struct MatchView {
 
 impl MatchView {
     /// The view of a session writing to `out`, with the match of `--match`, if any.
-    pub fn new(live: Arc<Live>, out: PathBuf, format: Option<Format>) -> MatchView {
+    pub(crate) fn new(live: Arc<Live>, out: PathBuf, format: Option<Format>) -> MatchView {
         MatchView { live, out, format }
     }
 }

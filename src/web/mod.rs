@@ -8,17 +8,17 @@
 //! game at a time: [`play`]), `kalaha tournament --live` (a run as it goes: [`LiveView`])
 //! and `kalaha show --serve DIR` (a results folder, followed as it grows: [`follow_results`]).
 
-pub mod access;
-pub mod frames;
-pub mod guide;
-pub mod http;
+pub(crate) mod access;
+pub(crate) mod frames;
+pub(crate) mod guide;
+pub(crate) mod http;
 mod live;
-pub mod matches;
-pub mod play;
-pub mod request;
+pub(crate) mod matches;
+pub(crate) mod play;
+pub(crate) mod request;
 
-pub use http::serve;
-pub use live::{Live, LiveView, Mode, RECENT, result_text};
+pub(crate) use http::serve;
+pub(crate) use live::{Live, LiveView, Mode, RECENT, result_text};
 
 use crate::record::GameRecord;
 use crate::results::{GAMES_JSONL, read_jsonl_from};
@@ -35,7 +35,7 @@ const FOLLOW_EVERY: Duration = Duration::from_secs(2);
 /// Reads the games of the results folder `dir` into `live`, then keeps reading the games
 /// added to it (a tournament still running) on a thread of its own. Fails when
 /// `games.jsonl` cannot be read at first.
-pub fn follow_results(live: Arc<Live>, dir: PathBuf) -> io::Result<()> {
+pub(crate) fn follow_results(live: Arc<Live>, dir: PathBuf) -> io::Result<()> {
     let mut reader = JsonlFollower {
         path: dir.join(GAMES_JSONL),
         offset: 0,
@@ -112,7 +112,7 @@ impl JsonlFollower {
 
 /// Opens `url` in the desktop's browser with `xdg-open`; the error says what to do
 /// instead.
-pub fn open_browser(url: &str) -> Result<(), String> {
+pub(crate) fn open_browser(url: &str) -> Result<(), String> {
     let found = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join("xdg-open").is_file()))
         .unwrap_or(false);
@@ -139,7 +139,7 @@ pub fn open_browser(url: &str) -> Result<(), String> {
 
 /// The page's title for a results folder: the run's title (`--title`), as on its
 /// leaderboard, else the folder's name.
-pub fn folder_title(dir: &Path) -> String {
+pub(crate) fn folder_title(dir: &Path) -> String {
     if let Some(title) = crate::report::read_settings(dir).and_then(|s| s.title) {
         return format!("kalaha: {title}");
     }

@@ -27,7 +27,7 @@ use tokio::sync::oneshot;
 
 /// The move time of a person without a clock: the longest time any setting takes (a
 /// day), so the referee's deadline never comes in practice.
-pub const NO_CLOCK: Duration = MAX_TIME;
+pub(crate) const NO_CLOCK: Duration = MAX_TIME;
 
 /// How long the solver may look for the value of the start position.
 const START_VALUE_TIME: Duration = Duration::from_secs(2);
@@ -35,7 +35,7 @@ const START_VALUE_TIME: Duration = Duration::from_secs(2);
 /// The exact value of the start position for the first player (stores included, under
 /// perfect play by both), when known: Kalah(6,4) of the standard rules is +8 (`kalaha
 /// solve` takes minutes to prove it), other boards are solved if that takes at most `time`.
-pub fn start_value(rules: Rules, time: Duration) -> Option<i32> {
+pub(crate) fn start_value(rules: Rules, time: Duration) -> Option<i32> {
     if rules == Rules::default() {
         return Some(8);
     }
@@ -52,7 +52,7 @@ pub fn start_value(rules: Rules, time: Duration) -> Option<i32> {
 const PERSON_COMMAND: &str = "a person, on the page of kalaha play";
 
 /// The person's seat: the moves come from the page.
-pub struct Person {
+pub(crate) struct Person {
     live: Arc<Live>,
     game: String,
 }
@@ -150,14 +150,14 @@ impl Contestant for Person {
 }
 
 /// Who sits in a seat (not a built-in's move chooser, [`crate::engines::Player`]).
-pub enum Occupant {
+pub(crate) enum Occupant {
     Person(Person),
     Engine(Box<RunningEngine>),
 }
 
 /// A seat of the session: the seat playing south waits for the page's permission before
 /// each game; an engine's moves are paced so that people can follow them.
-pub struct Seat {
+pub(crate) struct Seat {
     occupant: Occupant,
     gate: Arc<Gate>,
     pace: Duration,
@@ -291,7 +291,7 @@ impl Iterator for Alternating {
 
 /// How a session runs.
 #[derive(Clone, Debug)]
-pub struct SessionOptions {
+pub(crate) struct SessionOptions {
     /// The results folder.
     pub out: PathBuf,
     /// Keep the engines' protocol transcripts.
@@ -303,7 +303,7 @@ pub struct SessionOptions {
 /// The person as an engine of the session's configuration: `name` (`explicit` when the
 /// person chose it: an engine of the same name is then renamed, not the person), with
 /// `clock` or no clock at all.
-pub fn person_entry(name: &str, clock: Option<TimeControl>, explicit: bool) -> EngineEntry {
+pub(crate) fn person_entry(name: &str, clock: Option<TimeControl>, explicit: bool) -> EngineEntry {
     let spec = EngineSpec {
         // Only a name the person chose counts as chosen (another engine then yields it).
         name: explicit.then(|| name.to_string()),
@@ -329,7 +329,7 @@ pub fn person_entry(name: &str, clock: Option<TimeControl>, explicit: bool) -> E
 /// `person` is set (see [`person_entry`]). The engines are started and checked first; then
 /// games follow one another, each when the page asks, until Ctrl-C. Every game is written
 /// to `options.out` and shown to `live` and `views`.
-pub fn run_session(
+pub(crate) fn run_session(
     mut config: TournamentConfig,
     person: bool,
     options: &SessionOptions,

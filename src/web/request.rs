@@ -6,9 +6,9 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
 /// The longest request head (request line and headers), in bytes.
-pub const MAX_HEAD: usize = 8 * 1024;
+pub(crate) const MAX_HEAD: usize = 8 * 1024;
 /// The longest request body, in bytes (no route needs one).
-pub const MAX_BODY: usize = 1024;
+pub(crate) const MAX_BODY: usize = 1024;
 /// Most headers in a request.
 const MAX_HEADERS: usize = 64;
 /// Headers the server reads: each may appear once (two `Host`s could name two servers).
@@ -22,12 +22,12 @@ const SINGLE_HEADERS: [&str; 6] = [
 ];
 
 /// Why a request is refused: the status and the reason.
-pub type Refusal = (u16, String);
+pub(crate) type Refusal = (u16, String);
 
 /// A parsed request: the method, the path and query (decoded) and the headers (names in
 /// lower case).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Request {
+pub(crate) struct Request {
     pub method: String,
     pub path: String,
     pub query: Vec<(String, String)>,
@@ -35,14 +35,14 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     }
 
-    pub fn param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.query
             .iter()
             .find(|(n, _)| n == name)
@@ -52,7 +52,7 @@ impl Request {
 
 /// Reads one request (its body, if any, is read and dropped); `None` when the client
 /// closed the connection before sending anything.
-pub async fn read_request(stream: &mut TcpStream) -> Result<Option<Request>, Refusal> {
+pub(crate) async fn read_request(stream: &mut TcpStream) -> Result<Option<Request>, Refusal> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];
     let end = loop {
@@ -122,7 +122,7 @@ fn head_end(buf: &[u8]) -> Option<usize> {
 }
 
 /// Parses a request head. Errors are a status and the reason.
-pub fn parse_head(head: &[u8]) -> Result<Request, Refusal> {
+pub(crate) fn parse_head(head: &[u8]) -> Result<Request, Refusal> {
     let bad = |why: &str| (400, why.to_string());
     let text = std::str::from_utf8(head).map_err(|_| bad("the request head is not UTF-8"))?;
     let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));

@@ -128,7 +128,7 @@ impl KgpEngine {
     }
 
     /// Sends a command with the next id; returns the id.
-    pub async fn send(&mut self, cmd: Command) -> Result<u64, KgpError> {
+    pub(crate) async fn send(&mut self, cmd: Command) -> Result<u64, KgpError> {
         let id = self.next_id;
         self.next_id += 2;
         self.send_command(cmd.with_id(id)).await?;

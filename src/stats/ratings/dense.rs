@@ -3,7 +3,11 @@
 use super::{ELO_PER_NAT, Edge, log_likelihood, merge, sigmoid};
 
 /// Ratings (Elo, mean-centred or anchored) and errors of one connected pool.
-pub fn fit(n: usize, pairings: &[super::PairingScore], anchor: Option<usize>) -> Vec<(f64, f64)> {
+pub(crate) fn fit(
+    n: usize,
+    pairings: &[super::PairingScore],
+    anchor: Option<usize>,
+) -> Vec<(f64, f64)> {
     let edges = merge(n, pairings);
     let (theta, var) = fit_group(n, &edges, anchor);
     let shift = match anchor {

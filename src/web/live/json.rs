@@ -110,7 +110,7 @@ pub(super) struct GameJson<'a> {
 }
 
 /// A recorded game with its frames, as JSON.
-pub fn record_json(r: &GameRecord) -> String {
+pub(crate) fn record_json(r: &GameRecord) -> String {
     let frames = record_frames(r);
     let json = GameJson {
         game: &r.game,
@@ -175,7 +175,7 @@ pub(super) fn result_json(r: &GameRecord) -> ResultJson {
 }
 
 /// The end of a game in words: the final stores and who won, and how.
-pub fn result_text(r: &GameRecord) -> String {
+pub(crate) fn result_text(r: &GameRecord) -> String {
     let stores = format!(
         "{} (south) {} – {} {} (north)",
         r.south, r.south_score, r.north_score, r.north
@@ -270,7 +270,7 @@ pub(super) fn standings_json(tally: &Tally) -> Vec<StandingJson> {
 }
 
 /// The time a person has for a move, `None` when it is unlimited (no clock).
-pub fn person_time(limit: TimeLimit, unlimited: Duration) -> Option<Duration> {
+pub(crate) fn person_time(limit: TimeLimit, unlimited: Duration) -> Option<Duration> {
     match limit {
         TimeLimit::MoveTime(t) if t >= unlimited => None,
         l => Some(l.available()),

@@ -6,14 +6,14 @@ use super::*;
 /// Lets the next game of a session start when the page asks for it: the seat that is told
 /// about a game first waits here.
 #[derive(Debug)]
-pub struct Gate {
+pub(crate) struct Gate {
     pub(super) permits: Semaphore,
 }
 
 impl Gate {
     /// A gate for a session whose first game starts at once when `open`, else when the
     /// page asks (a person on a clock: the clock must not run before the page is read).
-    pub fn new(open: bool) -> Arc<Gate> {
+    pub(crate) fn new(open: bool) -> Arc<Gate> {
         Arc::new(Gate {
             permits: Semaphore::new(usize::from(open)),
         })
@@ -24,7 +24,7 @@ impl Gate {
     }
 
     /// Waits until a game may start, and uses up that permission.
-    pub async fn wait(&self) {
+    pub(crate) async fn wait(&self) {
         if let Ok(p) = self.permits.acquire().await {
             p.forget();
         }
@@ -39,7 +39,7 @@ impl Gate {
 
 /// What the person chose on the page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Choice {
+pub(crate) enum Choice {
     /// Sow this pit.
     Pit(u8),
     /// Give the game up.
@@ -98,7 +98,7 @@ impl Live {
 
     /// The person gives up `game`, in progress: it is recorded as a loss by resignation,
     /// at once if the person is to move, else as soon as the engine has sown.
-    pub fn resign(&self, game: &str) -> Result<(), String> {
+    pub(crate) fn resign(&self, game: &str) -> Result<(), String> {
         let mut s = self.lock();
         let Some(b) = self.resignable(&s) else {
             return Err(match (self.mode, s.person.is_some()) {
@@ -120,13 +120,13 @@ impl Live {
     }
 
     /// Whether the person has resigned `game`.
-    pub fn has_resigned(&self, game: &str) -> bool {
+    pub(crate) fn has_resigned(&self, game: &str) -> bool {
         self.lock().resigned.as_deref() == Some(game)
     }
 
     /// The referee waits for the person's move in `game`: one of `legal`, within `time`
     /// (unlimited when `None`). The pit chosen on the page is sent to `reply`.
-    pub fn await_person(
+    pub(crate) fn await_person(
         &self,
         game: &str,
         legal: Vec<u8>,
@@ -145,7 +145,7 @@ impl Live {
     }
 
     /// The referee no longer waits (the time ran out, or the game was stopped).
-    pub fn stop_waiting(&self, game: &str) {
+    pub(crate) fn stop_waiting(&self, game: &str) {
         let waiting = self.lock().pending.as_ref().is_some_and(|p| p.game == game);
         if waiting {
             self.change(|s| s.pending = None);
@@ -154,7 +154,7 @@ impl Live {
 
     /// The person chose `pit` in `game` on the page. Refused (with the reason) unless the
     /// referee waits for the person's move in that game and the move is legal.
-    pub fn person_move(&self, game: &str, pit: i64) -> Result<(), String> {
+    pub(crate) fn person_move(&self, game: &str, pit: i64) -> Result<(), String> {
         let mut s = self.lock();
         let Some(p) = &s.pending else {
             return Err(match s.person {
@@ -190,7 +190,7 @@ impl Live {
     }
 
     /// The page asks for the next game.
-    pub fn new_game(&self) -> Result<(), String> {
+    pub(crate) fn new_game(&self) -> Result<(), String> {
         let mut s = self.lock();
         if !matches!(self.mode, Mode::Play | Mode::Watch) {
             return Err("games start by themselves here: this page only watches".to_string());

@@ -5,7 +5,7 @@ use super::*;
 
 impl Live {
     /// A game started or a sowing was played.
-    pub fn observe(&self, update: &GameUpdate<'_>) {
+    pub(crate) fn observe(&self, update: &GameUpdate<'_>) {
         match update {
             GameUpdate::Started {
                 setup,
@@ -66,7 +66,7 @@ impl Live {
     }
 
     /// The run starts.
-    pub fn start_run(&self, info: &StartInfo, tally: &Tally) {
+    pub(crate) fn start_run(&self, info: &StartInfo, tally: &Tally) {
         let standings = standings_json(tally);
         self.change(|s| {
             s.names = info.names.clone();
@@ -77,7 +77,7 @@ impl Live {
     }
 
     /// A game was recorded.
-    pub fn game_finished(&self, record: &GameRecord) {
+    pub(crate) fn game_finished(&self, record: &GameRecord) {
         let record = Arc::new(record.clone());
         let single = matches!(self.mode, Mode::Play | Mode::Watch);
         self.change(|s| {
@@ -125,7 +125,7 @@ impl Live {
     }
 
     /// A game was stopped and not recorded.
-    pub fn game_interrupted(&self, id: &str) {
+    pub(crate) fn game_interrupted(&self, id: &str) {
         self.change(|s| {
             s.boards.retain(|b| b.game != id);
             if s.pending.as_ref().is_some_and(|p| p.game == id) {
@@ -135,7 +135,7 @@ impl Live {
     }
 
     /// The standings of `tally`.
-    pub fn set_standings(&self, tally: &Tally) {
+    pub(crate) fn set_standings(&self, tally: &Tally) {
         let standings = standings_json(tally);
         self.change(|s| {
             s.standings = standings;
@@ -143,7 +143,7 @@ impl Live {
     }
 
     /// The run has ended: `why`, for the page.
-    pub fn run_ended(&self, why: String) {
+    pub(crate) fn run_ended(&self, why: String) {
         self.change(|s| {
             s.ended = Some(why);
             s.pending = None;
@@ -155,7 +155,7 @@ impl Live {
 
     /// Games read from the results folder (`kalaha show --serve`): `count` of them, the
     /// last of which are `last`, and the scoreboard of all the games read so far.
-    pub fn add_recorded(&self, count: u64, last: Vec<GameRecord>, tally: &Tally) {
+    pub(crate) fn add_recorded(&self, count: u64, last: Vec<GameRecord>, tally: &Tally) {
         let standings = standings_json(tally);
         self.change(|s| {
             s.finished += count;
@@ -169,14 +169,14 @@ impl Live {
     }
 
     /// An observer that feeds this state.
-    pub fn observer(self: &Arc<Self>) -> GameObserver {
+    pub(crate) fn observer(self: &Arc<Self>) -> GameObserver {
         let me = self.clone();
         GameObserver::new(move |u| me.observe(u))
     }
 }
 
 /// The live state as a view of a run: every recorded game, the standings, the end.
-pub struct LiveView {
+pub(crate) struct LiveView {
     live: Arc<Live>,
     last_fit: Option<Instant>,
 }
@@ -185,7 +185,7 @@ pub struct LiveView {
 const REFIT_EVERY: Duration = Duration::from_millis(500);
 
 impl LiveView {
-    pub fn new(live: Arc<Live>) -> LiveView {
+    pub(crate) fn new(live: Arc<Live>) -> LiveView {
         LiveView {
             live,
             last_fit: None,
