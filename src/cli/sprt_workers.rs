@@ -7,7 +7,7 @@ use super::execute::{RunKind, execute};
 use super::sprt::{Args, exit_code, settings_of};
 use super::{CliError, CliResult};
 use crate::sprt::pool::{Pool, worker_folder};
-use crate::sprt::workers::{self, SharedTest, Worker, WorkerView, read_shared, read_verdict};
+use crate::sprt::workers::{self, News, SharedTest, Worker, WorkerView, read_shared, read_verdict};
 use crate::sprt::{SprtSettings, files};
 use crate::tournament::config::TournamentConfig;
 use crate::tournament::load_saved_run;
@@ -229,7 +229,17 @@ fn play(
         )?;
     }
     let pace = workers::Pace::new(worker.clone(), flags.concurrency);
-    let mut view = WorkerView::new(worker, flags.quiet);
+    // The pooled test in the event stream, if there is one.
+    let news = Box::new(|news: News<'_>| match news {
+        News::Judged(j) => crate::events::emit(&crate::events::Event::SprtStatus(j.into())),
+        News::Verdict(c) => {
+            let record = files::VerdictRecord::new(c.code, &c.text, &c.status, c.estimate);
+            crate::events::emit(&crate::events::Event::Verdict(crate::events::Verdict::new(
+                c.verdict, record,
+            )));
+        }
+    });
+    let mut view = WorkerView::new(worker, flags.quiet, news);
     if read_verdict(dir)?.is_some() {
         // Decided while this worker was away: nothing to play; its copy of the verdict
         // says which of its pairs came after the decision.

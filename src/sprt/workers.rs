@@ -331,12 +331,23 @@ pub struct WorkerView {
     /// The verdict, once this worker wrote it or found it.
     pub published: Option<Published>,
     last_print: Option<Instant>,
-    /// Judgements of the pool already in the event stream.
-    streamed: usize,
+    /// Judgements of the pool already told to `news`.
+    told: usize,
+    /// Told each pair of the pooled test judged in order, then its verdict (the command
+    /// puts them in its event stream).
+    news: Box<dyn FnMut(News<'_>) + Send>,
+}
+
+/// What a [`WorkerView`] tells of the pooled test as it learns it.
+pub enum News<'a> {
+    /// A pair judged, in order.
+    Judged(&'a super::Judgement),
+    /// The test's verdict, as this worker computes it from the pool.
+    Verdict(&'a Concluded),
 }
 
 impl WorkerView {
-    pub fn new(worker: Worker, quiet: bool) -> WorkerView {
+    pub fn new(worker: Worker, quiet: bool, news: Box<dyn FnMut(News<'_>) + Send>) -> WorkerView {
         WorkerView {
             worker,
             quiet,
@@ -344,7 +355,8 @@ impl WorkerView {
             names: Default::default(),
             published: None,
             last_print: None,
-            streamed: 0,
+            told: 0,
+            news,
         }
     }
 
@@ -374,21 +386,19 @@ impl WorkerView {
         let names = (self.names.0.as_str(), self.names.1.as_str());
         let found = read_verdict(&w.dir)?;
         let ended = pool.refresh()?;
-        // The pairs judged since, then the verdict, in the event stream.
-        for j in &pool.judgements()[self.streamed..] {
-            crate::events::emit(&crate::events::Event::SprtStatus(j.into()));
+        // The pairs judged since, then the verdict.
+        for j in &pool.judgements()[self.told..] {
+            (self.news)(News::Judged(j));
         }
-        self.streamed = pool.judgements().len();
-        let stream_verdict = |ended: &Ended| {
+        self.told = pool.judgements().len();
+        let news = &mut self.news;
+        let mut tell_verdict = |ended: &Ended| {
             let (_, c) = verdict_of(ended, &w.settings, names.0, names.1, w.code_of);
-            let record = files::VerdictRecord::new(c.code, &c.text, &c.status, c.estimate);
-            crate::events::emit(&crate::events::Event::Verdict(crate::events::Verdict::new(
-                c.verdict, record,
-            )));
+            news(News::Verdict(&c));
         };
         if let Some(verdict) = found {
             if let Some(ended) = &ended {
-                stream_verdict(ended);
+                tell_verdict(ended);
             }
             self.published = Some(Published {
                 verdict,
@@ -398,7 +408,7 @@ impl WorkerView {
             return Ok(true);
         }
         if let Some(ended) = ended {
-            stream_verdict(&ended);
+            tell_verdict(&ended);
             self.published = Some(publish(
                 &w.dir,
                 pool,
