@@ -126,7 +126,7 @@ pub(crate) fn run(args: Args) -> CliResult {
     } else {
         Some(FolderLock::acquire(dir).map_err(CliError::input)?)
     };
-    let (mut games, skipped) = analysis::analysable_games(dir)?;
+    let (mut games, skipped) = analysis::analysable_games(dir).map_err(CliError::reading)?;
     if let Some(skipped) = skipped {
         eprintln!(
             "warning: {} has {skipped}: those lines are not analysed",

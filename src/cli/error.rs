@@ -17,6 +17,15 @@ impl CliError {
         CliError::Input(e.into())
     }
 
+    /// An error reading a file the user gave: bad input (exit 2) when the file is not
+    /// one kalaha can read (a FIFO, a device, data it cannot read), a failure otherwise.
+    pub fn reading(e: std::io::Error) -> CliError {
+        match e.kind() {
+            std::io::ErrorKind::InvalidData => CliError::input(e),
+            _ => CliError::Failure(e.into()),
+        }
+    }
+
     /// A usage or input error from a message.
     pub fn input_msg(msg: impl std::fmt::Display) -> CliError {
         CliError::Input(anyhow::anyhow!("{msg}"))

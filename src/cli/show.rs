@@ -56,7 +56,8 @@ pub(crate) fn run(args: Args) -> CliResult {
         if found.is_none() && names_game(&rec, game) {
             found = Some(rec);
         }
-    })?
+    })
+    .map_err(CliError::reading)?
     .unreadable;
     let Some(g) = found else {
         let holds = match (numbers.first_key_value(), numbers.last_key_value()) {
@@ -178,9 +179,17 @@ fn list(args: &Args) -> CliResult {
                 rec.moves.len().to_string(),
             ]
         });
-    })?
+    })
+    .map_err(CliError::reading)?
     .unreadable;
     let mut out = std::io::stdout().lock();
+    if rows.is_empty() && unreadable > 0 {
+        return Err(CliError::input_msg(format!(
+            "{} holds no game that can be read: {} cannot be read as a game's record",
+            crate::record::shown_path(&path),
+            crate::record::counted(unreadable as u64, "line")
+        )));
+    }
     if rows.is_empty() {
         writeln!(
             out,

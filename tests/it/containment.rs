@@ -922,13 +922,26 @@ fn a_fifo_or_device_where_a_file_belongs_is_refused_not_waited_on() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     std::fs::remove_file(out.join("games.csv")).unwrap();
     mkfifo(&out.join("games.jsonl"));
-    let o = within(&strings(&["analyze", &dir_arg]));
-    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(
-        text(&o).contains("is a FIFO, not a regular file"),
-        "{}",
-        text(&o)
-    );
+    // Bad input, said as such: exit 2, from every command that reads the record.
+    for args in [
+        vec!["analyze", &dir_arg],
+        vec!["show", &dir_arg],
+        vec!["show", &dir_arg, "1"],
+    ] {
+        let o = within(&strings(&args));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("is a FIFO, not a regular file"),
+            "{args:?}: {}",
+            text(&o)
+        );
+    }
+    // A record of nothing but unreadable lines is said so, not "no game yet".
+    std::fs::remove_file(out.join("games.jsonl")).unwrap();
+    std::fs::write(out.join("games.jsonl"), "not json\n").unwrap();
+    let o = within(&strings(&["show", &dir_arg]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("1 line cannot be read"), "{}", text(&o));
     // An endless device as the openings file.
     let config = dir.path().join("t.toml");
     std::fs::write(
