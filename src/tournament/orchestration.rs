@@ -114,14 +114,17 @@ impl Run {
                 let Ok(w) = std::fs::canonicalize(w) else {
                     continue;
                 };
-                // A folder of another run's results is refused as well.
-                let holds_a_run = [
-                    results::GAMES_JSONL,
-                    results::GAMES_CSV,
-                    results::TOURNAMENT_TOML,
-                ]
-                .iter()
-                .any(|f| w.join(f).exists());
+                // A folder of another run's results, or a folder inside one (its `logs/`),
+                // is refused as well.
+                let holds_a_run = w.ancestors().any(|dir| {
+                    [
+                        results::GAMES_JSONL,
+                        results::GAMES_CSV,
+                        results::TOURNAMENT_TOML,
+                    ]
+                    .iter()
+                    .any(|f| dir.join(f).is_file())
+                });
                 if results.starts_with(&w) || holds_a_run {
                     return Err(TournamentError::Input(format!(
                         "engine {}: write={} holds the results folder {} or another run's \

@@ -1346,6 +1346,27 @@ fn a_write_folder_that_holds_the_results_is_refused() {
         "{}",
         text(&o)
     );
+    // So is a folder inside another run's folder (its logs).
+    let o = kalaha()
+        .current_dir(dir.path())
+        .args(["match", "--engine", "builtin=first", "write=runs/old/logs"])
+        .args([
+            "--engine",
+            "builtin=random",
+            "--games",
+            "2",
+            "-q",
+            "--out",
+            "results/other2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("or another run's results"),
+        "{}",
+        text(&o)
+    );
     // A folder of its own is fine.
     std::fs::create_dir(dir.path().join("scratch")).unwrap();
     let o = kalaha()
