@@ -288,20 +288,20 @@ pub fn verdict(
         Some(SprtEnd::Decided(s)) if s.decision == SprtDecision::H1 => (
             Verdict::H1,
             format!(
-                "H1 accepted: {new} is stronger than {base} (LLR {} >= {} after {} pairs, {})",
+                "H1 accepted: {new} is stronger than {base} (LLR {} >= {} after {}, {})",
                 fmt_llr(s.llr),
                 fmt_llr(s.upper),
-                s.pairs,
+                crate::record::counted(s.pairs, "pair"),
                 elo(&s)
             ),
         ),
         Some(SprtEnd::Decided(s)) => (
             Verdict::H0,
             format!(
-                "H0 accepted: {new} is not stronger than {base} (LLR {} <= {} after {} pairs, {})",
+                "H0 accepted: {new} is not stronger than {base} (LLR {} <= {} after {}, {})",
                 fmt_llr(s.llr),
                 fmt_llr(s.lower),
-                s.pairs,
+                crate::record::counted(s.pairs, "pair"),
                 elo(&s)
             ),
         ),
@@ -318,19 +318,19 @@ pub fn verdict(
         Some(SprtEnd::Undefined(s)) => (
             Verdict::NoDecision,
             format!(
-                "no decision possible: the LLR is not a number after {} pairs (the model \
+                "no decision possible: the LLR is not a number after {} (the model \
                  cannot fit the bounds in sprt.toml); start a new test with narrower bounds",
-                s.pairs
+                crate::record::counted(s.pairs, "pair")
             ),
         ),
         None => (
             Verdict::NoDecision,
             format!(
-                "no decision: the game limit was reached (LLR {} in [{}, {}] after {} pairs, {})",
+                "no decision: the game limit was reached (LLR {} in [{}, {}] after {}, {})",
                 fmt_llr(last.llr),
                 fmt_llr(last.lower),
                 fmt_llr(last.upper),
-                last.pairs,
+                crate::record::counted(last.pairs, "pair"),
                 elo(&last)
             ),
         ),
