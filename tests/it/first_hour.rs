@@ -26,15 +26,16 @@ fn a_config_file_engine_runs_in_the_file_folder() {
     std::fs::create_dir_all(&conf).unwrap();
     std::fs::create_dir_all(&elsewhere).unwrap();
     let mark = marker("config-dir");
-    std::fs::write(
-        conf.join("eng.sh"),
-        format!("exec '{}' good {mark}\n", fake_engine().display()),
-    )
-    .unwrap();
+    // The engine's program is an argument, so that the sandbox keeps it in view wherever
+    // the build is (a build under /tmp is out of an engine's sight otherwise).
+    std::fs::write(conf.join("eng.sh"), format!("exec \"$1\" good {mark}\n")).unwrap();
     std::fs::write(
         conf.join("t.toml"),
-        "games = 2\nmove_time = \"200ms\"\n\n[[engine]]\nname = \"scripted\"\ncmd = \"sh\"\n\
-         args = [\"eng.sh\"]\n\n[[engine]]\nbuiltin = \"first\"\n",
+        format!(
+            "games = 2\nmove_time = \"200ms\"\n\n[[engine]]\nname = \"scripted\"\ncmd = \"sh\"\n\
+             args = [\"eng.sh\", {:?}]\n\n[[engine]]\nbuiltin = \"first\"\n",
+            fake_engine().display().to_string()
+        ),
     )
     .unwrap();
     let o = run_in(
