@@ -94,7 +94,7 @@ impl Openings {
                         n
                     ),
                     None => format!(
-                        "openings: distinct positions after {plies} random sowings (never one twice)"
+                        "openings: distinct positions after {plies} random sowings (a new one each round: the pairings of a round share it)"
                     ),
                 };
                 let first = d.book().map(|(_, n)| n as u64);
