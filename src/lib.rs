@@ -25,7 +25,7 @@
 // `unsafe` is written in `sys` alone, behind safe functions.
 #![deny(unsafe_code)]
 
-pub mod analysis;
+mod analysis;
 mod check;
 pub mod cli;
 pub mod engines;
@@ -38,7 +38,7 @@ mod referee;
 mod report;
 pub mod results;
 pub mod sandbox;
-pub mod sprt;
+mod sprt;
 pub mod stats;
 pub mod supervisor;
 mod sys;

@@ -11,10 +11,10 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// The file name, in a results folder.
-pub const ANALYSIS_CSV: &str = "analysis.csv";
+pub(crate) const ANALYSIS_CSV: &str = "analysis.csv";
 
 /// The columns of `analysis.csv`, in order.
-pub const ANALYSIS_COLUMNS: [&str; 10] = [
+pub(crate) const ANALYSIS_COLUMNS: [&str; 10] = [
     "game",
     "ply",
     "side",
@@ -37,7 +37,7 @@ fn opt(v: Option<i32>) -> String {
 }
 
 /// The CSV text of `rows` (no header).
-pub fn rows_text(rows: &[PlyAnalysis]) -> Vec<u8> {
+pub(crate) fn rows_text(rows: &[PlyAnalysis]) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
         w.write_record([
@@ -69,7 +69,7 @@ fn header_text() -> Vec<u8> {
 
 /// Reads the rows of an `analysis.csv` (a missing file reads as none). A torn last line
 /// (a write cut short) and rows that cannot be read are skipped; their count is returned.
-pub fn read_analysis(path: &Path) -> io::Result<(Vec<PlyAnalysis>, usize)> {
+pub(crate) fn read_analysis(path: &Path) -> io::Result<(Vec<PlyAnalysis>, usize)> {
     let text = match crate::input::open_regular(path).and_then(|mut f| {
         let mut t = Vec::new();
         std::io::Read::read_to_end(&mut f, &mut t).map(|_| t)
@@ -123,7 +123,7 @@ fn parse_row(r: &csv::StringRecord) -> Option<PlyAnalysis> {
 }
 
 /// The `analysis.csv` of a folder, open for appending whole games.
-pub struct AnalysisFile {
+pub(crate) struct AnalysisFile {
     path: PathBuf,
     file: BufWriter<File>,
 }
@@ -133,7 +133,7 @@ impl AnalysisFile {
     /// id), keeping the rows of every game it already holds completely (those games are
     /// returned: they need no new analysis) and dropping the rest (a game cut short by an
     /// interruption, a game no longer in the results).
-    pub fn open(
+    pub(crate) fn open(
         dir: &Path,
         plies: &HashMap<String, usize>,
     ) -> io::Result<(AnalysisFile, Vec<PlyAnalysis>)> {
@@ -167,14 +167,14 @@ impl AnalysisFile {
     }
 
     /// Appends the rows of one or more whole games and syncs them to disk.
-    pub fn append(&mut self, rows: &[PlyAnalysis]) -> io::Result<()> {
+    pub(crate) fn append(&mut self, rows: &[PlyAnalysis]) -> io::Result<()> {
         self.file.write_all(&rows_text(rows))?;
         self.file.flush()?;
         self.file.get_ref().sync_data()
     }
 
     /// Rewrites the file with `rows` (all of them, in the order wanted).
-    pub fn rewrite(&mut self, rows: &[PlyAnalysis]) -> io::Result<()> {
+    pub(crate) fn rewrite(&mut self, rows: &[PlyAnalysis]) -> io::Result<()> {
         self.file.flush()?;
         write_whole(&self.path, rows)?;
         self.file = BufWriter::new(OpenOptions::new().append(true).open(&self.path)?);

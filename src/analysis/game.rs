@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 /// One sowing of a game and what it cost: a row of `analysis.csv`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlyAnalysis {
+pub(crate) struct PlyAnalysis {
     pub game: String,
     /// 1 for the first sowing from the start position (openings included).
     pub ply: u32,
@@ -32,17 +32,17 @@ pub struct PlyAnalysis {
 impl PlyAnalysis {
     /// Seeds the sowing gave away: `value_before - value_after` (0 for a perfect sowing),
     /// when both are known.
-    pub fn loss(&self) -> Option<i32> {
+    pub(crate) fn loss(&self) -> Option<i32> {
         Some(self.value_before? - self.value_after?)
     }
 
     /// Whether the values are estimates rather than exact.
-    pub fn estimated(&self) -> bool {
+    pub(crate) fn estimated(&self) -> bool {
         self.estimate_depth.is_some()
     }
 
     /// Whether an engine chose this sowing (not the opening).
-    pub fn by_engine(&self) -> bool {
+    pub(crate) fn by_engine(&self) -> bool {
         !self.engine.is_empty()
     }
 }
@@ -50,7 +50,7 @@ impl PlyAnalysis {
 /// Whether a game's sowings are analysed: games played to their end or adjudicated (every
 /// sowing in them was an engine's legal choice or the opening's); games lost by a fault are
 /// not.
-pub fn analysable(record: &GameRecord) -> bool {
+pub(crate) fn analysable(record: &GameRecord) -> bool {
     matches!(
         record.termination,
         Termination::Normal | Termination::Adjudicated
@@ -59,7 +59,7 @@ pub fn analysable(record: &GameRecord) -> bool {
 
 /// The positions of a game from the start ([`GameRecord::replay`]), or an error naming the
 /// game and what does not replay.
-pub fn positions(record: &GameRecord) -> Result<Vec<Position>, String> {
+pub(crate) fn positions(record: &GameRecord) -> Result<Vec<Position>, String> {
     record
         .replay()
         .map_err(|e| format!("game {}: {e}", clean_text(&record.game)))
@@ -67,7 +67,7 @@ pub fn positions(record: &GameRecord) -> Result<Vec<Position>, String> {
 
 /// The exact value of `pos` for its side to move, or `None` when `budget` (per position)
 /// runs out. `guess` (a value close to it) makes the search faster.
-pub fn value_within(
+pub(crate) fn value_within(
     solver: &mut Solver,
     pos: &Position,
     budget: Option<Duration>,
@@ -87,7 +87,7 @@ pub fn value_within(
 
 /// The order in which the positions of a game are solved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Order {
+pub(crate) enum Order {
     /// From the start of the game to its end.
     Forward,
     /// From the end of the game back to its start.
@@ -119,7 +119,7 @@ fn pits_key(pos: &Position) -> PitsKey {
 /// - each position's search starts from the value of its neighbour on the line of play,
 ///   which is the same up to sign unless the sowing between them lost seeds; the first one
 ///   from the shipped opening book's bound, when it has the position.
-pub struct Analyser {
+pub(crate) struct Analyser {
     solver: Solver,
     known: HashMap<PitsKey, i32>,
     /// The rules whose shipped book values are in `known`.
@@ -135,12 +135,12 @@ pub struct Analyser {
 }
 
 /// What budget a position gets, given the analyser's own.
-pub type BudgetRule = Box<dyn Fn(Option<Duration>) -> Option<Duration> + Send>;
+pub(crate) type BudgetRule = Box<dyn Fn(Option<Duration>) -> Option<Duration> + Send>;
 
 impl Analyser {
     /// An analyser whose transposition table takes `hash_mb` MiB, searched by `threads`
     /// threads, giving each position at most `budget` (`None`: no limit).
-    pub fn new(hash_mb: usize, threads: usize, budget: Option<Duration>) -> Analyser {
+    pub(crate) fn new(hash_mb: usize, threads: usize, budget: Option<Duration>) -> Analyser {
         let mut solver = Solver::new(hash_mb.max(1));
         solver.set_threads(threads);
         Analyser {
@@ -160,29 +160,30 @@ impl Analyser {
 
     /// Whether sowings around a position the solver does not finish get estimated values
     /// (the default) or none.
-    pub fn set_estimates(&mut self, on: bool) {
+    #[cfg(test)]
+    pub(crate) fn set_estimates(&mut self, on: bool) {
         self.estimate = on;
     }
 
     /// Gives each position the budget `budget` says when its search starts, from the
     /// analyser's own budget (for an analysis that hurries when it falls behind).
-    pub fn set_budget_rule(&mut self, budget: BudgetRule) {
+    pub(crate) fn set_budget_rule(&mut self, budget: BudgetRule) {
         self.budget_rule = Some(budget);
     }
 
     /// Solves the positions of each game in `order`.
-    pub fn set_order(&mut self, order: Order) {
+    pub(crate) fn set_order(&mut self, order: Order) {
         self.order = order;
     }
 
     /// The endgame table for the next games' rules (`None`: none).
-    pub fn set_endgame(&mut self, table: Option<Arc<EndgameTable>>) {
+    pub(crate) fn set_endgame(&mut self, table: Option<Arc<EndgameTable>>) {
         self.solver.set_endgame(table);
     }
 
     /// Takes `value` as the exact value of `pos` for its side to move (from an earlier
     /// analysis of the same rules).
-    pub fn remember(&mut self, pos: &Position, value: i32) {
+    pub(crate) fn remember(&mut self, pos: &Position, value: i32) {
         if !pos.is_over() {
             self.known
                 .insert(pits_key(pos), value - pos.store_margin(pos.to_move()));
@@ -258,7 +259,7 @@ impl Analyser {
 
     /// Analyses every sowing of `record` (the endgame table set, if any, must be of its
     /// rules).
-    pub fn analyse(&mut self, record: &GameRecord) -> Result<Vec<PlyAnalysis>, String> {
+    pub(crate) fn analyse(&mut self, record: &GameRecord) -> Result<Vec<PlyAnalysis>, String> {
         let positions = positions(record)?;
         self.read_book(record.rules);
         let n = positions.len();
@@ -327,11 +328,11 @@ impl Analyser {
 /// positions from the end of the openings on 10 s. No engine's accuracy depends on them:
 /// their sowings are not the engines', and the first value an engine's sowing needs, that
 /// of the position the opening reaches, is in the book. `--budget none` solves them all.
-pub const OPENING_SHARE: u32 = 20;
+pub(crate) const OPENING_SHARE: u32 = 20;
 
 /// The budget of a position, from the analysis's: [`OPENING_SHARE`] of it `inside_opening`
 /// (at least [`MIN_BUDGET`]); no limit stays no limit.
-pub fn position_budget(budget: Option<Duration>, inside_opening: bool) -> Option<Duration> {
+pub(crate) fn position_budget(budget: Option<Duration>, inside_opening: bool) -> Option<Duration> {
     match budget {
         Some(b) if inside_opening => Some((b / OPENING_SHARE).max(MIN_BUDGET).min(b)),
         b => b,
@@ -339,13 +340,13 @@ pub fn position_budget(budget: Option<Duration>, inside_opening: bool) -> Option
 }
 
 /// The least budget a position gets, however the analysis hurries.
-pub const MIN_BUDGET: Duration = Duration::from_millis(10);
+pub(crate) const MIN_BUDGET: Duration = Duration::from_millis(10);
 
 /// The depth of the engines' search that estimates the values of positions the solver
 /// does not finish: the position before a sowing is searched this deep, the one after it
 /// a sowing less deep, so that a sowing the search would choose loses nothing. Each
 /// estimated sowing costs two such searches, and each ply more multiplies their cost.
-pub const ESTIMATE_DEPTH: u32 = 10;
+pub(crate) const ESTIMATE_DEPTH: u32 = 10;
 
 /// The estimate at `depth` of the value of `pos` for its side to move: the engines'
 /// search (a fresh one, so that the estimate depends on the position alone), its score
@@ -393,11 +394,12 @@ fn estimate(row: &mut PlyAnalysis, before: &Position, after: &Position, seen: &m
 /// again, and a position whose budget runs out ends the search of the game (every earlier
 /// position holds more seeds); forward, each position out of budget costs the whole budget
 /// again until one is solved.
-pub const DEFAULT_ORDER: Order = Order::Backward;
+pub(crate) const DEFAULT_ORDER: Order = Order::Backward;
 
 /// Analyses every sowing of `record` with a fresh [`Analyser`] (for tests and one-off
 /// uses; an analysis of many games keeps one analyser).
-pub fn analyse_game(
+#[cfg(test)]
+pub(crate) fn analyse_game(
     record: &GameRecord,
     hash_mb: usize,
     budget: Option<Duration>,

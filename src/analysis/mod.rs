@@ -17,19 +17,22 @@ mod openings;
 mod run;
 mod summary;
 
-pub use file::{ANALYSIS_COLUMNS, ANALYSIS_CSV, AnalysisFile, read_analysis};
-pub use game::{
-    Analyser, DEFAULT_ORDER, ESTIMATE_DEPTH, MIN_BUDGET, OPENING_SHARE, Order, PlyAnalysis,
-    analysable, analyse_game, position_budget, positions, value_within,
+pub(crate) use file::{ANALYSIS_CSV, AnalysisFile, read_analysis};
+pub(crate) use game::{
+    Analyser, DEFAULT_ORDER, ESTIMATE_DEPTH, MIN_BUDGET, Order, PlyAnalysis, analysable,
+    position_budget, positions,
 };
-pub use openings::{
-    BalancedOpening, DistinctOpenings, MAX_OPENINGS, OpeningsError, OpeningsSpec,
-    balanced_openings, default_book, openings_text, parse_openings, random_opening,
+#[cfg(test)]
+pub(crate) use game::{analyse_game, value_within};
+pub(crate) use openings::{
+    BalancedOpening, DistinctOpenings, OpeningsSpec, balanced_openings, default_book,
+    openings_text, parse_openings,
 };
-pub use run::{AnalysisSettings, Counts, Tables, analyse_games};
-pub use summary::{
-    GAMES_SUMMARY_COLUMNS, GAMES_SUMMARY_CSV, accuracy, accuracy_text, per_game, read_accuracy,
-    write_games_summary,
+#[cfg(test)]
+pub(crate) use openings::{MAX_OPENINGS, OpeningsError};
+pub(crate) use run::{AnalysisSettings, Counts, Tables, analyse_games};
+pub(crate) use summary::{
+    GAMES_SUMMARY_CSV, accuracy, accuracy_text, read_accuracy, write_games_summary,
 };
 
 use crate::record::GameRecord;
@@ -42,7 +45,7 @@ use std::sync::atomic::AtomicBool;
 
 /// The games of a results folder that are to be analysed, in the order of `games.jsonl`
 /// (each game once), and what was left out of the file, for a warning.
-pub fn analysable_games(dir: &Path) -> io::Result<(Vec<GameRecord>, Option<String>)> {
+pub(crate) fn analysable_games(dir: &Path) -> io::Result<(Vec<GameRecord>, Option<String>)> {
     let mut games = read_games(&dir.join(GAMES_JSONL))?;
     let skipped = games.skipped();
     games.records.retain(analysable);
@@ -50,7 +53,7 @@ pub fn analysable_games(dir: &Path) -> io::Result<(Vec<GameRecord>, Option<Strin
 }
 
 /// The rule variants of `games`, in the order they first appear.
-pub fn rules_of(games: &[GameRecord]) -> Vec<Rules> {
+pub(crate) fn rules_of(games: &[GameRecord]) -> Vec<Rules> {
     let mut out: Vec<Rules> = Vec::new();
     for g in games {
         if !out.contains(&g.rules) {
@@ -88,7 +91,7 @@ fn known_values(games: &[GameRecord], rows: &[PlyAnalysis]) -> Vec<(Position, i3
 
 /// What [`analyse_folder`] did.
 #[derive(Clone, Debug, Default)]
-pub struct FolderAnalysis {
+pub(crate) struct FolderAnalysis {
     /// Games found already analysed in `analysis.csv` (an earlier, interrupted run).
     pub kept: u64,
     /// What this run analysed.
@@ -113,7 +116,7 @@ pub struct FolderAnalysis {
 /// done; once all are, rewrites `analysis.csv` in the order of `games` and writes
 /// `analysis_games.csv`. `progress` hears, after each game, the games found already
 /// analysed and what this run did so far.
-pub fn analyse_folder(
+pub(crate) fn analyse_folder(
     dir: &Path,
     games: &[GameRecord],
     tables: &Tables,

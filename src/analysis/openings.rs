@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// What to generate.
 #[derive(Clone, Copy, Debug)]
-pub struct OpeningsSpec {
+pub(crate) struct OpeningsSpec {
     /// Sowings in each opening.
     pub plies: u32,
     pub count: usize,
@@ -31,7 +31,7 @@ pub struct OpeningsSpec {
 
 /// An opening and its exact value for south.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BalancedOpening {
+pub(crate) struct BalancedOpening {
     pub pits: Vec<u8>,
     pub value: i32,
 }
@@ -108,7 +108,7 @@ impl Candidates {
 /// for south lies in `[-max_value, max_value]`, in the order the seed draws them (the same
 /// for the same seed, whatever the threads). `progress` hears the lines tried and the
 /// openings found. An error says how many were found when the tries ran out.
-pub fn balanced_openings(
+pub(crate) fn balanced_openings(
     rules: Rules,
     spec: OpeningsSpec,
     table: Option<Arc<EndgameTable>>,
@@ -195,7 +195,11 @@ pub fn balanced_openings(
 /// and the command that makes them again (the same file: the lines are drawn from the seed
 /// and, without a time budget, every line is solved whatever the machine), then one line
 /// each with the value as a comment.
-pub fn openings_text(rules: Rules, spec: &OpeningsSpec, openings: &[BalancedOpening]) -> String {
+pub(crate) fn openings_text(
+    rules: Rules,
+    spec: &OpeningsSpec,
+    openings: &[BalancedOpening],
+) -> String {
     let mut s = format!(
         "# {} openings of {} sowings under {rules}, exact value for south within ±{} (seed {})\n\
          # Each is a line of random legal sowings from the start (drawn from the seed), reaching a\n\
@@ -276,7 +280,7 @@ pub enum OpeningsError {
 
 /// The most openings a file may give: a run keeps them in its `tournament.toml`, which a
 /// resume must be able to read back within [`crate::input::CONFIG_LIMIT`].
-pub const MAX_OPENINGS: usize = 1_000_000;
+pub(crate) const MAX_OPENINGS: usize = 1_000_000;
 
 /// Reads an openings file: one opening per line, either pit numbers sown from the start
 /// (separated by spaces or commas) or a start position in the Kalah Game Protocol's board
@@ -350,7 +354,7 @@ const BOOKS: [(bool, &str, &str); 2] = [
 
 /// The book of balanced openings kalaha plays by default under `rules`, when it ships one:
 /// its name and its openings, in the file's order.
-pub fn default_book(rules: Rules) -> Option<(&'static str, &'static [Opening])> {
+pub(crate) fn default_book(rules: Rules) -> Option<(&'static str, &'static [Opening])> {
     static READ: [std::sync::OnceLock<Vec<Opening>>; 2] =
         [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
     if (rules.pits(), rules.seeds(), rules.sweep()) != (6, 4, crate::rules::Sweep::Owner) {
@@ -643,7 +647,7 @@ const BOOK_STREAM: u64 = u64::MAX;
 impl DistinctOpenings {
     /// Openings of `plies` sowings (at least 1) and more, after `book` (a name and its
     /// openings) when one is given.
-    pub fn new(
+    pub(crate) fn new(
         rules: Rules,
         plies: u32,
         seed: u64,
@@ -709,18 +713,18 @@ impl DistinctOpenings {
         }
     }
 
-    pub fn plies(&self) -> u32 {
+    pub(crate) fn plies(&self) -> u32 {
         self.plies
     }
 
     /// The book's name and how many distinct positions of it are played first.
-    pub fn book(&self) -> Option<(&str, usize)> {
+    pub(crate) fn book(&self) -> Option<(&str, usize)> {
         self.book.as_ref().map(|(n, c)| (n.as_str(), *c))
     }
 
     /// Opening `n` (0-based). Once every position reachable has been used (only on tiny
     /// boards), the openings are played again in the same order.
-    pub fn get(&self, n: u64) -> Opening {
+    pub(crate) fn get(&self, n: u64) -> Opening {
         let mut st = self.state.lock().expect("openings lock");
         while st.openings.len <= n && !st.done {
             self.grow(&mut st);
@@ -735,7 +739,7 @@ impl DistinctOpenings {
     /// How many distinct openings there are before they repeat (`None`: at least `upto`,
     /// or more than it is worth computing now), and the openings of each tier computed to
     /// know it: (sowings, count).
-    pub fn count_upto(&self, upto: u64) -> (Option<u64>, Vec<(u32, usize)>) {
+    pub(crate) fn count_upto(&self, upto: u64) -> (Option<u64>, Vec<(u32, usize)>) {
         let upto = upto.min(COUNTED_AT_START);
         let mut st = self.state.lock().expect("openings lock");
         while !st.done && (st.openings.len < upto || st.openings.tiers.is_empty()) {

@@ -14,11 +14,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The endgame table for each rule variant of the games (`None`: solve without one).
-pub type Tables = HashMap<Rules, Option<Arc<EndgameTable>>>;
+pub(crate) type Tables = HashMap<Rules, Option<Arc<EndgameTable>>>;
 
 /// How to analyse.
 #[derive(Clone, Copy, Debug)]
-pub struct AnalysisSettings {
+pub(crate) struct AnalysisSettings {
     /// Threads searching each position.
     pub threads: usize,
     /// Time for each position; `None` for no limit.
@@ -31,7 +31,7 @@ pub struct AnalysisSettings {
 
 /// What an analysis has done so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub games: u64,
     /// Positions looked at (one before each sowing, and the final one).
     pub positions: u64,
@@ -56,7 +56,7 @@ impl Counts {
 /// `known` gives exact values already known (from an earlier run). Stops starting games
 /// once `stop` is set. Games whose record the rules refuse are reported in the returned
 /// list and skipped.
-pub fn analyse_games(
+pub(crate) fn analyse_games(
     games: &[GameRecord],
     tables: &Tables,
     settings: AnalysisSettings,

@@ -10,10 +10,10 @@ use std::io;
 use std::path::Path;
 
 /// The per-game summary's file name.
-pub const GAMES_SUMMARY_CSV: &str = "analysis_games.csv";
+pub(crate) const GAMES_SUMMARY_CSV: &str = "analysis_games.csv";
 
 /// The columns of `analysis_games.csv`: one row per game and side.
-pub const GAMES_SUMMARY_COLUMNS: [&str; 11] = [
+pub(crate) const GAMES_SUMMARY_COLUMNS: [&str; 11] = [
     "game",
     "side",
     "engine",
@@ -42,7 +42,7 @@ fn add(a: &mut Accuracy, r: &PlyAnalysis) {
 
 /// Every engine's accuracy over the engines' sowings of `rows` (opening sowings are not
 /// counted).
-pub fn accuracy(rows: &[PlyAnalysis]) -> AccuracyTable {
+pub(crate) fn accuracy(rows: &[PlyAnalysis]) -> AccuracyTable {
     let mut t = AccuracyTable::new();
     for r in rows.iter().filter(|r| r.by_engine()) {
         match (r.estimated(), r.loss()) {
@@ -55,14 +55,14 @@ pub fn accuracy(rows: &[PlyAnalysis]) -> AccuracyTable {
 
 /// The accuracy of the engines of a results folder from its `analysis.csv`; `None` when
 /// the folder has no analysis (or it cannot be read).
-pub fn read_accuracy(dir: &Path) -> Option<AccuracyTable> {
+pub(crate) fn read_accuracy(dir: &Path) -> Option<AccuracyTable> {
     let (rows, _) = read_analysis(&dir.join(ANALYSIS_CSV)).ok()?;
     let t = accuracy(&rows);
     (!t.is_empty()).then_some(t)
 }
 
 /// Each side's accuracy in each game, in the order of `rows` (which holds whole games).
-pub fn per_game(rows: &[PlyAnalysis]) -> Vec<(String, Side, String, Accuracy)> {
+pub(crate) fn per_game(rows: &[PlyAnalysis]) -> Vec<(String, Side, String, Accuracy)> {
     let mut out: Vec<(String, Side, String, Accuracy)> = Vec::new();
     for r in rows.iter().filter(|r| r.by_engine()) {
         let i = match out
@@ -94,7 +94,7 @@ fn num(x: f64) -> String {
 }
 
 /// Writes `analysis_games.csv` into `dir` (through a temporary file).
-pub fn write_games_summary(dir: &Path, rows: &[PlyAnalysis]) -> io::Result<()> {
+pub(crate) fn write_games_summary(dir: &Path, rows: &[PlyAnalysis]) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(GAMES_SUMMARY_COLUMNS)?;
     for (game, side, engine, a) in per_game(rows) {
@@ -121,7 +121,7 @@ pub fn write_games_summary(dir: &Path, rows: &[PlyAnalysis]) -> io::Result<()> {
 /// The per-engine table as text for a terminal: name, moves, seeds lost per move, perfect
 /// moves, blunders, unsolved moves and moves with an estimated loss (with their estimated
 /// loss per move), best first.
-pub fn accuracy_text(t: &AccuracyTable) -> String {
+pub(crate) fn accuracy_text(t: &AccuracyTable) -> String {
     let mut list: Vec<(&str, &Accuracy)> = t.iter().collect();
     list.sort_by(|a, b| {
         a.1.loss_per_move()

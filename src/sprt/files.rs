@@ -12,10 +12,11 @@ use std::io::{self, Write};
 use std::path::Path;
 
 /// The header of `sprt.csv`.
-pub const SPRT_CSV_HEADER: &str = "pairs,games,ll,ld,wl_dd,wd,ww,llr,lower,upper,elo,elo_error\n";
+pub(crate) const SPRT_CSV_HEADER: &str =
+    "pairs,games,ll,ld,wl_dd,wd,ww,llr,lower,upper,elo,elo_error\n";
 
 /// One line of `sprt.csv`.
-pub fn csv_line(j: &Judgement) -> String {
+pub(crate) fn csv_line(j: &Judgement) -> String {
     let num = |x: f64, d: usize| {
         if x.is_finite() {
             format!("{x:.d$}")
@@ -42,13 +43,13 @@ pub fn csv_line(j: &Judgement) -> String {
 }
 
 /// Saves the test's settings as `dir/sprt.toml`.
-pub fn save_settings(dir: &Path, settings: &SprtSettings) -> io::Result<()> {
+pub(crate) fn save_settings(dir: &Path, settings: &SprtSettings) -> io::Result<()> {
     let text = toml::to_string(settings).map_err(io::Error::other)?;
     results::write_file(&dir.join(SPRT_TOML), text.as_bytes())
 }
 
 /// Reads and checks the settings of the test in `dir`; the error names the file.
-pub fn load_settings(dir: &Path) -> Result<SprtSettings, String> {
+pub(crate) fn load_settings(dir: &Path) -> Result<SprtSettings, String> {
     let path = dir.join(SPRT_TOML);
     let shown = crate::record::shown_path(&path);
     let text = crate::input::read_text_limited(&path, crate::input::CONFIG_LIMIT)
@@ -59,7 +60,7 @@ pub fn load_settings(dir: &Path) -> Result<SprtSettings, String> {
 }
 
 /// `dir/sprt.csv`, opened to append the lines of the pairs to come.
-pub fn append_csv(dir: &Path) -> io::Result<std::fs::File> {
+pub(crate) fn append_csv(dir: &Path) -> io::Result<std::fs::File> {
     crate::input::open_regular_with(
         &dir.join(SPRT_CSV),
         std::fs::OpenOptions::new().append(true).create(true),
@@ -68,7 +69,7 @@ pub fn append_csv(dir: &Path) -> io::Result<std::fs::File> {
 
 /// Rebuilds `dir/sprt.csv` from the games recorded in `dir` (on a resume) and returns how
 /// the test stands, and whether it had already ended.
-pub fn replay(dir: &Path, test: &Test) -> io::Result<(Judgement, Option<SprtEnd>)> {
+pub(crate) fn replay(dir: &Path, test: &Test) -> io::Result<(Judgement, Option<SprtEnd>)> {
     let mut text = String::from(SPRT_CSV_HEADER);
     let mut tally = Tally::new();
     let mut end = None;
@@ -124,7 +125,7 @@ pub struct VerdictRecord<'a> {
 
 impl<'a> VerdictRecord<'a> {
     /// The verdict `text` ending in exit code `code`, at `status`.
-    pub fn new(
+    pub(crate) fn new(
         code: u8,
         text: &'a str,
         status: &SprtStatus,
@@ -153,7 +154,7 @@ impl<'a> VerdictRecord<'a> {
 }
 
 /// Writes the verdict beside the games, as `dir/sprt-result.toml` (see [`VerdictRecord`]).
-pub fn save_verdict(
+pub(crate) fn save_verdict(
     dir: &Path,
     code: u8,
     text: &str,
@@ -166,6 +167,6 @@ pub fn save_verdict(
 }
 
 /// Appends `line` to an open `sprt.csv`.
-pub fn append_line(csv: &mut std::fs::File, j: &Judgement) -> io::Result<()> {
+pub(crate) fn append_line(csv: &mut std::fs::File, j: &Judgement) -> io::Result<()> {
     csv.write_all(csv_line(j).as_bytes())
 }

@@ -7,12 +7,12 @@
 //! The test reads the pentanomial counts of the pairing from the run's scoreboard, so the
 //! pairs are the same as in every report.
 
-pub mod files;
-pub mod pool;
-pub mod rule;
-pub mod workers;
+pub(crate) mod files;
+pub(crate) mod pool;
+pub(crate) mod rule;
+pub(crate) mod workers;
 
-pub use rule::{Judgements, SprtRule};
+pub(crate) use rule::{Judgements, SprtRule};
 
 use crate::stats::sprt::{StoppedEstimate, fmt_estimate, fmt_llr, fmt_signed};
 use crate::stats::{Sprt, SprtDecision, SprtModel, SprtStatus, Tally};
@@ -35,10 +35,10 @@ pub struct SprtSettings {
 }
 
 /// The largest Elo bound accepted: beyond it scores are indistinguishable from 0 or 1.
-pub const MAX_ELO_BOUND: f64 = 2000.0;
+pub(crate) const MAX_ELO_BOUND: f64 = 2000.0;
 
 /// Pairs after which a test whose every pair was a draw pair stops as undecidable.
-pub const STALL_PAIRS: u64 = 100;
+pub(crate) const STALL_PAIRS: u64 = 100;
 
 /// Pentanomial counts on which the LLR of every accepted test is a number: no pairs, one
 /// pair of each kind, sweeps both ways, even and mixed results, and many pairs.
@@ -67,7 +67,7 @@ fn sane_range(model: SprtModel) -> &'static str {
 }
 
 impl SprtSettings {
-    pub fn sprt(&self) -> Sprt {
+    pub(crate) fn sprt(&self) -> Sprt {
         Sprt {
             elo0: self.elo0,
             elo1: self.elo1,
@@ -78,7 +78,7 @@ impl SprtSettings {
     }
 
     /// Checks the parameters; the error names the setting.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let p = |x: f64| x > 0.0 && x < 0.5;
         if !p(self.alpha) {
             return Err(format!(
@@ -149,7 +149,7 @@ impl SprtSettings {
 
 /// How a test ended.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum SprtEnd {
+pub(crate) enum SprtEnd {
     /// The LLR left its bounds (the status of the pair that decided).
     Decided(SprtStatus),
     /// Every pair was a draw pair for [`STALL_PAIRS`] pairs: the test cannot decide.
@@ -161,7 +161,7 @@ pub enum SprtEnd {
 
 /// The test of one engine against another: what [`Test::judge`] needs.
 #[derive(Clone, Debug)]
-pub struct Test {
+pub(crate) struct Test {
     sprt: Sprt,
     /// The new engine's name and the base engine's, as the scoreboard knows them.
     pub new: String,
@@ -171,7 +171,7 @@ pub struct Test {
 /// Where a test stands after a game pair: its status, the pentanomial counts it was
 /// computed from, and its end if this pair ended it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Judgement {
+pub(crate) struct Judgement {
     pub status: SprtStatus,
     pub penta: [u64; 5],
     pub end: Option<SprtEnd>,
@@ -179,7 +179,7 @@ pub struct Judgement {
 
 impl Test {
     /// The test of `settings`, of `new` against `base`.
-    pub fn new(settings: &SprtSettings, new: &str, base: &str) -> Test {
+    pub(crate) fn new(settings: &SprtSettings, new: &str, base: &str) -> Test {
         Test {
             sprt: settings.sprt(),
             new: new.to_string(),
@@ -190,7 +190,7 @@ impl Test {
     /// Where the test stands in `tally`, and whether it has ended: the test's one
     /// decision, whoever asks (the stop rule on the game loop, the rebuild of `sprt.csv`
     /// on a resume).
-    pub fn judge(&self, tally: &Tally) -> Judgement {
+    pub(crate) fn judge(&self, tally: &Tally) -> Judgement {
         let pairing = match (
             tally.engine_index(&self.new),
             tally.engine_index(&self.base),
@@ -233,14 +233,17 @@ pub enum Verdict {
 
 /// The median-unbiased estimate of the test `settings` after the pairs `penta`, as the
 /// verdict, `sprt-result.toml` and the leaderboard give it (in the model's Elo).
-pub fn stopped_estimate(settings: &SprtSettings, penta: [u64; 5]) -> Option<StoppedEstimate> {
+pub(crate) fn stopped_estimate(
+    settings: &SprtSettings,
+    penta: [u64; 5],
+) -> Option<StoppedEstimate> {
     settings.sprt().median_unbiased(&penta)
 }
 
 /// The verdict of a test that ended as `end` (`None`: the game limit ran out) with the
 /// status `last` after the pairs `penta`: its kind, its line and the estimate that
 /// stopping does not bias (for a test that stopped at a bound or ran out).
-pub fn conclusion(
+pub(crate) fn conclusion(
     settings: &SprtSettings,
     end: Option<SprtEnd>,
     last: SprtStatus,
@@ -258,7 +261,7 @@ pub fn conclusion(
 
 /// The verdict and the line that says it, naming the new engine and the base engine; a
 /// test that stopped gives its naive Elo and its median-unbiased estimate (`estimate`).
-pub fn verdict(
+pub(crate) fn verdict(
     end: Option<SprtEnd>,
     last: SprtStatus,
     estimate: Option<StoppedEstimate>,

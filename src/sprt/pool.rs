@@ -28,7 +28,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The folder of worker `k` (1-based) in the shared folder `dir`.
-pub fn worker_folder(dir: &Path, k: u64) -> PathBuf {
+pub(crate) fn worker_folder(dir: &Path, k: u64) -> PathBuf {
     dir.join(format!("worker-{k}"))
 }
 
@@ -132,14 +132,14 @@ impl Pooled {
 /// pair of the game limit played (`end` is `None`); `last` is the judgement after the
 /// stopping point.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Ended {
+pub(crate) struct Ended {
     pub end: Option<SprtEnd>,
     pub last: Judgement,
 }
 
 /// The pooled games of the workers of one test.
 #[derive(Debug)]
-pub struct Pool {
+pub(crate) struct Pool {
     workers: Vec<Follow>,
     id: String,
     /// The new engine's name and the base engine's.
@@ -167,7 +167,7 @@ impl Pool {
     /// The pool of the test `settings` (with its workers) of `new` against `base`, whose
     /// games are those of `schedule` (the whole test, not one worker's) with the
     /// tournament id `id`, played into the worker folders of `dir`.
-    pub fn new(
+    pub(crate) fn new(
         dir: &Path,
         settings: &SprtSettings,
         schedule: &Schedule,
@@ -212,7 +212,7 @@ impl Pool {
 
     /// Reads what every worker recorded since the last refresh and judges the pairs that
     /// are now complete in order; returns how the test ended, once it has.
-    pub fn refresh(&mut self) -> io::Result<Option<Ended>> {
+    pub(crate) fn refresh(&mut self) -> io::Result<Option<Ended>> {
         for w in &mut self.workers {
             let (seen, waiting, not_counted) =
                 (&mut self.seen, &mut self.waiting, &mut self.not_counted);
@@ -281,28 +281,29 @@ impl Pool {
     }
 
     /// How the test ended, once it has.
-    pub fn ended(&self) -> Option<Ended> {
+    #[cfg(test)]
+    pub(crate) fn ended(&self) -> Option<Ended> {
         self.ended
     }
 
     /// The judgement after the last pair judged.
-    pub fn last(&self) -> Judgement {
+    pub(crate) fn last(&self) -> Judgement {
         self.last
     }
 
     /// The judgement after every pair judged that counted, in order.
-    pub fn judgements(&self) -> &[Judgement] {
+    pub(crate) fn judgements(&self) -> &[Judgement] {
         &self.judgements
     }
 
     /// Pairs judged so far (1 to this number): the stopping point once the test ended.
-    pub fn judged(&self) -> u64 {
+    pub(crate) fn judged(&self) -> u64 {
         self.judged
     }
 
     /// The first pair not yet recorded whole, which the test waits for, and its worker
     /// (1-based); `None` once the test has ended.
-    pub fn waiting_for(&self) -> Option<(u64, u64)> {
+    pub(crate) fn waiting_for(&self) -> Option<(u64, u64)> {
         if self.ended.is_some() {
             return None;
         }
@@ -311,13 +312,13 @@ impl Pool {
     }
 
     /// Games pooled from each worker, in order.
-    pub fn games_by_worker(&self) -> Vec<u64> {
+    pub(crate) fn games_by_worker(&self) -> Vec<u64> {
         self.workers.iter().map(|w| w.games).collect()
     }
 
     /// The pairs of worker `k` (1-based; all workers for `None`) with a game recorded
     /// after the stopping point: they do not count. Empty before the test ends.
-    pub fn after_decision(&self, k: Option<u64>) -> BTreeSet<u64> {
+    pub(crate) fn after_decision(&self, k: Option<u64>) -> BTreeSet<u64> {
         if self.ended.is_none() {
             return BTreeSet::new();
         }
@@ -327,11 +328,6 @@ impl Pool {
             .map(|g| g.pair)
             .filter(|&p| k.is_none_or(|k| (p - 1) % n + 1 == k))
             .collect()
-    }
-
-    /// The pentanomial counts of the pairs judged.
-    pub fn penta(&self) -> [u64; 5] {
-        self.last.penta
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 /// The judgements of the completed pairs not yet shown, oldest first.
 #[derive(Clone, Debug, Default)]
-pub struct Judgements(Arc<Mutex<VecDeque<Judgement>>>);
+pub(crate) struct Judgements(Arc<Mutex<VecDeque<Judgement>>>);
 
 impl Judgements {
     fn push(&self, j: Judgement) {
@@ -19,13 +19,13 @@ impl Judgements {
     }
 
     /// The oldest judgement not yet shown.
-    pub fn next(&self) -> Option<Judgement> {
+    pub(crate) fn next(&self) -> Option<Judgement> {
         self.0.lock().expect("judgements lock").pop_front()
     }
 }
 
 /// The test as the run's stop rule.
-pub struct SprtRule {
+pub(crate) struct SprtRule {
     test: Test,
     judgements: Judgements,
     ended: bool,
@@ -34,7 +34,7 @@ pub struct SprtRule {
 impl SprtRule {
     /// The rule of `settings` (the engines' names are settled at the start of the run), and
     /// the judgements it will make.
-    pub fn new(settings: &SprtSettings, new: &str, base: &str) -> (SprtRule, Judgements) {
+    pub(crate) fn new(settings: &SprtSettings, new: &str, base: &str) -> (SprtRule, Judgements) {
         let judgements = Judgements::default();
         let rule = SprtRule {
             test: Test::new(settings, new, base),

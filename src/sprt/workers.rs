@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The test every worker of a shared folder plays.
-pub const SHARED_TOML: &str = "sprt-workers.toml";
+pub(crate) const SHARED_TOML: &str = "sprt-workers.toml";
 
 /// The keys of a worker's `tournament.toml` that are its own, not the test's: its pairs,
 /// and how it runs them.
@@ -36,7 +36,7 @@ const OWN_KEYS: [&str; 5] = ["shard", "concurrency", "report_every", "out", "tit
 
 /// The test of a shared folder, as `sprt-workers.toml` holds it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SharedTest {
+pub(crate) struct SharedTest {
     /// The SPRT, with its number of workers.
     pub sprt: SprtSettings,
     /// The tournament's settings (`tournament.toml` of one machine's test, without the
@@ -48,7 +48,7 @@ impl SharedTest {
     /// The test `sprt` of the tournament `config` (a worker's `tournament.toml`, as a
     /// table): the worker's own keys and the command line of a built-in engine (the path
     /// of kalaha, which may differ between machines) are left out.
-    pub fn new(sprt: SprtSettings, mut tournament: toml::Table) -> SharedTest {
+    pub(crate) fn new(sprt: SprtSettings, mut tournament: toml::Table) -> SharedTest {
         for key in OWN_KEYS {
             tournament.remove(key);
         }
@@ -65,12 +65,12 @@ impl SharedTest {
     }
 
     /// The number of workers.
-    pub fn workers(&self) -> u64 {
+    pub(crate) fn workers(&self) -> u64 {
         self.sprt.workers.unwrap_or(1)
     }
 
     /// The tournament id.
-    pub fn id(&self) -> Option<&str> {
+    pub(crate) fn id(&self) -> Option<&str> {
         self.tournament.get("id").and_then(|v| v.as_str())
     }
 
@@ -78,7 +78,7 @@ impl SharedTest {
     /// folder's), as `name: value here, value in the test`. The engines' names are
     /// compared when `names` (a worker's settings from its flags; a worker that resumes
     /// keeps the names its games were played under, which may be the engines' own).
-    pub fn difference(&self, test: &SharedTest, names: bool) -> Option<String> {
+    pub(crate) fn difference(&self, test: &SharedTest, names: bool) -> Option<String> {
         let table = |s: &SprtSettings| toml::Table::try_from(s).unwrap_or_default();
         let (mine, theirs) = (table(&self.sprt), table(&test.sprt));
         let shown = |v: Option<&toml::Value>| match v {
@@ -128,7 +128,7 @@ impl SharedTest {
 }
 
 /// Reads the test of the shared folder `dir`; `None` when no worker has written it yet.
-pub fn read_shared(dir: &Path) -> Result<Option<SharedTest>, String> {
+pub(crate) fn read_shared(dir: &Path) -> Result<Option<SharedTest>, String> {
     let path = dir.join(SHARED_TOML);
     let shown = crate::record::shown_path(&path);
     if std::fs::symlink_metadata(&path).is_err() {
@@ -145,7 +145,12 @@ pub fn read_shared(dir: &Path) -> Result<Option<SharedTest>, String> {
 /// test when it is the first, else checks that its settings are the test's (the engines'
 /// names when `names`, see [`SharedTest::difference`]). The error names the setting that
 /// differs.
-pub fn join(dir: &Path, mine: &SharedTest, k: u64, names: bool) -> Result<SharedTest, String> {
+pub(crate) fn join(
+    dir: &Path,
+    mine: &SharedTest,
+    k: u64,
+    names: bool,
+) -> Result<SharedTest, String> {
     let shown = crate::record::shown_path(&dir.join(SHARED_TOML));
     std::fs::create_dir_all(dir).map_err(|e| {
         format!(
@@ -180,7 +185,7 @@ pub fn join(dir: &Path, mine: &SharedTest, k: u64, names: bool) -> Result<Shared
 
 /// The verdict of a shared folder, as `DIR/sprt-result.toml` says it.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct Written {
+pub(crate) struct Written {
     pub verdict: String,
     pub exit_code: u8,
     pub pairs: u64,
@@ -189,7 +194,7 @@ pub struct Written {
 }
 
 /// Reads `dir/sprt-result.toml`; `None` when there is none yet.
-pub fn read_verdict(dir: &Path) -> io::Result<Option<Written>> {
+pub(crate) fn read_verdict(dir: &Path) -> io::Result<Option<Written>> {
     let path = dir.join(SPRT_RESULT_TOML);
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
@@ -205,7 +210,7 @@ pub fn read_verdict(dir: &Path) -> io::Result<Option<Written>> {
 
 /// The verdict of a pooled test that `ended`, with what `sprt-result.toml` says of it:
 /// the exit code, the line, the status and the estimate.
-pub fn verdict_of(
+pub(crate) fn verdict_of(
     ended: &Ended,
     settings: &SprtSettings,
     new: &str,
@@ -241,7 +246,7 @@ pub fn verdict_of(
 
 /// What [`files::save_verdict`] writes.
 #[derive(Clone, Debug)]
-pub struct Concluded {
+pub(crate) struct Concluded {
     pub verdict: Verdict,
     pub code: u8,
     pub text: String,
@@ -251,7 +256,7 @@ pub struct Concluded {
 
 /// What [`publish`] did.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Published {
+pub(crate) struct Published {
     /// The verdict in the shared folder (the first writer's).
     pub verdict: Written,
     /// This worker wrote it.
@@ -264,7 +269,7 @@ pub struct Published {
 /// Writes the verdict of the pooled test that `pool` says ended into the shared folder
 /// `dir`, with the LLR after every pair as `sprt.csv`, unless another worker wrote it
 /// first; `k` is this worker.
-pub fn publish(
+pub(crate) fn publish(
     dir: &Path,
     pool: &Pool,
     ended: &Ended,
@@ -308,7 +313,7 @@ pub fn publish(
 
 /// What a worker needs to pool and judge the test.
 #[derive(Clone, Debug)]
-pub struct Worker {
+pub(crate) struct Worker {
     /// The shared folder.
     pub dir: PathBuf,
     /// This worker, 1-based.
@@ -323,7 +328,7 @@ pub struct Worker {
 /// The test as a view of a worker's run: after every game it records, it pools the
 /// workers' games, writes the verdict when the test has ended, and stops the run once
 /// the verdict is there. Prints the pooled test at most once a second unless quiet.
-pub struct WorkerView {
+pub(crate) struct WorkerView {
     worker: Worker,
     quiet: bool,
     pool: Option<Pool>,
@@ -339,7 +344,7 @@ pub struct WorkerView {
 }
 
 /// What a [`WorkerView`] tells of the pooled test as it learns it.
-pub enum News<'a> {
+pub(crate) enum News<'a> {
     /// A pair judged, in order.
     Judged(&'a super::Judgement),
     /// The test's verdict, as this worker computes it from the pool.
@@ -347,7 +352,11 @@ pub enum News<'a> {
 }
 
 impl WorkerView {
-    pub fn new(worker: Worker, quiet: bool, news: Box<dyn FnMut(News<'_>) + Send>) -> WorkerView {
+    pub(crate) fn new(
+        worker: Worker,
+        quiet: bool,
+        news: Box<dyn FnMut(News<'_>) + Send>,
+    ) -> WorkerView {
         WorkerView {
             worker,
             quiet,
@@ -361,7 +370,7 @@ impl WorkerView {
     }
 
     /// Names the engines as their games do (a run tells the view when it starts).
-    pub fn set_names(&mut self, new: &str, base: &str) {
+    pub(crate) fn set_names(&mut self, new: &str, base: &str) {
         self.names = (new.to_string(), base.to_string());
     }
 
@@ -373,7 +382,7 @@ impl WorkerView {
 
     /// Reads the verdict, or pools the games and writes it if the test has ended; returns
     /// whether the verdict is known.
-    pub fn check(&mut self) -> io::Result<bool> {
+    pub(crate) fn check(&mut self) -> io::Result<bool> {
         if self.published.is_some() {
             return Ok(true);
         }
@@ -424,7 +433,7 @@ impl WorkerView {
     }
 
     /// The pool (after the first check), with the games recorded since read.
-    pub fn pool(&mut self) -> io::Result<Option<&Pool>> {
+    pub(crate) fn pool(&mut self) -> io::Result<Option<&Pool>> {
         if let Some(pool) = &mut self.pool {
             pool.refresh()?;
         }
@@ -432,7 +441,7 @@ impl WorkerView {
     }
 
     /// Prints where the pooled test stands, at most once a second (`force`: now).
-    pub fn print(&mut self, force: bool) -> io::Result<()> {
+    pub(crate) fn print(&mut self, force: bool) -> io::Result<()> {
         let due = self
             .last_print
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
@@ -459,7 +468,7 @@ impl WorkerView {
     /// Waits for the verdict after this worker's pairs are played, checking it after
     /// every `pause` (which waits a while and says whether the worker was interrupted),
     /// until it is known or an interruption; returns whether it is known.
-    pub fn wait(&mut self, mut pause: impl FnMut() -> bool) -> io::Result<bool> {
+    pub(crate) fn wait(&mut self, mut pause: impl FnMut() -> bool) -> io::Result<bool> {
         let mut said = None;
         loop {
             if self.check()? {
@@ -506,7 +515,7 @@ impl View for WorkerView {
 
 /// How many of its own pairs a worker may play beyond the pairs judged in order, besides
 /// one for each game it plays at once.
-pub const AHEAD: u64 = 4;
+pub(crate) const AHEAD: u64 = 4;
 
 /// What [`Pace`]'s thread stores once the test has ended.
 const ENDED: u64 = u64::MAX;
@@ -517,7 +526,7 @@ const HOLD_POLL: Duration = Duration::from_millis(25);
 /// The pace of a worker, as the run's stop rule: it holds back a game whose pair is
 /// further ahead of the pairs judged in order than the worker may go, until the others
 /// catch up. A thread of its own follows the pool (no file is read on the game loop).
-pub struct Pace {
+pub(crate) struct Pace {
     worker: Worker,
     /// How far ahead, in pairs of the test.
     lead: u64,
@@ -530,7 +539,7 @@ pub struct Pace {
 
 impl Pace {
     /// The pace of `worker`, which plays `concurrency` games at once.
-    pub fn new(worker: Worker, concurrency: usize) -> Pace {
+    pub(crate) fn new(worker: Worker, concurrency: usize) -> Pace {
         let n = worker.settings.workers.unwrap_or(1);
         Pace {
             worker,

@@ -13,7 +13,7 @@ use crate::rules::Rules;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub use crate::analysis::{DistinctOpenings, OpeningsError, parse_openings, random_opening};
+pub(crate) use crate::analysis::{DistinctOpenings, parse_openings};
 use crate::record::{Opening, counted};
 
 /// Which engines meet.
@@ -528,7 +528,7 @@ mod tests {
         assert!(parse_openings("x\n", rules).is_err());
         assert_eq!(
             parse_openings("# nothing\n", rules),
-            Err(OpeningsError::Empty)
+            Err(crate::analysis::OpeningsError::Empty)
         );
         assert_eq!(crate::record::format_pits(&[3, 1]), "3 1");
         // Start positions, alone or followed by sowings; a bad one names its line.
