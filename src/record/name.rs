@@ -27,7 +27,7 @@ pub enum NameError {
 
 /// Checks that `name` can name an engine in every report.
 pub fn check_name(name: &str) -> Result<(), NameError> {
-    if name.trim().is_empty() {
+    if name.chars().all(looks_blank) {
         return Err(NameError::Empty);
     }
     if let Some(c) = name.chars().find(|&c| is_unsafe(c)) {
@@ -97,7 +97,25 @@ pub fn escaped(name: &str) -> String {
 pub fn shown_name(name: &str) -> Option<String> {
     let kept: String = shown_uncut(name).chars().take(MAX_NAME_CHARS).collect();
     let kept = kept.trim_end().to_string();
-    (!kept.is_empty()).then_some(kept)
+    (!kept.chars().all(looks_blank)).then_some(kept)
+}
+
+/// Characters that show as nothing, besides white space: the Hangul fillers, the blank
+/// Braille pattern and the Mongolian and Khmer vowel signs that render empty. A name of
+/// only these reads as a blank row.
+fn looks_blank(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '\u{115f}'
+                | '\u{1160}'
+                | '\u{17b4}'
+                | '\u{17b5}'
+                | '\u{180e}'
+                | '\u{2800}'
+                | '\u{3164}'
+                | '\u{ffa0}'
+        )
 }
 
 /// `name` as [`shown_name`] shows it before the cut to [`MAX_NAME_CHARS`].
@@ -243,6 +261,21 @@ mod tests {
         assert_eq!(counted(1, "opening"), "1 opening");
         assert_eq!(counted(0, "table"), "0 tables");
         assert_eq!(counted(2, "thread"), "2 threads");
+    }
+
+    /// A name that shows as nothing is no name, whatever blank-looking characters make it.
+    #[test]
+    fn a_name_of_blank_looking_characters_is_empty() {
+        for blank in [
+            "\u{3164}",
+            "\u{2800}\u{2800}",
+            " \u{ffa0} ",
+            "\u{115f}\u{1160}",
+        ] {
+            assert_eq!(shown_name(blank), None, "{blank:?}");
+            assert_eq!(check_name(blank), Err(NameError::Empty), "{blank:?}");
+        }
+        assert_eq!(shown_name("a\u{3164}b").as_deref(), Some("a\u{3164}b"));
     }
 
     #[test]
