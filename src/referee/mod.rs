@@ -458,6 +458,9 @@ fn finish(
             (result, Termination::Adjudicated, None, reason, None)
         }
     };
+    // The record waits for the recorder: it keeps what it holds, not the room for more.
+    let mut moves = moves;
+    moves.shrink_to_fit();
     let record = GameRecord {
         game: setup.id.clone(),
         number: setup.number,

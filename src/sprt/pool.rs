@@ -202,7 +202,7 @@ impl Pool {
             waiting: HashMap::new(),
             judged: 0,
             tally,
-            repeats: Repeats::new(id),
+            repeats: Repeats::new(id, schedule),
             judgements: Vec::new(),
             last,
             ended: None,

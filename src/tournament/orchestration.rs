@@ -206,7 +206,7 @@ impl Run {
             rule.start(&recorder.info);
             (rule, recorder.tally.clone())
         });
-        let repeats = super::repeats::Repeats::from_folder(self.folder.path(), &config.id)
+        let repeats = super::repeats::Repeats::from_folder(self.folder.path(), &config.id, &config.schedule)
             .map_err(|e| self.io_error(e))?;
         let input = RunInput {
             games,

@@ -42,7 +42,7 @@ pub(crate) enum LoopControl {
 }
 
 /// The most games written in one batch.
-const BATCH: usize = 256;
+pub(super) const BATCH: usize = 256;
 
 /// How long the recorder waits for more games to end before it syncs a batch: games that
 /// end within this window share one `fdatasync` (a view sees a game at most this much
@@ -62,6 +62,7 @@ impl Recorder {
     pub(crate) fn run(
         mut self,
         games: mpsc::Receiver<ToRecorder>,
+        unrecorded: &std::sync::atomic::AtomicUsize,
         control: tokio::sync::mpsc::UnboundedSender<LoopControl>,
         views: &mut [&mut dyn View],
     ) -> io::Result<(RunSummary, Tally)> {
@@ -106,6 +107,8 @@ impl Recorder {
                 let _ = control.send(LoopControl::Failed);
                 summary.failed = Some(message);
             }
+            // Written, or never to be: the game loop may start more games.
+            unrecorded.fetch_sub(batch.len(), std::sync::atomic::Ordering::Relaxed);
             if summary.failed.is_some() {
                 // Games that could not be written are not shown as finished.
                 summary.interrupted += batch.len() as u64;

@@ -1,10 +1,15 @@
 //! Games that repeat an earlier game of the run move for move, with the same engines in
-//! the same seats from the same start (deterministic engines do, from an opening played
-//! twice): such a game is marked in its record (`repeats`, the id of the game it repeats)
-//! and left out of the Elo and the SPRT, which would otherwise count one result twice.
+//! the same seats from the same opening position (deterministic engines do, from an
+//! opening played twice): such a game is marked in its record (`repeats`, the id of the
+//! game it repeats) and left out of the Elo and the SPRT, which would otherwise count one
+//! result twice.
+//!
+//! Only a run whose openings recur ([`Schedule::openings_recur`]) can have repeats: the
+//! others keep no table, so that their memory does not grow with their games.
 
 use crate::record::{GameRecord, Termination};
 use crate::results::read_jsonl;
+use crate::tournament::schedule::Schedule;
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::Path;
@@ -12,11 +17,13 @@ use std::path::Path;
 /// The games of a run so far, to find the repeats among the games to come. Each game is
 /// kept as a 128-bit hash of what makes two games the same (engines in their seats, start,
 /// sowings) and its number: some 30 bytes a game, so that a run of a million games stays
-/// within tens of MB.
+/// within tens of MB, and none in a run whose openings do not recur.
 #[derive(Debug, Default)]
 pub(crate) struct Repeats {
     /// The run's tournament id: the games of other ids in the folder are not its games.
     tournament: String,
+    /// Whether the run's openings recur: otherwise no game can repeat another.
+    recur: bool,
     first: HashMap<u128, u64>,
 }
 
@@ -43,20 +50,21 @@ fn key(g: &GameRecord) -> u128 {
 }
 
 impl Repeats {
-    /// No game yet, of the tournament `id`.
-    pub(crate) fn new(id: &str) -> Repeats {
+    /// No game yet, of the tournament `id` played on `schedule`.
+    pub(crate) fn new(id: &str, schedule: &Schedule) -> Repeats {
         Repeats {
             tournament: id.to_string(),
+            recur: schedule.openings_recur(),
             first: HashMap::new(),
         }
     }
 
     /// The games of tournament `id` recorded in `dir/games.jsonl` (none when it does not
-    /// exist yet).
-    pub(crate) fn from_folder(dir: &Path, id: &str) -> io::Result<Repeats> {
-        let mut r = Repeats::new(id);
+    /// exist yet, or when the openings of `schedule` do not recur).
+    pub(crate) fn from_folder(dir: &Path, id: &str, schedule: &Schedule) -> io::Result<Repeats> {
+        let mut r = Repeats::new(id, schedule);
         let path = dir.join(crate::results::GAMES_JSONL);
-        if path.exists() {
+        if r.recur && path.exists() {
             read_jsonl(&path, |g, _| {
                 if g.repeats.is_none() && comparable(&g) && r.ours(&g) {
                     r.first.entry(key(&g)).or_insert(g.number);
@@ -73,7 +81,7 @@ impl Repeats {
 
     /// Marks `g` when it repeats an earlier game; otherwise remembers it.
     pub(crate) fn mark(&mut self, g: &mut GameRecord) {
-        if !self.ours(g) {
+        if !self.recur || !self.ours(g) {
             return;
         }
         if let Some(earlier) = Repeats::key(g).and_then(|k| self.repeated(k, g.number)) {
@@ -90,6 +98,9 @@ impl Repeats {
     /// The number of the earlier game that game `number` (of key `key`) repeats; a game
     /// that repeats none is remembered.
     pub(crate) fn repeated(&mut self, key: u128, number: u64) -> Option<u64> {
+        if !self.recur {
+            return None;
+        }
         match self.first.get(&key) {
             Some(&earlier) if earlier != number => Some(earlier),
             Some(_) => None,
@@ -119,24 +130,58 @@ pub(crate) fn repeated_games(dir: &Path) -> io::Result<HashSet<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::played_game;
+    use crate::record::{game_of, played_game};
+    use crate::rules::{Position, Rules};
+    use crate::tournament::schedule::{Openings, ScheduleKind};
+    use std::sync::Arc;
+
+    /// A schedule of two engines, `pairs` rounds, with `openings`.
+    fn schedule(openings: Openings, pairs: u64) -> Schedule {
+        Schedule {
+            kind: ScheduleKind::RoundRobin,
+            engines: 2,
+            pairs_per_pairing: pairs,
+            rules: Rules::default(),
+            openings,
+            shard: None,
+        }
+    }
+
+    /// Game `number` of tournament `t`.
+    fn numbered(mut g: GameRecord, t: &str, number: u64) -> GameRecord {
+        g.game = format!("{t}-{number}");
+        g.number = number;
+        g
+    }
+
+    /// `opening` then the first legal sowing each turn, to the end.
+    fn game_after(opening: &[u8]) -> GameRecord {
+        let rules = Rules::default();
+        let mut pos = Position::start(rules);
+        let mut pits = opening.to_vec();
+        for &p in opening {
+            pos = pos.play(i64::from(p)).unwrap();
+        }
+        while !pos.is_over() {
+            let pit = pos.legal_moves().next().unwrap();
+            pits.push(pit);
+            pos = pos.play(i64::from(pit)).unwrap();
+        }
+        game_of(rules, &pits, opening.len())
+    }
 
     #[test]
     fn a_game_played_again_move_for_move_is_marked_once_per_repeat() {
-        let mut first = played_game();
-        let mut r = Repeats::new(first.game.rsplit_once('-').unwrap().0);
+        let mut r = Repeats::new("t", &schedule(Openings::Start, 10));
+        let mut first = numbered(played_game(), "t", 1);
         r.mark(&mut first);
         assert_eq!(first.repeats, None);
-        let mut again = played_game();
-        again.game = format!("{}-3", r.tournament);
-        again.number = 3;
+        let mut again = numbered(played_game(), "t", 3);
         r.mark(&mut again);
         assert_eq!(again.repeats, Some(first.game.clone()));
         assert!(again.row().repeat);
         // Seats swapped: another game.
-        let mut swapped = played_game();
-        swapped.game = format!("{}-4", r.tournament);
-        swapped.number = 4;
+        let mut swapped = numbered(played_game(), "t", 4);
         std::mem::swap(&mut swapped.south, &mut swapped.north);
         r.mark(&mut swapped);
         assert_eq!(swapped.repeats, None);
@@ -148,5 +193,82 @@ mod tests {
         ));
         assert_eq!(t.add(&again.row()), crate::stats::Added::Repeat);
         assert_eq!((t.games(), t.repeats()), (1, 1));
+    }
+
+    /// Game 3's opening is the position game 1 reached by its engines' moves: the same
+    /// sowings, but from another opening, so not a repeat.
+    #[test]
+    fn a_game_from_another_opening_is_no_repeat_even_move_for_move() {
+        let mut r = Repeats::new("t", &schedule(Openings::Start, 10));
+        let mut first = numbered(game_after(&[1, 2]), "t", 1);
+        let mut later: Vec<u8> = first.moves.iter().map(|m| m.pit).collect();
+        later.truncate(3);
+        let mut second = numbered(game_after(&later), "t", 3);
+        assert_eq!(
+            first.moves.iter().map(|m| m.pit).collect::<Vec<_>>(),
+            second.moves.iter().map(|m| m.pit).collect::<Vec<_>>(),
+            "the same sowings"
+        );
+        r.mark(&mut first);
+        r.mark(&mut second);
+        assert_eq!(second.repeats, None);
+    }
+
+    /// Two opening lines that reach one position are one opening: the same sowings after
+    /// them repeat the game.
+    #[test]
+    fn openings_that_transpose_are_one_opening() {
+        let rules = Rules::default();
+        let mut by_position: HashMap<Position, Vec<u8>> = HashMap::new();
+        let mut lines = vec![Vec::new()];
+        let mut found = None;
+        'search: for _ in 0..8 {
+            let mut next = Vec::new();
+            for line in &lines {
+                let mut pos = Position::start(rules);
+                for &p in line {
+                    pos = pos.play(i64::from(p)).unwrap();
+                }
+                for pit in pos.legal_moves() {
+                    let after = pos.play(i64::from(pit)).unwrap();
+                    let mut l: Vec<u8> = line.clone();
+                    l.push(pit);
+                    if after.is_over() {
+                        continue;
+                    }
+                    if let Some(other) = by_position.get(&after)
+                        && *other != l
+                    {
+                        found = Some((other.clone(), l));
+                        break 'search;
+                    }
+                    by_position.insert(after, l.clone());
+                    next.push(l);
+                }
+            }
+            lines = next;
+        }
+        let (a, b) = found.expect("two lines of at most 8 sowings transpose");
+        let mut r = Repeats::new("t", &schedule(Openings::Start, 10));
+        let mut first = numbered(game_after(&a), "t", 1);
+        let mut second = numbered(game_after(&b), "t", 3);
+        r.mark(&mut first);
+        r.mark(&mut second);
+        assert_eq!(second.repeats.as_deref(), Some("t-1"), "{a:?} and {b:?}");
+    }
+
+    /// Distinct openings never recur: no game can repeat another, and nothing is kept.
+    #[test]
+    fn a_run_whose_openings_do_not_recur_keeps_no_table() {
+        let distinct = Openings::Distinct(Arc::new(
+            crate::tournament::schedule::DistinctOpenings::new(Rules::default(), 4, 1, None),
+        ));
+        let mut r = Repeats::new("t", &schedule(distinct, 100));
+        for n in 1..=10 {
+            let mut g = numbered(played_game(), "t", n);
+            r.mark(&mut g);
+            assert_eq!(g.repeats, None);
+        }
+        assert!(r.first.is_empty());
     }
 }

@@ -17,8 +17,9 @@ use crate::rules::Side;
 use crate::stats::{Added, Tally};
 use std::future::Future;
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc as std_mpsc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -166,12 +167,17 @@ where
     });
     let (to_recorder, from_loop) = std_mpsc::channel();
     let (control_tx, control_rx) = mpsc::unbounded_channel();
+    let unrecorded = AtomicUsize::new(0);
     std::thread::scope(|scope| {
+        let to_recorder = ToRecorderSender {
+            channel: to_recorder,
+            unrecorded: &unrecorded,
+        };
         let game_loop = scope.spawn(|| {
             runtime.block_on(game_loop(shared, input, to_recorder, control_rx));
         });
         // A recorder that fails drops its end of the control channel, which stops the loop.
-        let recorded = recorder.run(from_loop, control_tx, views);
+        let recorded = recorder.run(from_loop, &unrecorded, control_tx, views);
         if game_loop.join().is_err() {
             return Err(io::Error::other("the game loop failed"));
         }
@@ -179,12 +185,41 @@ where
     })
 }
 
+/// The most finished games the recorder may have still to write: while it has as many, no
+/// new game starts, so that a recorder slower than the games (a slow disk, a slow view)
+/// holds back the run instead of its memory growing without end.
+const MAX_UNRECORDED: usize = super::recorder::BATCH;
+
+/// How long the game loop waits before it looks again whether the recorder caught up.
+const UNRECORDED_WAIT: Duration = Duration::from_millis(2);
+
+/// The game loop's end of the channel to the recorder, counting the games it has still
+/// to write.
+struct ToRecorderSender<'a> {
+    channel: std_mpsc::Sender<ToRecorder>,
+    unrecorded: &'a AtomicUsize,
+}
+
+impl ToRecorderSender<'_> {
+    fn send(&self, msg: ToRecorder) {
+        if matches!(msg, ToRecorder::Finished(_)) {
+            self.unrecorded.fetch_add(1, Ordering::Relaxed);
+        }
+        // A recorder that is gone has failed: the control channel says so.
+        let _ = self.channel.send(msg);
+    }
+
+    fn behind(&self) -> bool {
+        self.unrecorded.load(Ordering::Relaxed) >= MAX_UNRECORDED
+    }
+}
+
 /// Plays the games, hands every end to the recorder, and ends by sending
 /// [`ToRecorder::End`].
 async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
     shared: Arc<Shared<L>>,
     mut input: RunInput<G>,
-    recorder: std_mpsc::Sender<ToRecorder>,
+    recorder: ToRecorderSender<'_>,
     mut control: mpsc::UnboundedReceiver<LoopControl>,
 ) {
     let started = Instant::now();
@@ -196,14 +231,16 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
     let mut stopped_by_rule = false;
     let mut control_open = true;
     let concurrency = input.concurrency.max(1);
-    let send = |msg| {
-        let _ = recorder.send(msg);
-    };
+    let send = |msg| recorder.send(msg);
     // A game the stop rule holds back, and for how long.
     let mut held: Option<ScheduledGame> = None;
     loop {
         let mut hold = None;
         while !stop_starting && set.len() < concurrency {
+            if recorder.behind() {
+                hold = Some(UNRECORDED_WAIT);
+                break;
+            }
             let Some(g) = held.take().or_else(|| input.games.next()) else {
                 break;
             };

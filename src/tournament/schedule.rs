@@ -59,6 +59,29 @@ impl Openings {
         }
     }
 
+    /// Whether a run of `rounds` rounds plays an opening position twice (in rounds of its
+    /// own: the pairings of a round share the round's opening, each in its own seats): every
+    /// game from the start, a list shorter than the rounds or holding one position twice,
+    /// or distinct positions that run out before the rounds do (the note of
+    /// [`Openings::describe`] says so). Only then can a game repeat another
+    /// ([`GameRecord::repeat_key`](crate::record::GameRecord::repeat_key)).
+    pub fn recur(&self, rounds: u64, rules: Rules) -> bool {
+        match self {
+            Openings::Start => rounds > 1,
+            Openings::List(list) => {
+                let n = list.len() as u64;
+                if rounds > n {
+                    return true;
+                }
+                let mut seen = std::collections::HashSet::new();
+                list.iter()
+                    .take(rounds as usize)
+                    .any(|o| !seen.insert(o.position(rules).ok()))
+            }
+            Openings::Distinct(d) => d.count_upto(rounds).0.is_some_and(|c| c < rounds),
+        }
+    }
+
     /// What a run of `rounds` rounds plays, in a line for its start, and a note when the
     /// openings run short of the rounds: the book or the sowings give fewer distinct
     /// positions (more sowings follow), or the file is played again.
@@ -188,6 +211,12 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// Whether a game of the run can repeat another: its openings recur
+    /// ([`Openings::recur`]).
+    pub fn openings_recur(&self) -> bool {
+        self.openings.recur(self.pairs_per_pairing, self.rules)
+    }
+
     /// The pairings in order: `(first, second)` engine indices.
     pub fn pairings(&self) -> Vec<(usize, usize)> {
         match self.kind {
@@ -501,11 +530,36 @@ mod tests {
         let distinct: std::collections::HashSet<_> = all.iter().collect();
         assert_eq!(distinct.len() as u64, n);
         assert_eq!(d.get(n), d.get(0));
-        let (_, note) = Openings::Distinct(Arc::new(d)).describe(100);
+        let openings = Openings::Distinct(Arc::new(d));
+        let (_, note) = openings.describe(100);
         assert!(
             note.unwrap()
                 .starts_with(&format!("note: only {n} distinct positions"))
         );
+        // Then, and only then, can a game repeat another.
+        assert!(openings.recur(n + 1, rules));
+        assert!(!openings.recur(n, rules));
+    }
+
+    /// Whether a run plays an opening position twice, which is when its games can repeat.
+    #[test]
+    fn openings_recur_when_a_position_comes_again() {
+        let rules = Rules::default();
+        assert!(Openings::Start.recur(2, rules));
+        assert!(!Openings::Start.recur(1, rules));
+        let line = |pits: &[u8]| Opening::line(pits.to_vec());
+        let two = Openings::List(Arc::new(vec![line(&[1]), line(&[2])]));
+        assert!(!two.recur(2, rules));
+        assert!(two.recur(3, rules), "played again from the first");
+        // Two lines to one position are one opening.
+        let after = line(&[3]).position(rules).unwrap();
+        assert_eq!(after.to_move(), crate::rules::Side::South, "an extra turn");
+        let b = Opening::board(crate::record::Board::of(&after));
+        let transposed = Openings::List(Arc::new(vec![line(&[3]), line(&[1]), b]));
+        assert!(transposed.recur(3, rules));
+        assert!(!transposed.recur(2, rules));
+        assert!(!schedule(2, 5_000, 4, 1).openings_recur());
+        assert!(schedule(2, 5_000, 0, 1).openings_recur());
     }
 
     #[test]

@@ -319,3 +319,69 @@ fn a_stop_rule_ends_the_run_at_its_decision_and_nothing_after_is_recorded() {
     assert_eq!(rows.lines().count() as u64, 1 + s.played, "{rows}");
     assert_eq!(c.games.len() as u64, s.played);
 }
+
+/// A view that takes its time over the first game it sees, and notes how far the games
+/// had gone by then.
+struct SlowFirst {
+    started: Arc<AtomicUsize>,
+    seen: Option<(u64, usize)>,
+}
+
+impl View for SlowFirst {
+    fn event(&mut self, e: &Event<'_>, tally: &Tally) -> io::Result<Control> {
+        if matches!(e, Event::GameFinished { .. }) && self.seen.is_none() {
+            std::thread::sleep(Duration::from_secs(1));
+            self.seen = Some((tally.games(), self.started.load(Ordering::SeqCst)));
+        }
+        Ok(Control::Continue)
+    }
+}
+
+/// A recorder slower than the games holds the run back: the games finished and not yet
+/// recorded stay within a bound, where they would pile up in memory without end.
+#[test]
+fn games_wait_for_a_recorder_that_falls_behind() {
+    let config = config(2, 5_000);
+    // Engine 1 loses every game at once and is started again for the next: `started`
+    // counts the games begun.
+    let launcher = FakeLauncher::default();
+    let mut view = SlowFirst {
+        started: launcher.started.clone(),
+        seen: None,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_tx, rx) = mpsc::unbounded_channel();
+    let recorder = Recorder {
+        writer: None,
+        tally: Tally::new(),
+        info: StartInfo {
+            id: config.id.clone(),
+            names: config.names(),
+            total: config.schedule.games_in_shard(),
+            done: 0,
+            notes: Vec::new(),
+        },
+    };
+    let input = RunInput {
+        games: config.schedule.games(),
+        concurrency: 2,
+        interrupts: rx,
+        stop: None,
+        repeats: Default::default(),
+    };
+    let (summary, _) =
+        run_games(&rt, launcher, &config, vec![], input, recorder, &mut [&mut view]).unwrap();
+    assert_eq!(summary.played, 5_000);
+    let (recorded, started) = view.seen.unwrap();
+    // The batch written before the view was shown its first game, then at most the bound
+    // and the games running (and engine 1's next instance).
+    let ahead = started as u64 - recorded;
+    assert!(
+        ahead <= (super::super::recorder::BATCH + MAX_UNRECORDED + 2 + 2) as u64,
+        "{started} games begun while {recorded} were recorded"
+    );
+}
