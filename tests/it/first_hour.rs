@@ -721,3 +721,43 @@ fn perft_prints_a_header() {
     assert_eq!(lines[2][..2], ["2", "35"]);
     assert_eq!(lines[3][..2], ["3", "185"]);
 }
+
+/// A built-in's name mistyped, bare, after `builtin=` or in a configuration file, gets the
+/// built-in it most likely means; a word far from every built-in gets none.
+#[test]
+fn a_mistyped_built_in_name_gets_the_built_in_it_means() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("t.toml"),
+        "[[engine]]\nbuiltin = \"first\"\n\n[[engine]]\nbuiltin = \"greddy\"\n",
+    )
+    .unwrap();
+    for (args, meant) in [
+        (&["--engine", "hadr", "--engine", "first"][..], "hard"),
+        (&["--engine", "builtin=hadr", "--engine", "first"], "hard"),
+        (&["--engine", "medum", "--engine", "first"], "medium"),
+        (&["--engine", "Perfect", "--engine", "first"], "perfect"),
+        (&["--config", "t.toml"], "greedy"),
+    ] {
+        let mut all = strings(&["tournament", "-q", "--out", "out"]);
+        all.extend(strings(args));
+        let o = run_in(tmp.path(), &all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("did you mean builtin={meant}?")),
+            "{args:?}: {err}"
+        );
+    }
+    let o = run_in(
+        tmp.path(),
+        &strings(&["tournament", "--engine", "myengine", "--engine", "first"]),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("expected KEY=VALUE") && !err.contains("did you mean"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("out").exists());
+}
