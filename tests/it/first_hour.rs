@@ -761,3 +761,75 @@ fn a_mistyped_built_in_name_gets_the_built_in_it_means() {
     );
     assert!(!tmp.path().join("out").exists());
 }
+
+/// `--engine` with `--config` plays the engines of the command line, not the file's, and
+/// says so, naming both; one engine given gets the same words before the refusal.
+#[test]
+fn engines_given_with_a_config_file_replace_its_engines_and_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("t.toml"),
+        "games = 2\n[rules]\npits = 3\nseeds = 2\n\n[[engine]]\nbuiltin = \"first\"\n\n\
+         [[engine]]\nbuiltin = \"random\"\n\n[[engine]]\nbuiltin = \"easy\"\n",
+    )
+    .unwrap();
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "tournament",
+            "--config",
+            "t.toml",
+            "--engine",
+            "greedy",
+            "--engine",
+            "medium",
+            "-q",
+            "--out",
+            "out",
+        ]),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "--engine replaces the engines of t.toml: this run plays 2 engines (greedy, \
+             medium) instead of its 3 engines (first, random, easy)"
+        ) && err.contains("write it as another [[engine]] in the file"),
+        "{err}"
+    );
+    let rows = csv_rows(&tmp.path().join("out"));
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows.iter()
+            .all(|r| ["greedy", "medium"].contains(&r["south"].as_str())),
+        "{rows:?}"
+    );
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "tournament",
+            "--config",
+            "t.toml",
+            "--engine",
+            "greedy",
+            "-q",
+            "--out",
+            "one",
+        ]),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("this run plays 1 engine (greedy) instead of its 3 engines")
+            && err.contains("a tournament needs at least two engines, 1 given"),
+        "{err}"
+    );
+    // Without --engine the file's engines play, and nothing is said of them.
+    let o = run_in(
+        tmp.path(),
+        &strings(&["tournament", "--config", "t.toml", "-q", "--out", "file"]),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("replaces"), "{}", text(&o));
+    assert_eq!(csv_rows(&tmp.path().join("file")).len(), 6);
+}
