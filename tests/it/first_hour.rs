@@ -833,3 +833,52 @@ fn engines_given_with_a_config_file_replace_its_engines_and_say_so() {
     assert!(!text(&o).contains("replaces"), "{}", text(&o));
     assert_eq!(csv_rows(&tmp.path().join("file")).len(), 6);
 }
+
+/// An engine of a configuration file that is refused is named by the file, its place in
+/// the list and its name, built-in or program, whatever is wrong with it.
+#[test]
+fn an_error_about_a_config_files_engine_names_the_file_and_the_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let first = "[[engine]]\nbuiltin = \"first\"\n\n";
+    for (entry, said) in [
+        (
+            "[[engine]]\nname = \"x\"\nbuiltin = \"nothing\"\n",
+            "t.toml, [[engine]] 2 (name = \"x\"): unknown built-in engine \"nothing\"",
+        ),
+        (
+            "[[engine]]\nname = \"mine\"\ncmd = \"./missing.sh\"\n",
+            "t.toml, [[engine]] 2 (name = \"mine\"): the program",
+        ),
+        (
+            "[[engine]]\ncmd = \"./missing.sh\"\ndir = \"nowhere\"\n",
+            "missing.sh\"): the working directory",
+        ),
+        (
+            "[[engine]]\nbuiltin = \"easy\"\ncmd = \"x\"\n",
+            "t.toml, [[engine]] 2 (builtin = \"easy\"): both cmd=\"x\" and builtin=\"easy\"",
+        ),
+        (
+            "[[engine]]\nbuiltin = \"easy\"\nbogus = 3\n",
+            "t.toml, [[engine]] 2 (builtin = \"easy\"): unknown field `bogus`",
+        ),
+        (
+            "[[engine]]\nbuiltin = \"easy\"\nprotocol = \"wat\"\n",
+            "t.toml, [[engine]] 2 (builtin = \"easy\"): unknown variant `wat`",
+        ),
+        (
+            "[[engine]]\nbuiltin = \"easy\"\nname = \"first\"\n\n[[engine]]\nbuiltin = \
+             \"random\"\nname = \"first\"\n",
+            "t.toml, [[engine]] 3 (name = \"first\"): two engines are named \"first\"",
+        ),
+    ] {
+        std::fs::write(tmp.path().join("t.toml"), format!("{first}{entry}")).unwrap();
+        let o = run_in(
+            tmp.path(),
+            &strings(&["tournament", "--config", "t.toml", "-q", "--out", "out"]),
+        );
+        assert_eq!(o.status.code(), Some(2), "{entry}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(said), "{entry}: {err}");
+        assert!(!err.contains("engine spec"), "{entry}: {err}");
+    }
+}
