@@ -882,3 +882,79 @@ fn an_error_about_a_config_files_engine_names_the_file_and_the_entry() {
         assert!(!err.contains("engine spec"), "{entry}: {err}");
     }
 }
+
+/// A results folder moved with the engines beside it (a project folder moved whole): the
+/// resume names the engine not found and asks for its new place in tournament.toml; once
+/// written there, the resume runs, says what moved, and another program is still refused.
+#[test]
+fn a_results_folder_moved_with_its_engines_resumes_once_told_where_they_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir(&old).unwrap();
+    // The script beside the file runs the fake engine, given as its argument so that the
+    // sandbox keeps it in view wherever the build is.
+    let script = old.join("eng.sh");
+    std::fs::write(&script, "#!/bin/sh\nexec \"$1\" good moved\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        old.join("t.toml"),
+        format!(
+            "games = 2\nmove_time = \"200ms\"\n[rules]\npits = 3\nseeds = 2\n\n[[engine]]\n\
+             name = \"scripted\"\ncmd = \"./eng.sh\"\nargs = [{:?}]\n\n[[engine]]\n\
+             builtin = \"first\"\n",
+            fake_engine().display().to_string()
+        ),
+    )
+    .unwrap();
+    let o = run_in(
+        &old,
+        &strings(&["tournament", "--config", "t.toml", "-q", "--out", "res"]),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    std::fs::rename(&old, &new).unwrap();
+    let resume = strings(&["tournament", "--resume", "res", "-q"]);
+    let o = run_in(&new, &resume);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "res/tournament.toml, [[engine]] 1 (name = \"scripted\"): the working directory"
+        ) && err.contains("write where it is now as cmd and dir")
+            && err.contains("then resume again"),
+        "{err}"
+    );
+    // As the error says: the new place in tournament.toml, and the same command again.
+    let saved = new.join("res/tournament.toml");
+    let toml = std::fs::read_to_string(&saved).unwrap();
+    let moved = toml.replace(&old.display().to_string(), &new.display().to_string());
+    assert_ne!(toml, moved);
+    std::fs::write(&saved, &moved).unwrap();
+    let o = run_in(&new, &resume);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for (key, now, then) in [
+        ("cmd", new.join("eng.sh"), old.join("eng.sh")),
+        ("dir", new.clone(), old.clone()),
+    ] {
+        assert!(
+            err.contains(&format!(
+                "engine 1 (scripted): {key} is {} now; the run began with {}",
+                now.display(),
+                then.display()
+            )),
+            "{err}"
+        );
+    }
+    assert_eq!(csv_rows(&new.join("res")).len(), 2);
+    // Another program in its place is another engine: refused, as any changed setting.
+    let cmd = format!("cmd = {:?}", new.join("eng.sh").display().to_string());
+    assert!(moved.contains(&cmd), "{moved}");
+    std::fs::write(&saved, moved.replace(&cmd, "cmd = \"/bin/true\"")).unwrap();
+    let o = run_in(&new, &resume);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("engine 1, cmd: it says \"/bin/true\""),
+        "{}",
+        text(&o)
+    );
+}
