@@ -395,6 +395,14 @@ pub fn played_changes(dir: &Path) -> Option<String> {
     ))
 }
 
+/// The `[[engine]]` tables of a `tournament.toml` table, in order.
+fn engine_tables(t: &toml::Table) -> &[toml::Value] {
+    match t.get("engine") {
+        Some(toml::Value::Array(list)) => list,
+        _ => &[],
+    }
+}
+
 /// The table of the TOML file `name` in `dir`; `None` when there is no such file.
 fn read_table(dir: &Path, name: &str) -> Result<Option<toml::Table>, String> {
     let folder = crate::record::shown_path(dir);
@@ -418,12 +426,12 @@ fn moved_engines(dir: &Path) -> Vec<String> {
     ) else {
         return Vec::new();
     };
-    let engines = |t: &toml::Table| match t.get("engine") {
-        Some(toml::Value::Array(list)) => list.clone(),
-        _ => Vec::new(),
-    };
     let mut notes = Vec::new();
-    for (i, (x, y)) in engines(&now).iter().zip(&engines(&then)).enumerate() {
+    for (i, (x, y)) in engine_tables(&now)
+        .iter()
+        .zip(engine_tables(&then))
+        .enumerate()
+    {
         for key in ["cmd", "dir"] {
             let (Some(a), Some(b)) = (
                 x.get(key).and_then(toml::Value::as_str),
@@ -494,11 +502,7 @@ pub fn played_difference(a: &toml::Table, b: &toml::Table) -> Option<Difference>
         }
         return differ(config::settings::key_words(key), x, y);
     }
-    let engines = |t: &toml::Table| match t.get("engine") {
-        Some(toml::Value::Array(list)) => list.clone(),
-        _ => Vec::new(),
-    };
-    let (x, y) = (engines(a), engines(b));
+    let (x, y) = (engine_tables(a), engine_tables(b));
     if x.len() != y.len() {
         let count = |n: usize| Some(toml::Value::Integer(n as i64));
         return Some(Difference {
@@ -507,7 +511,7 @@ pub fn played_difference(a: &toml::Table, b: &toml::Table) -> Option<Difference>
             b: count(y.len()),
         });
     }
-    for (i, (x, y)) in x.iter().zip(&y).enumerate() {
+    for (i, (x, y)) in x.iter().zip(y).enumerate() {
         for key in PLAYED_ENGINE_KEYS {
             let (v, w) = (x.get(key), y.get(key));
             if played_value(key, v) != played_value(key, w) {
