@@ -271,6 +271,33 @@ pub(crate) fn flag_error(e: ConfigError) -> CliError {
     }
 }
 
+/// What the `--engine` flags (`given`) do to the engines of the configuration file at
+/// `path` (`listed`): they replace the whole list, as every flag replaces its key of the
+/// file, and nothing is added to it. Said, since cutechess and fastchess users may expect
+/// the engines to be added. `None` when one of the two lists is empty.
+fn engines_replaced(path: &Path, listed: &[EngineSpec], given: &[EngineSpec]) -> Option<String> {
+    if listed.is_empty() || given.is_empty() {
+        return None;
+    }
+    let names = |specs: &[EngineSpec]| {
+        specs
+            .iter()
+            .map(|s| crate::record::clean_text(&s.default_name()).into_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(format!(
+        "--engine replaces the engines of {}: this run plays {} ({}) instead of its {} ({}); \
+         to add an engine to the file's, write it as another [[engine]] in the file, or give \
+         every engine with --engine",
+        crate::record::shown_path(path),
+        crate::record::counted(given.len() as u64, "engine"),
+        names(given),
+        crate::record::counted(listed.len() as u64, "engine"),
+        names(listed),
+    ))
+}
+
 /// A flag `--resume` cannot take.
 pub(crate) fn resume_flag(flag: &str) -> CliError {
     CliError::input_msg(format!(
@@ -334,7 +361,13 @@ impl CommonArgs {
             cli.origins.set("sandbox", switch("--strict"));
         }
         let mut file = match &self.config {
-            Some(path) => cli.or(ConfigFile::load(path).map_err(CliError::input)?),
+            Some(path) => {
+                let file = ConfigFile::load(path).map_err(CliError::input)?;
+                if let Some(note) = engines_replaced(path, &file.engines, &cli.engines) {
+                    tracing::warn!("{note}");
+                }
+                cli.or(file)
+            }
             None => cli,
         };
         file.rules = self.rules.over(file.rules);

@@ -40,10 +40,10 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
     Ok(())
 }
 
-/// Warnings for names that differ but look alike (their confusable skeletons of Unicode
-/// Technical Standard #39 are the same): `hard` and `h\u{430}rd`, with a Cyrillic a, read
-/// the same on a leaderboard and are two engines. Each names the look-alikes with their
-/// characters beyond ASCII escaped.
+/// Warnings for names that differ but look alike (the same [`look_alike_key`]): `hard` and
+/// `h\u{430}rd`, with a Cyrillic a, read the same on a leaderboard and are two engines, as
+/// do `first` and `first\u{301}` (an accent) or `fir\u{ad}st` (a soft hyphen, which shows
+/// as nothing). Each names the look-alikes with their characters beyond ASCII escaped.
 pub fn look_alike_warnings<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     look_alike_groups(names)
         .into_iter()
@@ -62,12 +62,11 @@ pub fn look_alike_warnings<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<
 }
 
 /// The groups of two or more different names among `names` that look alike (the same
-/// confusable skeleton), each in the order the names first came.
+/// [`look_alike_key`]), each in the order the names first came.
 pub fn look_alike_groups<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<Vec<&'a str>> {
     let mut by_skeleton: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
     for name in names {
-        let skeleton: String = unicode_security::skeleton(name).collect();
-        let same = by_skeleton.entry(skeleton).or_default();
+        let same = by_skeleton.entry(look_alike_key(name)).or_default();
         if !same.contains(&name) {
             same.push(name);
         }
@@ -76,6 +75,63 @@ pub fn look_alike_groups<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<Ve
         .into_values()
         .filter(|names| names.len() > 1)
         .collect()
+}
+
+/// What `name` looks like, as far as a reader can tell names apart: two names with the same
+/// key look alike. The key is the confusable skeleton of Unicode Technical Standard #39
+/// (`h\u{430}rd` is `hard`) of the name taken apart (NFKD: `\u{ff48}ard`, in full-width
+/// letters, and the ligature `\u{fb01}rst` are `hard` and `first`), without
+///
+/// - the accents and other marks of the combining diacritical blocks (`first\u{301}` is
+///   `first`; so is `f\u{ee}rst`, whose `\u{ee}` comes apart into `i` and a circumflex):
+///   beside each other in a table they read as one name. The vowel signs of other
+///   scripts, which are letters of their own, are kept;
+/// - the default-ignorable code points, which show as nothing: the soft hyphen, the
+///   combining grapheme joiner, variation selectors, the Hangul fillers, tags, and the
+///   zero-width characters that [`check_name`] refuses but an engine's `hello` may hold.
+pub fn look_alike_key(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let seen = |c: &char| !is_diacritic(*c) && !is_default_ignorable(*c);
+    let bare: String = name.nfkd().filter(seen).collect();
+    unicode_security::skeleton(&bare).filter(seen).collect()
+}
+
+/// A mark of the combining diacritical blocks (Combining Diacritical Marks, its Extended,
+/// Supplement and For Symbols blocks, the Combining Half Marks).
+fn is_diacritic(c: char) -> bool {
+    matches!(
+        c,
+        '\u{300}'..='\u{36f}'
+            | '\u{1ab0}'..='\u{1aff}'
+            | '\u{1dc0}'..='\u{1dff}'
+            | '\u{20d0}'..='\u{20ff}'
+            | '\u{fe20}'..='\u{fe2f}'
+    )
+}
+
+/// A code point of Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties):
+/// a renderer shows nothing for it.
+fn is_default_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{34f}'
+            | '\u{61c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fff8}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
 }
 
 /// `name` with every character beyond ASCII written as `\u{...}`.
@@ -361,5 +417,35 @@ mod look_alike_tests {
         assert!(w[0].contains("\"hard\" and \"h\\u{430}rd\""), "{}", w[0]);
         assert!(look_alike_warnings(["easy", "medium", "hard"]).is_empty());
         assert!(look_alike_warnings(["rn", "m"]).len() == 1);
+    }
+
+    /// Names that differ by an accent, by a character that shows as nothing or by a
+    /// compatibility form of a letter look alike, and the warning shows the difference.
+    #[test]
+    fn accents_invisible_characters_and_compatibility_forms_look_alike() {
+        for (plain, other, shown) in [
+            ("first", "first\u{301}", "first\\u{301}"),
+            ("first", "f\u{ee}rst", "f\\u{ee}rst"),
+            ("first", "fir\u{ad}st", "fir\\u{ad}st"),
+            ("first", "fir\u{34f}st", "fir\\u{34f}st"),
+            ("easy", "eas\u{fe0f}y", "eas\\u{fe0f}y"),
+            ("easy", "easy\u{e0041}", "easy\\u{e0041}"),
+            ("easy", "ea\u{200b}sy", "ea\\u{200b}sy"),
+            ("hard", "\u{ff48}ard", "\\u{ff48}ard"),
+            ("first", "\u{fb01}rst", "\\u{fb01}rst"),
+            ("hard", "h\u{430}\u{308}rd", "h\\u{430}\\u{308}rd"),
+        ] {
+            let w = look_alike_warnings([plain, other]);
+            assert_eq!(w.len(), 1, "{plain:?} and {other:?}: {w:?}");
+            assert!(
+                w[0].contains(&format!("\"{plain}\" and \"{shown}\"")),
+                "{}",
+                w[0]
+            );
+        }
+        // Different names, with accents or in other scripts, stay apart.
+        assert!(look_alike_warnings(["Dv\u{e4}rg", "Zwerg", "hard", "hardy"]).is_empty());
+        assert!(look_alike_warnings(["\u{915}", "\u{915}\u{93f}"]).is_empty());
+        assert!(look_alike_warnings(["first", "first"]).is_empty());
     }
 }

@@ -126,6 +126,14 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
     #[error(transparent)]
     Spec(#[from] SpecError),
+    /// An `[[engine]]` of the configuration file at `path` is refused: `entry` names it
+    /// ([`engine_entry`]).
+    #[error("{}, {entry}: {}", crate::record::shown_path(path), error.reason())]
+    Engine {
+        path: PathBuf,
+        entry: String,
+        error: Box<SpecError>,
+    },
     /// A key of the file at `path` that does not parse, `games` or `[rules] pits`.
     #[error("{}, {key}: {message}", crate::record::shown_path(path))]
     Key {
@@ -161,6 +169,19 @@ fn bad_key(table: &toml::Table) -> Option<(String, String)> {
             .map(|e| e.message().trim().to_string())
     }
     for (key, value) in table {
+        // An engine is named by its place in the list and by its name or program.
+        if let (true, toml::Value::Array(engines)) = (key == "engine", value) {
+            for (i, engine) in engines.iter().enumerate() {
+                let Err(e) = engine.clone().try_into::<EngineSpec>() else {
+                    continue;
+                };
+                let text = |key: &str| engine.get(key).and_then(toml::Value::as_str);
+                let label = ["name", "builtin", "cmd"]
+                    .into_iter()
+                    .find_map(|key| text(key).map(|value| (key, value)));
+                return Some((engine_entry(i, label), e.message().trim().to_string()));
+            }
+        }
         if let (true, toml::Value::Table(rules)) = (key == "rules", value) {
             for (rule, v) in rules {
                 if let Some(message) = alone::<RulesSpec>(rule, v) {
@@ -173,6 +194,33 @@ fn bad_key(table: &toml::Table) -> Option<(String, String)> {
         }
     }
     None
+}
+
+/// How a message names the engine at `index` (from 0) of a configuration file's list: its
+/// place as the file counts it, from 1, and what tells it apart (`label`, its name, its
+/// built-in or its program), made safe to show: `[[engine]] 2 (name = "mine")`.
+pub fn engine_entry(index: usize, label: Option<(&str, &str)>) -> String {
+    let place = format!("[[engine]] {}", index + 1);
+    match label {
+        Some((key, value)) => format!(
+            "{place} ({key} = \"{}\")",
+            crate::record::fit_width(&crate::record::clean_text(value), 60)
+        ),
+        None => place,
+    }
+}
+
+/// [`engine_entry`] of `spec`, the engine at `index` of a file.
+fn spec_entry(index: usize, spec: &EngineSpec) -> String {
+    let cmd = spec.cmd.as_deref().map(crate::record::shown_path);
+    let label = [
+        ("name", spec.name.as_deref()),
+        ("builtin", spec.builtin.as_deref()),
+        ("cmd", cmd.as_deref()),
+    ]
+    .into_iter()
+    .find_map(|(key, value)| Some((key, value?)));
+    engine_entry(index, label)
 }
 
 fn refuse(setting: &'static str, message: impl Into<String>) -> ConfigError {
@@ -530,15 +578,31 @@ impl ConfigFile {
                 "cannot set cmd, builtin or name (they differ per engine)",
             ));
         }
+        // An engine of a file is named by its entry there; one of `--engine` by its words.
+        let in_file = |index: usize, error: SpecError| match self.origins.get("engine") {
+            Some(Origin::File(path)) => ConfigError::Engine {
+                path: path.clone(),
+                entry: spec_entry(index, &self.engines[index]),
+                error: Box::new(error),
+            },
+            _ => ConfigError::Spec(error),
+        };
         let mut engines = Vec::new();
-        for spec in &self.engines {
-            engines.push(EngineEntry::new(spec.with_defaults(&each))?);
+        for (i, spec) in self.engines.iter().enumerate() {
+            engines.push(EngineEntry::new(spec.with_defaults(&each)).map_err(|e| in_file(i, e))?);
         }
         // Two engines the user named alike: refused now, before anything starts.
         let mut names = Vec::new();
-        for e in engines.iter().filter(|e| e.explicit_name()) {
+        for (i, e) in engines
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.explicit_name())
+        {
             if names.contains(&&e.identity.name) {
-                return Err(SpecError::DuplicateName(e.identity.name.clone()).into());
+                return Err(in_file(
+                    i,
+                    SpecError::DuplicateName(e.identity.name.clone()),
+                ));
             }
             names.push(&e.identity.name);
         }

@@ -61,6 +61,7 @@ use crate::stats::Tally;
 use config::TournamentConfig;
 use events::{RunSummary, StartInfo, StopRule, View};
 pub use orchestration::{Counted, Run};
+use spec::SpecError;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -147,9 +148,39 @@ pub fn load_saved_run(dir: &Path) -> Result<(TournamentConfig, Option<usize>), T
         config::ConfigFile::load(&path).map_err(|e| TournamentError::Input(e.to_string()))?;
     let concurrency = file.concurrency;
     let config = file.resolve().map_err(|e| {
-        TournamentError::Input(format!("{}: {e}", crate::record::shown_path(&path)))
+        TournamentError::Input(match e {
+            config::ConfigError::Engine { entry, error, .. }
+                if matches!(
+                    *error,
+                    SpecError::Dir { .. } | SpecError::Program { .. } | SpecError::WriteDir { .. }
+                ) =>
+            {
+                moved_engine(&path, &entry, &error)
+            }
+            e @ config::ConfigError::Engine { .. } => e.to_string(),
+            e => format!("{}: {e}", crate::record::shown_path(&path)),
+        })
     })?;
     Ok((config, concurrency))
+}
+
+/// What to do when an engine of a run to resume is not where the run began with it: the
+/// results folder was moved or copied (with the engines beside it) to another place, or
+/// the engine was. Where an engine is kept is not what its games were played with, so
+/// `tournament.toml` may say where it is now ([`PLAYED_ENGINE_KEYS`] compares a program
+/// by its file name).
+fn moved_engine(path: &Path, entry: &str, error: &SpecError) -> String {
+    let keys = match error {
+        SpecError::WriteDir { .. } => "its write folders",
+        _ => "cmd and dir (its program and working folder)",
+    };
+    format!(
+        "{}, {entry}: {}: if the engine (or the results folder with the engines beside it) \
+         was moved or copied, write where it is now as {keys} of this [[engine]] in {0}, \
+         then resume again",
+        crate::record::shown_path(path),
+        error.reason(),
+    )
 }
 
 /// What a results folder already holds, counted in a fresh scoreboard: its repaired
@@ -297,29 +328,35 @@ fn played_keys() -> impl Iterator<Item = &'static str> {
         .chain(["run", "schedule", "rules", "tc", "opening_list", "each"])
 }
 
-/// The keys of an engine's table that decide what plays and what it may touch (its
-/// working folder may move between machines; its name is checked against the games).
-const PLAYED_ENGINE_KEYS: [&str; 11] = [
-    "builtin", "cmd", "args", "command", "env", "write", "network", "options", "tc", "limit",
-    "protocol",
+/// The keys of an engine's table that decide what plays (its name is checked against the
+/// games). Where the engine is kept is not among them: a results folder moved or copied
+/// elsewhere, or to another machine, with its engines beside it, says in `tournament.toml`
+/// where they are now. So `cmd` is compared by the program's file name, and its working
+/// folder (`dir`), its `write` folders and `command` (its program and arguments as run,
+/// for people to read) are not compared.
+const PLAYED_ENGINE_KEYS: [&str; 9] = [
+    "builtin", "cmd", "args", "env", "network", "options", "tc", "limit", "protocol",
 ];
+
+/// An engine's value of `key` as [`played_difference`] compares it: a program by its file
+/// name, wherever it is kept.
+fn played_value(key: &str, value: Option<&toml::Value>) -> Option<toml::Value> {
+    match (key, value) {
+        ("cmd", Some(toml::Value::String(cmd))) => Some(toml::Value::String(
+            Path::new(cmd)
+                .file_name()
+                .map_or_else(|| cmd.clone(), |n| n.to_string_lossy().into_owned()),
+        )),
+        (_, v) => v.cloned(),
+    }
+}
 
 /// What differs between `dir/tournament.toml` and the settings the run began with
 /// (`dir/.played.toml`), said for the user; `None` when nothing does, or when the folder
 /// was written before the settings were kept apart.
 pub fn played_changes(dir: &Path) -> Option<String> {
     let folder = crate::record::shown_path(dir);
-    let read = |name: &str| {
-        let path = dir.join(name);
-        if std::fs::symlink_metadata(&path).is_err() {
-            return Ok(None);
-        }
-        crate::input::read_text_limited(&path, crate::input::CONFIG_LIMIT)
-            .map_err(|e| format!("failed to read {folder}/{name}: {e}"))?
-            .parse::<toml::Table>()
-            .map(Some)
-            .map_err(|e| format!("{folder}/{name}: {}", e.message()))
-    };
+    let read = |name: &str| read_table(dir, name);
     let (now, then) = match (read(results::TOURNAMENT_TOML), read(results::PLAYED_TOML)) {
         (Err(e), _) | (_, Err(e)) => return Some(e),
         (Ok(Some(now)), Ok(Some(then))) => (now, then),
@@ -356,6 +393,67 @@ pub fn played_changes(dir: &Path) -> Option<String> {
         d.shown(&d.a),
         d.shown(&d.b),
     ))
+}
+
+/// The `[[engine]]` tables of a `tournament.toml` table, in order.
+fn engine_tables(t: &toml::Table) -> &[toml::Value] {
+    match t.get("engine") {
+        Some(toml::Value::Array(list)) => list,
+        _ => &[],
+    }
+}
+
+/// The table of the TOML file `name` in `dir`; `None` when there is no such file.
+fn read_table(dir: &Path, name: &str) -> Result<Option<toml::Table>, String> {
+    let folder = crate::record::shown_path(dir);
+    let path = dir.join(name);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    crate::input::read_text_limited(&path, crate::input::CONFIG_LIMIT)
+        .map_err(|e| format!("failed to read {folder}/{name}: {e}"))?
+        .parse::<toml::Table>()
+        .map(Some)
+        .map_err(|e| format!("{folder}/{name}: {}", e.message()))
+}
+
+/// A note for each engine of the run in `dir` that `tournament.toml` now keeps elsewhere
+/// than the run began with (`.played.toml`): its program or its working folder moved.
+fn moved_engines(dir: &Path) -> Vec<String> {
+    let (Ok(Some(now)), Ok(Some(then))) = (
+        read_table(dir, results::TOURNAMENT_TOML),
+        read_table(dir, results::PLAYED_TOML),
+    ) else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    for (i, (x, y)) in engine_tables(&now)
+        .iter()
+        .zip(engine_tables(&then))
+        .enumerate()
+    {
+        for key in ["cmd", "dir"] {
+            let (Some(a), Some(b)) = (
+                x.get(key).and_then(toml::Value::as_str),
+                y.get(key).and_then(toml::Value::as_str),
+            ) else {
+                continue;
+            };
+            if a != b {
+                notes.push(format!(
+                    "engine {} ({}): {key} is {} now; the run began with {} (tournament.toml \
+                     says where it is kept)",
+                    i + 1,
+                    crate::record::shown_line(
+                        x.get("name").and_then(toml::Value::as_str).unwrap_or("?")
+                    ),
+                    crate::record::shown_line(a),
+                    crate::record::shown_line(b),
+                ));
+            }
+        }
+    }
+    notes
 }
 
 /// A setting that two `tournament.toml` tables give different values.
@@ -404,11 +502,7 @@ pub fn played_difference(a: &toml::Table, b: &toml::Table) -> Option<Difference>
         }
         return differ(config::settings::key_words(key), x, y);
     }
-    let engines = |t: &toml::Table| match t.get("engine") {
-        Some(toml::Value::Array(list)) => list.clone(),
-        _ => Vec::new(),
-    };
-    let (x, y) = (engines(a), engines(b));
+    let (x, y) = (engine_tables(a), engine_tables(b));
     if x.len() != y.len() {
         let count = |n: usize| Some(toml::Value::Integer(n as i64));
         return Some(Difference {
@@ -417,10 +511,10 @@ pub fn played_difference(a: &toml::Table, b: &toml::Table) -> Option<Difference>
             b: count(y.len()),
         });
     }
-    for (i, (x, y)) in x.iter().zip(&y).enumerate() {
+    for (i, (x, y)) in x.iter().zip(y).enumerate() {
         for key in PLAYED_ENGINE_KEYS {
             let (v, w) = (x.get(key), y.get(key));
-            if v != w {
+            if played_value(key, v) != played_value(key, w) {
                 return differ(format!("engine {}, {key}", i + 1), v, w);
             }
         }
@@ -499,6 +593,9 @@ pub fn run_tournament(
         for warning in version_changes(&config) {
             tracing::warn!("{warning}");
             notes.push(warning);
+        }
+        for note in moved_engines(&options.out) {
+            tracing::warn!("{note}");
         }
     }
     let schedule = config.schedule.clone();

@@ -195,51 +195,136 @@ impl OptionValue {
     }
 }
 
-/// Why an engine specification was refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// Why an engine specification was refused. Its message names the engine (`engine spec`,
+/// or `engine NAME` once the spec has a name) and says what is wrong ([`SpecError::reason`]);
+/// an error about an `[[engine]]` of a configuration file names the entry instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpecError {
-    #[error(
-        "engine spec {0:?}: expected KEY=VALUE, e.g. cmd=PROGRAM for a program or builtin=NAME \
-         for a built-in engine (random, first, easy, greedy, medium, hard, perfect)"
-    )]
+    /// A word of `--engine` that is not `KEY=VALUE` nor a built-in's name.
     NotKeyValue(String),
-    #[error(
-        "engine spec: unknown key {0:?} (keys: cmd, builtin, name, arg, dir, write, network, env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, limit.cpu, protocol)"
-    )]
     UnknownKey(String),
-    #[error("engine spec: {key}={value:?}: {reason}")]
     BadValue {
         key: String,
         value: String,
         reason: String,
     },
-    #[error("engine spec: unknown built-in engine {0:?} (built-ins: {list})", list = crate::engines::BUILTIN_NAMES.join(", "))]
     UnknownBuiltin(String),
     /// `name` is already made safe to show (escaped once, not again here).
-    #[error("engine name \"{name}\": {reason}")]
-    BadName { name: String, reason: String },
-    #[error("engine spec: give either cmd=PROGRAM or builtin=NAME")]
+    BadName {
+        name: String,
+        reason: String,
+    },
     NoCommand,
-    #[error("engine spec: both cmd={0:?} and builtin={1:?} given")]
     BothCommands(PathBuf, String),
-    #[error("engine {name}: the program {program:?} {reason}")]
     Program {
         name: String,
         program: PathBuf,
         reason: String,
     },
-    #[error("engine {name}: the working directory {dir:?} does not exist")]
-    Dir { name: String, dir: PathBuf },
-    #[error("engine {name}: write={dir:?} {reason}: give a folder that exists")]
+    Dir {
+        name: String,
+        dir: PathBuf,
+    },
     WriteDir {
         name: String,
         dir: PathBuf,
         reason: String,
     },
-    #[error("two engines are named {0:?}: give one of them another name=")]
     DuplicateName(String),
-    #[error("failed to find the kalaha executable for built-in engines: {0}")]
     CurrentExe(String),
+}
+
+impl SpecError {
+    /// Who the message is about: `engine spec`, `engine spec "WORD"`, `engine NAME`, or
+    /// nobody (an error about the engines together, or kalaha's own).
+    fn subject(&self) -> Option<String> {
+        match self {
+            SpecError::NotKeyValue(word) => Some(format!("engine spec {word:?}")),
+            SpecError::UnknownKey(_)
+            | SpecError::BadValue { .. }
+            | SpecError::UnknownBuiltin(_)
+            | SpecError::NoCommand
+            | SpecError::BothCommands(..) => Some("engine spec".to_string()),
+            SpecError::BadName { name, .. } => Some(format!("engine name \"{name}\"")),
+            SpecError::Program { name, .. }
+            | SpecError::Dir { name, .. }
+            | SpecError::WriteDir { name, .. } => Some(format!("engine {name}")),
+            SpecError::DuplicateName(_) | SpecError::CurrentExe(_) => None,
+        }
+    }
+
+    /// What is wrong, without naming the engine.
+    pub fn reason(&self) -> String {
+        let builtins = crate::engines::BUILTIN_NAMES.join(", ");
+        match self {
+            SpecError::NotKeyValue(word) => match nearest_builtin(word) {
+                Some(near) => format!(
+                    "there is no built-in engine {word:?}: did you mean builtin={near}? \
+                     (built-ins: {builtins})"
+                ),
+                None => format!(
+                    "expected KEY=VALUE, e.g. cmd=PROGRAM for a program or builtin=NAME for a \
+                     built-in engine ({builtins})"
+                ),
+            },
+            SpecError::UnknownKey(key) => format!(
+                "unknown key {key:?} (keys: cmd, builtin, name, arg, dir, write, network, \
+                 env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, \
+                 limit.cpu, protocol)"
+            ),
+            SpecError::BadValue { key, value, reason } => format!("{key}={value:?}: {reason}"),
+            SpecError::UnknownBuiltin(b) => match nearest_builtin(b) {
+                Some(near) => format!(
+                    "unknown built-in engine {b:?}: did you mean builtin={near}? (built-ins: \
+                     {builtins})"
+                ),
+                None => format!("unknown built-in engine {b:?} (built-ins: {builtins})"),
+            },
+            SpecError::BadName { reason, .. } => reason.clone(),
+            SpecError::NoCommand => "give either cmd=PROGRAM or builtin=NAME".to_string(),
+            SpecError::BothCommands(c, b) => format!("both cmd={c:?} and builtin={b:?} given"),
+            SpecError::Program {
+                program, reason, ..
+            } => format!("the program {program:?} {reason}"),
+            SpecError::Dir { dir, .. } => {
+                format!("the working directory {dir:?} does not exist")
+            }
+            SpecError::WriteDir { dir, reason, .. } => {
+                format!("write={dir:?} {reason}: give a folder that exists")
+            }
+            SpecError::DuplicateName(name) => {
+                format!("two engines are named {name:?}: give one of them another name=")
+            }
+            SpecError::CurrentExe(e) => {
+                format!("failed to find the kalaha executable for built-in engines: {e}")
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.subject() {
+            Some(subject) => write!(f, "{subject}: {}", self.reason()),
+            None => f.write_str(&self.reason()),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// The built-in engine whose name `word` most likely misspells (`hadr`, `medum`, `Hard`):
+/// at most one edit (a letter added, dropped, changed, or two swapped) for every three
+/// letters, and two at most. `None` when no built-in is that close.
+pub fn nearest_builtin(word: &str) -> Option<&'static str> {
+    let word = word.to_lowercase();
+    let allowed = (word.chars().count() / 3).clamp(1, 2);
+    crate::engines::BUILTIN_NAMES
+        .iter()
+        .map(|&b| (strsim::osa_distance(&word, b), b))
+        .filter(|&(d, _)| d <= allowed)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, b)| b)
 }
 
 impl EngineSpec {

@@ -1445,3 +1445,61 @@ fn a_record_that_does_not_replay_is_counted_by_neither_resume_nor_ratings() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(games_in(&board.join("standings.csv")), 6);
 }
+
+/// Names that differ only by an accent or by a character that shows as nothing are warned
+/// about, and the leaderboards show them escaped, as they do a Cyrillic look-alike; the
+/// CSV files keep the names as given.
+#[test]
+fn names_that_differ_by_an_accent_or_an_invisible_character_look_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let (accent, soft_hyphen, selector) = ("first\u{301}", "fir\u{ad}st", "eas\u{fe0f}y");
+    let mut args = Vec::new();
+    for (builtin, name) in [
+        ("first", "first"),
+        ("random", accent),
+        ("random", soft_hyphen),
+        ("easy", "easy"),
+        ("greedy", selector),
+    ] {
+        args.extend(strings(&[
+            "--engine",
+            &format!("builtin={builtin}"),
+            &format!("name={name}"),
+        ]));
+    }
+    args.extend(strings(&["--games", "2", "--pits", "3", "--seeds", "2"]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let said = "look alike but are different engines";
+    assert!(
+        text(&o).contains(&format!(
+            "\"first\" and \"first\\u{{301}}\" and \"fir\\u{{ad}}st\" {said}"
+        )) && text(&o).contains(&format!("\"easy\" and \"eas\\u{{fe0f}}y\" {said}")),
+        "{}",
+        text(&o)
+    );
+    for page in ["leaderboard.md", "leaderboard.html"] {
+        let shown = std::fs::read_to_string(out.join(page)).unwrap();
+        for (name, escaped) in [
+            (accent, "first\\u{301}"),
+            (soft_hyphen, "fir\\u{ad}st"),
+            (selector, "eas\\u{fe0f}y"),
+        ] {
+            assert!(!shown.contains(name), "{page} shows {name:?} as it is");
+            // Markdown writes the backslash escaped.
+            let md = escaped.replace('\\', "\\\\");
+            assert!(
+                shown.contains(escaped) || shown.contains(&md),
+                "{page} does not show {escaped}"
+            );
+        }
+    }
+    let standings = std::fs::read_to_string(out.join("standings.csv")).unwrap();
+    assert!(
+        [accent, soft_hyphen, selector]
+            .iter()
+            .all(|n| standings.contains(n)),
+        "{standings}"
+    );
+}

@@ -721,3 +721,240 @@ fn perft_prints_a_header() {
     assert_eq!(lines[2][..2], ["2", "35"]);
     assert_eq!(lines[3][..2], ["3", "185"]);
 }
+
+/// A built-in's name mistyped, bare, after `builtin=` or in a configuration file, gets the
+/// built-in it most likely means; a word far from every built-in gets none.
+#[test]
+fn a_mistyped_built_in_name_gets_the_built_in_it_means() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("t.toml"),
+        "[[engine]]\nbuiltin = \"first\"\n\n[[engine]]\nbuiltin = \"greddy\"\n",
+    )
+    .unwrap();
+    for (args, meant) in [
+        (&["--engine", "hadr", "--engine", "first"][..], "hard"),
+        (&["--engine", "builtin=hadr", "--engine", "first"], "hard"),
+        (&["--engine", "medum", "--engine", "first"], "medium"),
+        (&["--engine", "Perfect", "--engine", "first"], "perfect"),
+        (&["--config", "t.toml"], "greedy"),
+    ] {
+        let mut all = strings(&["tournament", "-q", "--out", "out"]);
+        all.extend(strings(args));
+        let o = run_in(tmp.path(), &all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("did you mean builtin={meant}?")),
+            "{args:?}: {err}"
+        );
+    }
+    let o = run_in(
+        tmp.path(),
+        &strings(&["tournament", "--engine", "myengine", "--engine", "first"]),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("expected KEY=VALUE") && !err.contains("did you mean"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("out").exists());
+}
+
+/// `--engine` with `--config` plays the engines of the command line, not the file's, and
+/// says so, naming both; one engine given gets the same words before the refusal.
+#[test]
+fn engines_given_with_a_config_file_replace_its_engines_and_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("t.toml"),
+        "games = 2\n[rules]\npits = 3\nseeds = 2\n\n[[engine]]\nbuiltin = \"first\"\n\n\
+         [[engine]]\nbuiltin = \"random\"\n\n[[engine]]\nbuiltin = \"easy\"\n",
+    )
+    .unwrap();
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "tournament",
+            "--config",
+            "t.toml",
+            "--engine",
+            "greedy",
+            "--engine",
+            "medium",
+            "-q",
+            "--out",
+            "out",
+        ]),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "--engine replaces the engines of t.toml: this run plays 2 engines (greedy, \
+             medium) instead of its 3 engines (first, random, easy)"
+        ) && err.contains("write it as another [[engine]] in the file"),
+        "{err}"
+    );
+    let rows = csv_rows(&tmp.path().join("out"));
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows.iter()
+            .all(|r| ["greedy", "medium"].contains(&r["south"].as_str())),
+        "{rows:?}"
+    );
+    let o = run_in(
+        tmp.path(),
+        &strings(&[
+            "tournament",
+            "--config",
+            "t.toml",
+            "--engine",
+            "greedy",
+            "-q",
+            "--out",
+            "one",
+        ]),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("this run plays 1 engine (greedy) instead of its 3 engines")
+            && err.contains("a tournament needs at least two engines, 1 given"),
+        "{err}"
+    );
+    // Without --engine the file's engines play, and nothing is said of them.
+    let o = run_in(
+        tmp.path(),
+        &strings(&["tournament", "--config", "t.toml", "-q", "--out", "file"]),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("replaces"), "{}", text(&o));
+    assert_eq!(csv_rows(&tmp.path().join("file")).len(), 6);
+}
+
+/// An engine of a configuration file that is refused is named by the file, its place in
+/// the list and its name, built-in or program, whatever is wrong with it.
+#[test]
+fn an_error_about_a_config_files_engine_names_the_file_and_the_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let first = "[[engine]]\nbuiltin = \"first\"\n\n";
+    for (entry, said) in [
+        (
+            "[[engine]]\nname = \"x\"\nbuiltin = \"nothing\"\n",
+            "t.toml, [[engine]] 2 (name = \"x\"): unknown built-in engine \"nothing\"",
+        ),
+        (
+            "[[engine]]\nname = \"mine\"\ncmd = \"./missing.sh\"\n",
+            "t.toml, [[engine]] 2 (name = \"mine\"): the program",
+        ),
+        (
+            "[[engine]]\ncmd = \"./missing.sh\"\ndir = \"nowhere\"\n",
+            "missing.sh\"): the working directory",
+        ),
+        (
+            "[[engine]]\nbuiltin = \"easy\"\ncmd = \"x\"\n",
+            "t.toml, [[engine]] 2 (builtin = \"easy\"): both cmd=\"x\" and builtin=\"easy\"",
+        ),
+        (
+            "[[engine]]\nbuiltin = \"easy\"\nbogus = 3\n",
+            "t.toml, [[engine]] 2 (builtin = \"easy\"): unknown field `bogus`",
+        ),
+        (
+            "[[engine]]\nbuiltin = \"easy\"\nprotocol = \"wat\"\n",
+            "t.toml, [[engine]] 2 (builtin = \"easy\"): unknown variant `wat`",
+        ),
+        (
+            "[[engine]]\nbuiltin = \"easy\"\nname = \"first\"\n\n[[engine]]\nbuiltin = \
+             \"random\"\nname = \"first\"\n",
+            "t.toml, [[engine]] 3 (name = \"first\"): two engines are named \"first\"",
+        ),
+    ] {
+        std::fs::write(tmp.path().join("t.toml"), format!("{first}{entry}")).unwrap();
+        let o = run_in(
+            tmp.path(),
+            &strings(&["tournament", "--config", "t.toml", "-q", "--out", "out"]),
+        );
+        assert_eq!(o.status.code(), Some(2), "{entry}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(said), "{entry}: {err}");
+        assert!(!err.contains("engine spec"), "{entry}: {err}");
+    }
+}
+
+/// A results folder moved with the engines beside it (a project folder moved whole): the
+/// resume names the engine not found and asks for its new place in tournament.toml; once
+/// written there, the resume runs, says what moved, and another program is still refused.
+#[test]
+fn a_results_folder_moved_with_its_engines_resumes_once_told_where_they_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir(&old).unwrap();
+    // The script beside the file runs the fake engine, given as its argument so that the
+    // sandbox keeps it in view wherever the build is.
+    let script = old.join("eng.sh");
+    std::fs::write(&script, "#!/bin/sh\nexec \"$1\" good moved\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        old.join("t.toml"),
+        format!(
+            "games = 2\nmove_time = \"200ms\"\n[rules]\npits = 3\nseeds = 2\n\n[[engine]]\n\
+             name = \"scripted\"\ncmd = \"./eng.sh\"\nargs = [{:?}]\n\n[[engine]]\n\
+             builtin = \"first\"\n",
+            fake_engine().display().to_string()
+        ),
+    )
+    .unwrap();
+    let o = run_in(
+        &old,
+        &strings(&["tournament", "--config", "t.toml", "-q", "--out", "res"]),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    std::fs::rename(&old, &new).unwrap();
+    let resume = strings(&["tournament", "--resume", "res", "-q"]);
+    let o = run_in(&new, &resume);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "res/tournament.toml, [[engine]] 1 (name = \"scripted\"): the working directory"
+        ) && err.contains("write where it is now as cmd and dir")
+            && err.contains("then resume again"),
+        "{err}"
+    );
+    // As the error says: the new place in tournament.toml, and the same command again.
+    let saved = new.join("res/tournament.toml");
+    let toml = std::fs::read_to_string(&saved).unwrap();
+    let moved = toml.replace(&old.display().to_string(), &new.display().to_string());
+    assert_ne!(toml, moved);
+    std::fs::write(&saved, &moved).unwrap();
+    let o = run_in(&new, &resume);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for (key, now, then) in [
+        ("cmd", new.join("eng.sh"), old.join("eng.sh")),
+        ("dir", new.clone(), old.clone()),
+    ] {
+        assert!(
+            err.contains(&format!(
+                "engine 1 (scripted): {key} is {} now; the run began with {}",
+                now.display(),
+                then.display()
+            )),
+            "{err}"
+        );
+    }
+    assert_eq!(csv_rows(&new.join("res")).len(), 2);
+    // Another program in its place is another engine: refused, as any changed setting.
+    let cmd = format!("cmd = {:?}", new.join("eng.sh").display().to_string());
+    assert!(moved.contains(&cmd), "{moved}");
+    std::fs::write(&saved, moved.replace(&cmd, "cmd = \"/bin/true\"")).unwrap();
+    let o = run_in(&new, &resume);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("engine 1, cmd: it says \"/bin/true\""),
+        "{}",
+        text(&o)
+    );
+}

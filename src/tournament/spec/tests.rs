@@ -184,3 +184,39 @@ fn a_name_with_a_control_character_is_shown_escaped_once() {
     );
     assert!(!text.contains('\u{1b}') && !text.contains(r"\\u"), "{text}");
 }
+
+/// A mistyped built-in's name gets the nearest built-in, and only when it is near.
+#[test]
+fn a_mistyped_built_in_name_gets_the_nearest() {
+    for (typed, meant) in [
+        ("hadr", Some("hard")),
+        ("medum", Some("medium")),
+        ("Hard", Some("hard")),
+        ("perfcet", Some("perfect")),
+        ("grredy", Some("greedy")),
+        ("rnd", None),
+        ("myengine", None),
+        ("./engine", None),
+        ("", None),
+    ] {
+        assert_eq!(nearest_builtin(typed), meant, "{typed:?}");
+    }
+    let e = EngineSpec::parse(&["hadr"]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "engine spec \"hadr\": there is no built-in engine \"hadr\": did you mean \
+             builtin=hard? (built-ins: {})",
+            crate::engines::BUILTIN_NAMES.join(", ")
+        )
+    );
+    let e = EngineSpec::builtin("medum").resolve().unwrap_err();
+    assert!(
+        e.to_string().starts_with(
+            "engine spec: unknown built-in engine \"medum\": did you mean builtin=medium?"
+        ),
+        "{e}"
+    );
+    // The reason alone, for a message that names the engine otherwise.
+    assert!(e.reason().starts_with("unknown built-in engine"), "{e}");
+}
