@@ -655,7 +655,7 @@ fn stop_with_ctrl_c(play: Reaped, lines: &mpsc::Receiver<String>, out: &Path) {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "kalaha play exited with {status}");
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     assert!(
         printed
             .iter()
@@ -708,6 +708,20 @@ fn check_the_record(out: &Path, game1: &str, result: &str, clicks: usize) -> usi
         "{toml}"
     );
     moves.len()
+}
+
+/// The lines kalaha printed that were not yet read, up to the end of its output: call it
+/// once kalaha has exited (its last lines may still be on their way from the reader thread).
+fn the_rest(lines: &mpsc::Receiver<String>) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut rest = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match lines.recv_timeout(left) {
+            Ok(line) => rest.push(line),
+            Err(_) => break,
+        }
+    }
+    rest
 }
 
 /// Starts `kalaha ARGS`, waits for the address of its page, and returns the process, the
@@ -954,7 +968,7 @@ fn another_program_cannot_move_for_the_person() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     // Issue 32: a session without a game keeps no folder.
     assert!(
         printed
@@ -1262,7 +1276,7 @@ fn a_person_resigns_and_starts_again_in_chromium() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     assert!(
         printed
             .iter()
@@ -1451,7 +1465,7 @@ fn a_best_of_three_match_in_chromium() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     let m = &final_state["match"];
     assert!(
         printed.iter().any(|l| l == m["text"].as_str().unwrap()),
@@ -1932,7 +1946,7 @@ fn the_rules_guide_in_chromium() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     assert!(
         printed
             .iter()
@@ -2158,7 +2172,7 @@ fn a_best_of_three_match_chosen_on_the_page_in_chromium() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     assert!(
         printed.iter().any(|l| l == m["text"].as_str().unwrap()),
         "{printed:?}"
