@@ -979,6 +979,88 @@ fn another_program_cannot_move_for_the_person() {
     assert!(!out.exists(), "{} was kept", out.display());
 }
 
+/// Waits until the person is to move in game `game` (its id); returns the state.
+fn the_person_to_move_in(page: &Page, game: &str) -> Value {
+    let start = Instant::now();
+    loop {
+        let state = page.state();
+        let board = &state["boards"][0];
+        if board["game"] == game && board["awaiting"] == true {
+            return state;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the person was never to move in {game}: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// protocol.md's session holds in `kalaha play` too: the engine gets the set-up ping, a
+/// ping before each of its games and one after each `new_game`, however long the person
+/// takes between games (here three games, each left with "New game", which resigns it).
+#[test]
+fn the_engine_of_a_session_is_pinged_before_every_game() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, _lines) = serving(&[
+        "play", "--engine", "random", "--pace", "0s", "--debug", "--out", &out_arg,
+    ]);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let state = the_person_to_move(&page);
+        let game = state["boards"][0]["game"].as_str().unwrap().to_string();
+        the_person_to_move_in(&page, &game);
+        ids.push(game);
+        let (status, body) = page.call("POST", "/new");
+        assert_eq!(status, 200, "{body}");
+        // The next game is shown once it has started.
+        let start = Instant::now();
+        while page.state()["boards"][0]["game"] == ids.last().unwrap().as_str() {
+            assert!(start.elapsed() < Duration::from_secs(30), "no next game");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    the_person_to_move(&page);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    let games = std::fs::read_to_string(out.join("games.csv")).unwrap();
+    assert_eq!(games.lines().count(), 4, "{games}");
+    assert_eq!(games.matches(",resigned,").count(), 3, "{games}");
+    // The one instance of random: what the referee sent it, in order.
+    let transcripts: Vec<PathBuf> = std::fs::read_dir(out.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "transcript"))
+        .collect();
+    assert_eq!(transcripts.len(), 1, "{transcripts:?}");
+    let transcript = std::fs::read_to_string(&transcripts[0]).unwrap();
+    let sent: Vec<String> = transcript
+        .lines()
+        .filter_map(|l| l.split_once(" > "))
+        .filter_map(|(_, m)| serde_json::from_str::<Value>(m).ok())
+        .map(|m| match m["type"].as_str().unwrap() {
+            "ping" => format!("ping {}", m["id"]),
+            other => other.to_string(),
+        })
+        .filter(|m| m != "go" && m != "option")
+        .collect();
+    let mut expected = vec!["hello".to_string(), "ping 1".to_string()];
+    for g in 0..4 {
+        expected.push(format!("ping {}", 2 + 2 * g));
+        expected.push("new_game".into());
+        expected.push(format!("ping {}", 3 + 2 * g));
+        if g < 3 {
+            expected.push("game_over".into());
+        }
+    }
+    expected.push("quit".into());
+    assert_eq!(sent, expected, "{transcript}");
+}
+
 /// Opens `GET /events?QUERY` on `page`'s port, not yet read.
 fn open_stream(page: &Page, query: &str) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", page.port)).unwrap();
