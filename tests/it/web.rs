@@ -445,6 +445,93 @@ fn a_person_plays_random_in_chromium() {
     );
 }
 
+/// Issue 32: a system that asks for reduced motion (`prefers-reduced-motion: reduce`,
+/// emulated through the DevTools protocol) gets its sowings drawn at once; the setting
+/// "Sow seed by seed" overrides it and is kept for the address; without the request the
+/// setting is on.
+#[test]
+fn reduced_motion_draws_sowings_at_once_in_chromium() {
+    let Some((chromium, driver)) = chromium_for("reduced_motion_draws_sowings_at_once_in_chromium")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, lines) = serving(&[
+        "play", "--engine", "random", "--pace", "0s", "--out", &out_arg,
+    ]);
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    let motion = |value: &str| {
+        browser.call(
+            "POST",
+            "/goog/cdp/execute",
+            Some(json!({ "cmd": "Emulation.setEmulatedMedia", "params": {
+                "features": [{ "name": "prefers-reduced-motion", "value": value }] } })),
+        );
+    };
+    motion("reduce");
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    assert_eq!(
+        browser.run("return matchMedia('(prefers-reduced-motion: reduce)').matches;"),
+        true,
+        "the emulation did not take"
+    );
+    assert_eq!(
+        browser.run("return document.getElementById('animate').checked;"),
+        false
+    );
+    let s = wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
+        !s.enabled.is_empty()
+    });
+    browser.click(&format!("button[data-pit=\"{}\"]", s.enabled[0]));
+    // The sowing and the engine's reply are shown, and no board was ever drawn seed by seed.
+    let start = Instant::now();
+    loop {
+        let v = browser.run(
+            "const b = document.querySelector('#board-area .board'); \
+             return [b.dataset.animating === '1', Number(b.dataset.plies)];",
+        );
+        assert_eq!(v[0], false, "a sowing was drawn seed by seed");
+        if v[1].as_u64().unwrap() >= 2 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "no reply: {v}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The setting, once chosen, wins over the system's wish and is kept.
+    browser.click("#animate");
+    browser.call("POST", "/refresh", Some(json!({})));
+    assert_eq!(
+        browser.run("return document.getElementById('animate').checked;"),
+        true
+    );
+    // Without the wish, and nothing chosen, sowings are drawn seed by seed.
+    motion("no-preference");
+    browser.run("localStorage.clear();");
+    browser.call("POST", "/refresh", Some(json!({})));
+    assert_eq!(
+        browser.run("return document.getElementById('animate').checked;"),
+        true
+    );
+    motion("reduce");
+    browser.run("localStorage.clear();");
+    browser.call("POST", "/refresh", Some(json!({})));
+    assert_eq!(
+        browser.run("return document.getElementById('animate').checked;"),
+        false
+    );
+    browser.call("DELETE", "", None);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    assert!(
+        the_rest(&lines).contains(&"no game was played: no results were kept".to_string()),
+        "a game in progress is not kept"
+    );
+}
+
 /// Starts chromedriver and a headless Chromium session with its profile in `profile`.
 fn open_browser(chromium: &Path, driver: &Path, profile: &Path) -> (Reaped, Browser) {
     let driver_port = free_port();
