@@ -423,8 +423,8 @@ fn a_person_plays_random_in_chromium() {
     let advantage = browser.run("return document.getElementById('advantage').textContent;");
     assert_eq!(
         advantage,
-        "Moving first is an advantage on this board (6 pits, 4 seeds): with perfect play by \
-         both, south, who moves first, ends 8 seeds ahead (+8)."
+        "Moving first is an advantage on this board (6 pits, 4 seeds each): with perfect play \
+         by both, south, who moves first, ends 8 seeds ahead (+8)."
     );
     let (game1, result, clicks) = play_a_whole_game(&browser, &play_page);
     let screenshots = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from);
@@ -2102,6 +2102,15 @@ fn the_rules_guide_in_chromium() {
     });
     assert_eq!(s.plies, 0);
     assert_eq!(guide_seen(&browser)["open"], false);
+    // The note on the first player's advantage names the variant its value is for (known
+    // or not, as the solver finished in time or not).
+    let advantage = browser.run("return document.getElementById('advantage').textContent;");
+    assert!(
+        advantage.as_str().unwrap().contains(
+            "this board (6 pits, 4 seeds each, the seeds left go to the side that ran out)"
+        ),
+        "{advantage}"
+    );
     browser.click("#learn");
     poll(
         &browser,
