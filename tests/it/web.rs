@@ -742,7 +742,7 @@ fn stop_with_ctrl_c(play: Reaped, lines: &mpsc::Receiver<String>, out: &Path) {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "kalaha play exited with {status}");
-    let printed = the_rest(&lines);
+    let printed = the_rest(lines);
     assert!(
         printed
             .iter()
