@@ -208,3 +208,59 @@ fn strength_table() {
         println!("{a} vs {b}: {pts}/{games}, margin {margin:+} at {ms} ms per move, {rules}");
     }
 }
+
+/// docs/play.md's table of the levels, in positions: `easy` overlooks about half of the
+/// captures (`option.miss`, 50% by default) and takes them otherwise; `medium` sees the
+/// direct capture and the extra turns; over games, each level beats the one below it.
+#[test]
+fn the_levels_do_what_play_md_says() {
+    let rules = |pits, seeds| Rules::new(pits, seeds, false, Sweep::Owner).unwrap();
+    let choose = |p: &mut dyn Player, pos: &Position| p.choose_move(pos, &[], None, &mut |_| {});
+    // Pit 1's one seed lands in the empty pit 2, opposite north's 5 seeds; pit 3 gains
+    // less than the capture and more than pit 1 without it.
+    let capture = Position::from_compact("1,0,4:0/1,5,1:0/s", rules(3, 2)).unwrap();
+    let taken = |miss: Option<u32>| {
+        (0..400u64)
+            .filter(|&seed| {
+                let mut easy = builtin("easy").unwrap();
+                easy.set_option("seed", &serde_json::json!(seed)).unwrap();
+                if let Some(m) = miss {
+                    easy.set_option("miss", &serde_json::json!(m)).unwrap();
+                }
+                easy.new_game(&format!("g{seed}"), *capture.rules(), Side::South);
+                choose(&mut *easy, &capture) == 1
+            })
+            .count()
+    };
+    assert_eq!(taken(Some(0)), 400, "a sharp easy takes every capture");
+    assert_eq!(taken(Some(100)), 0, "a blind easy takes none");
+    let by_default = taken(None);
+    assert!(
+        (140..=260).contains(&by_default),
+        "easy took {by_default} of 400 captures"
+    );
+    // Pit 1's one seed lands in the empty pit 2, opposite north's pit 3 and its 6 seeds;
+    // pit 4 only reaches north's side.
+    let direct = Position::from_compact("1,0,0,2:3/0,0,6,1:3/s", rules(4, 2)).unwrap();
+    let mut medium = builtin("medium").unwrap();
+    assert_eq!(choose(&mut *medium, &direct), 1, "medium sees the capture");
+    // Pits 4 (one seed) and 3 (two seeds) reach the store and chain on.
+    let chain = Position::from_compact("3,0,2,1:0/3,3,3,3:6/s", rules(4, 3)).unwrap();
+    assert!([3, 4].contains(&choose(&mut *medium, &chain)));
+    if cfg!(debug_assertions) {
+        return;
+    }
+    let t = Duration::from_secs(10);
+    let depth8 = |p: &mut dyn Player| {
+        if p.name() == "hard" {
+            p.set_option("depth", &serde_json::json!(8)).unwrap();
+        }
+    };
+    for (strong, weak) in [("medium", "easy"), ("hard", "medium")] {
+        let (pts, games, _) = score(strong, weak, Rules::default(), 10, t, &depth8);
+        assert!(
+            pts >= 0.6 * games as f64,
+            "{strong} vs {weak}: {pts}/{games}"
+        );
+    }
+}

@@ -215,6 +215,15 @@ impl Contestant for Seat {
         }
     }
 
+    /// An engine is checked before each of its games like in any run (a ping, see
+    /// protocol.md); the person has nothing to check.
+    async fn between_games(&mut self) -> Result<(), String> {
+        match &mut self.occupant {
+            Occupant::Person(_) => Ok(()),
+            Occupant::Engine(e) => Contestant::between_games(&mut **e).await,
+        }
+    }
+
     fn resigned(&self) -> bool {
         match &self.occupant {
             Occupant::Person(p) => p.resigned(),

@@ -423,8 +423,8 @@ fn a_person_plays_random_in_chromium() {
     let advantage = browser.run("return document.getElementById('advantage').textContent;");
     assert_eq!(
         advantage,
-        "Moving first is an advantage on this board (6 pits, 4 seeds): with perfect play by \
-         both, south, who moves first, ends 8 seeds ahead (+8)."
+        "Moving first is an advantage on this board (6 pits, 4 seeds each): with perfect play \
+         by both, south, who moves first, ends 8 seeds ahead (+8)."
     );
     let (game1, result, clicks) = play_a_whole_game(&browser, &play_page);
     let screenshots = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from);
@@ -442,6 +442,93 @@ fn a_person_plays_random_in_chromium() {
     eprintln!(
         "a whole game of {sowings} sowings ({clicks} clicks) in {:.1} s",
         started.elapsed().as_secs_f64()
+    );
+}
+
+/// Issue 32: a system that asks for reduced motion (`prefers-reduced-motion: reduce`,
+/// emulated through the DevTools protocol) gets its sowings drawn at once; the setting
+/// "Sow seed by seed" overrides it and is kept for the address; without the request the
+/// setting is on.
+#[test]
+fn reduced_motion_draws_sowings_at_once_in_chromium() {
+    let Some((chromium, driver)) = chromium_for("reduced_motion_draws_sowings_at_once_in_chromium")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, lines) = serving(&[
+        "play", "--engine", "random", "--pace", "0s", "--out", &out_arg,
+    ]);
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    let motion = |value: &str| {
+        browser.call(
+            "POST",
+            "/goog/cdp/execute",
+            Some(json!({ "cmd": "Emulation.setEmulatedMedia", "params": {
+                "features": [{ "name": "prefers-reduced-motion", "value": value }] } })),
+        );
+    };
+    motion("reduce");
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    assert_eq!(
+        browser.run("return matchMedia('(prefers-reduced-motion: reduce)').matches;"),
+        true,
+        "the emulation did not take"
+    );
+    assert_eq!(
+        browser.run("return document.getElementById('animate').checked;"),
+        false
+    );
+    let s = wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
+        !s.enabled.is_empty()
+    });
+    browser.click(&format!("button[data-pit=\"{}\"]", s.enabled[0]));
+    // The sowing and the engine's reply are shown, and no board was ever drawn seed by seed.
+    let start = Instant::now();
+    loop {
+        let v = browser.run(
+            "const b = document.querySelector('#board-area .board'); \
+             return [b.dataset.animating === '1', Number(b.dataset.plies)];",
+        );
+        assert_eq!(v[0], false, "a sowing was drawn seed by seed");
+        if v[1].as_u64().unwrap() >= 2 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "no reply: {v}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The setting, once chosen, wins over the system's wish and is kept.
+    browser.click("#animate");
+    browser.call("POST", "/refresh", Some(json!({})));
+    assert_eq!(
+        browser.run("return document.getElementById('animate').checked;"),
+        true
+    );
+    // Without the wish, and nothing chosen, sowings are drawn seed by seed.
+    motion("no-preference");
+    browser.run("localStorage.clear();");
+    browser.call("POST", "/refresh", Some(json!({})));
+    assert_eq!(
+        browser.run("return document.getElementById('animate').checked;"),
+        true
+    );
+    motion("reduce");
+    browser.run("localStorage.clear();");
+    browser.call("POST", "/refresh", Some(json!({})));
+    assert_eq!(
+        browser.run("return document.getElementById('animate').checked;"),
+        false
+    );
+    browser.call("DELETE", "", None);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    assert!(
+        the_rest(&lines).contains(&"no game was played: no results were kept".to_string()),
+        "a game in progress is not kept"
     );
 }
 
@@ -655,7 +742,7 @@ fn stop_with_ctrl_c(play: Reaped, lines: &mpsc::Receiver<String>, out: &Path) {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "kalaha play exited with {status}");
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(lines);
     assert!(
         printed
             .iter()
@@ -708,6 +795,20 @@ fn check_the_record(out: &Path, game1: &str, result: &str, clicks: usize) -> usi
         "{toml}"
     );
     moves.len()
+}
+
+/// The lines kalaha printed that were not yet read, up to the end of its output: call it
+/// once kalaha has exited (its last lines may still be on their way from the reader thread).
+fn the_rest(lines: &mpsc::Receiver<String>) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut rest = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match lines.recv_timeout(left) {
+            Ok(line) => rest.push(line),
+            Err(_) => break,
+        }
+    }
+    rest
 }
 
 /// Starts `kalaha ARGS`, waits for the address of its page, and returns the process, the
@@ -954,7 +1055,7 @@ fn another_program_cannot_move_for_the_person() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     // Issue 32: a session without a game keeps no folder.
     assert!(
         printed
@@ -963,6 +1064,69 @@ fn another_program_cannot_move_for_the_person() {
         "{printed:?}"
     );
     assert!(!out.exists(), "{} was kept", out.display());
+}
+
+/// protocol.md's session holds in `kalaha play` too: the engine gets the set-up ping, a
+/// ping before each of its games and one after each `new_game` (here three games, each
+/// left with "New game", which resigns it, and a fourth in progress at Ctrl-C).
+#[test]
+fn the_engine_of_a_session_is_pinged_before_every_game() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("results");
+    let out_arg = out.display().to_string();
+    let (play, page, _lines) = serving(&[
+        "play", "--engine", "random", "--pace", "0s", "--debug", "--out", &out_arg,
+    ]);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let state = the_person_to_move(&page);
+        ids.push(state["boards"][0]["game"].as_str().unwrap().to_string());
+        let (status, body) = page.call("POST", "/new");
+        assert_eq!(status, 200, "{body}");
+        // The next game is shown once it has started.
+        let start = Instant::now();
+        while page.state()["boards"][0]["game"] == ids.last().unwrap().as_str() {
+            assert!(start.elapsed() < Duration::from_secs(30), "no next game");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    the_person_to_move(&page);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
+    let mut play = play;
+    assert!(play.0.wait().unwrap().success());
+    let games = std::fs::read_to_string(out.join("games.csv")).unwrap();
+    assert_eq!(games.lines().count(), 4, "{games}");
+    assert_eq!(games.matches(",resigned,").count(), 3, "{games}");
+    // The one instance of random: what the referee sent it, in order.
+    let transcripts: Vec<PathBuf> = std::fs::read_dir(out.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "transcript"))
+        .collect();
+    assert_eq!(transcripts.len(), 1, "{transcripts:?}");
+    let transcript = std::fs::read_to_string(&transcripts[0]).unwrap();
+    let sent: Vec<String> = transcript
+        .lines()
+        .filter_map(|l| l.split_once(" > "))
+        .filter_map(|(_, m)| serde_json::from_str::<Value>(m).ok())
+        .map(|m| match m["type"].as_str().unwrap() {
+            "ping" => format!("ping {}", m["id"]),
+            other => other.to_string(),
+        })
+        .filter(|m| m != "go" && m != "option")
+        .collect();
+    let mut expected = vec!["hello".to_string(), "ping 1".to_string()];
+    for g in 0..4 {
+        expected.push(format!("ping {}", 2 + 2 * g));
+        expected.push("new_game".into());
+        expected.push(format!("ping {}", 3 + 2 * g));
+        if g < 3 {
+            expected.push("game_over".into());
+        }
+    }
+    expected.push("quit".into());
+    assert_eq!(sent, expected, "{transcript}");
 }
 
 /// Opens `GET /events?QUERY` on `page`'s port, not yet read.
@@ -1262,7 +1426,7 @@ fn a_person_resigns_and_starts_again_in_chromium() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     assert!(
         printed
             .iter()
@@ -1451,7 +1615,7 @@ fn a_best_of_three_match_in_chromium() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     let m = &final_state["match"];
     assert!(
         printed.iter().any(|l| l == m["text"].as_str().unwrap()),
@@ -1919,6 +2083,15 @@ fn the_rules_guide_in_chromium() {
     });
     assert_eq!(s.plies, 0);
     assert_eq!(guide_seen(&browser)["open"], false);
+    // The note on the first player's advantage names the variant its value is for (known
+    // or not, as the solver finished in time or not).
+    let advantage = browser.run("return document.getElementById('advantage').textContent;");
+    assert!(
+        advantage.as_str().unwrap().contains(
+            "this board (6 pits, 4 seeds each, the seeds left go to the side that ran out)"
+        ),
+        "{advantage}"
+    );
     browser.click("#learn");
     poll(
         &browser,
@@ -1932,7 +2105,7 @@ fn the_rules_guide_in_chromium() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     assert!(
         printed
             .iter()
@@ -2158,7 +2331,7 @@ fn a_best_of_three_match_chosen_on_the_page_in_chromium() {
     unsafe { libc::kill(play.0.id() as i32, libc::SIGINT) };
     let mut play = play;
     assert!(play.0.wait().unwrap().success());
-    let printed: Vec<String> = lines.try_iter().collect();
+    let printed = the_rest(&lines);
     assert!(
         printed.iter().any(|l| l == m["text"].as_str().unwrap()),
         "{printed:?}"

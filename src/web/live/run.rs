@@ -222,25 +222,37 @@ impl View for LiveView {
 
     fn finish(&mut self, summary: &RunSummary, tally: &Tally) -> io::Result<()> {
         self.live.set_standings(tally);
-        let played = crate::record::counted(summary.played, "game");
-        let why = if matches!(self.live.mode, Mode::Play | Mode::Watch) {
-            format!("{played} recorded")
-        } else if summary.complete() {
-            format!("the run is over: {played} played")
-        } else {
-            format!("the run was stopped: {played} played")
-        };
-        let why = match (&self.live.dir, self.live.mode) {
-            (Some(dir), Mode::Tournament) => format!(
-                "{why}; run finished: results in {}",
-                crate::record::shown_path(dir)
-            ),
-            _ => why,
-        };
-        self.live.run_ended(why);
+        self.live
+            .run_ended(end_words(self.live.mode, self.live.dir.as_deref(), summary));
         // The process ends next: the pages that follow the run see its end first.
         self.live.wait_sent(FAREWELL);
         Ok(())
+    }
+}
+
+/// What the page says at the end of a run: how many games, and why it ended (the whole
+/// schedule, the stop rule of an SPRT, an interruption, a failure to write), with the
+/// folder of a run's results.
+pub(super) fn end_words(mode: Mode, dir: Option<&std::path::Path>, summary: &RunSummary) -> String {
+    let played = crate::record::counted(summary.played, "game");
+    let why = if matches!(mode, Mode::Play | Mode::Watch) {
+        format!("{played} recorded")
+    } else if let Some(failure) = &summary.failed {
+        format!("the run stopped after {played} played: {failure}")
+    } else if summary.stopped_by_interrupt || summary.aborted {
+        format!("the run was stopped: {played} played")
+    } else if summary.stopped_by_view {
+        // The only rules that end a run early are an SPRT's.
+        format!("the run is over, the test decided: {played} played")
+    } else {
+        format!("the run is over: {played} played")
+    };
+    match (dir, mode) {
+        (Some(dir), Mode::Tournament) => format!(
+            "{why}; run finished: results in {}",
+            crate::record::shown_path(dir)
+        ),
+        _ => why,
     }
 }
 

@@ -357,3 +357,49 @@ fn the_page_chooses_the_match_of_the_next_games() {
     let t = Live::new(Mode::Tournament, "t", None);
     assert!(t.choose_match("best-of-3").is_err());
 }
+
+#[test]
+fn the_end_of_a_run_says_why_it_ended() {
+    use crate::tournament::events::RunSummary;
+    let dir = std::path::Path::new("results/run1");
+    let words = |summary: &RunSummary| run::end_words(Mode::Tournament, Some(dir), summary);
+    let done = RunSummary {
+        played: 12,
+        ..RunSummary::default()
+    };
+    assert_eq!(
+        words(&done),
+        "the run is over: 12 games played; run finished: results in results/run1"
+    );
+    let decided = RunSummary {
+        stopped_by_view: true,
+        ..done.clone()
+    };
+    assert_eq!(
+        words(&decided),
+        "the run is over, the test decided: 12 games played; run finished: results in \
+         results/run1"
+    );
+    let interrupted = RunSummary {
+        stopped_by_interrupt: true,
+        stopped_by_view: true,
+        ..done.clone()
+    };
+    assert_eq!(
+        words(&interrupted),
+        "the run was stopped: 12 games played; run finished: results in results/run1"
+    );
+    let failed = RunSummary {
+        failed: Some("failed to write the results: disk full".into()),
+        ..done.clone()
+    };
+    assert_eq!(
+        words(&failed),
+        "the run stopped after 12 games played: failed to write the results: disk full; run \
+         finished: results in results/run1"
+    );
+    assert_eq!(
+        run::end_words(Mode::Play, Some(dir), &done),
+        "12 games recorded"
+    );
+}
