@@ -17,21 +17,39 @@ struct Step {
     exit: i32,
 }
 
-/// What a page holds for the test: its files and its commands, in order.
+/// What a ```text block right after a ```sh run block shows: lines of what its commands
+/// print (standard output and error together), at `line` of the page.
+struct Excerpt {
+    line: usize,
+    /// The steps of the run block: `steps[first..end]`.
+    first: usize,
+    end: usize,
+    lines: Vec<String>,
+}
+
+/// What a page holds for the test: its files, its commands, in order, and the excerpts of
+/// what they print.
 #[derive(Default)]
 struct Page {
     files: Vec<(String, String)>,
     steps: Vec<Step>,
+    excerpts: Vec<Excerpt>,
 }
 
 fn parse(text: &str) -> Page {
     let mut page = Page::default();
     let mut lines = text.lines().enumerate();
-    while let Some((_, line)) = lines.next() {
+    // The steps of the last run block, while only blank lines follow it.
+    let mut last_run: Option<(usize, usize)> = None;
+    while let Some((i, line)) = lines.next() {
         let info = line.trim_start();
         let Some(info) = info.strip_prefix("```") else {
+            if !info.is_empty() {
+                last_run = None;
+            }
             continue;
         };
+        let after_run = last_run.take();
         let words: Vec<&str> = info.split_whitespace().collect();
         let file = words.iter().find_map(|w| w.strip_prefix("file="));
         let run = words.len() >= 2 && words[0] == "sh" && words[1] == "run";
@@ -45,7 +63,15 @@ fn parse(text: &str) -> Page {
         if let Some(name) = file {
             let text: Vec<&str> = body.iter().map(|(_, l)| *l).collect();
             page.files.push((name.to_string(), text.join("\n") + "\n"));
+        } else if let (Some((first, end)), ["text"]) = (after_run, &words[..]) {
+            page.excerpts.push(Excerpt {
+                line: i + 1,
+                first,
+                end,
+                lines: body.iter().map(|(_, l)| l.to_string()).collect(),
+            });
         } else if run {
+            let first = page.steps.len();
             let mut pending: Option<(usize, String)> = None;
             for (n, l) in body {
                 let (start, mut command) = pending.take().unwrap_or((n, String::new()));
@@ -69,9 +95,90 @@ fn parse(text: &str) -> Page {
                     exit,
                 });
             }
+            last_run = Some((first, page.steps.len()));
         }
     }
     page
+}
+
+/// A line as an excerpt is compared: its words, single-spaced, with every number (digits,
+/// with their decimal points) written `#` and a duration (`359ms`, `7s`) a number: what a
+/// run prints again in another form is the same line.
+fn shape(line: &str) -> String {
+    let mut words = Vec::new();
+    for word in line.split_whitespace() {
+        let chars: Vec<char> = word.chars().collect();
+        let mut out = String::new();
+        let mut i = 0;
+        while i < chars.len() {
+            // An id (a tournament's, a game's) is a number too: 8 or more hex digits.
+            let hex = chars[i..]
+                .iter()
+                .take_while(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+                .count();
+            if hex >= 8 && chars[i..i + hex].iter().any(char::is_ascii_digit) {
+                out.push('#');
+                i += hex;
+            } else if "+-".contains(chars[i])
+                && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+                && !out.ends_with(|c: char| c.is_alphanumeric() || c == '#')
+            {
+                // A number's sign is part of it (an Elo, a margin).
+                i += 1;
+            } else if chars[i].is_ascii_digit() {
+                i += 1;
+                while i < chars.len()
+                    && (chars[i].is_ascii_digit()
+                        || ((chars[i] == '.' || chars[i] == ',')
+                            && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+                {
+                    i += 1;
+                }
+                out.push('#');
+            } else {
+                out.push(chars[i]);
+                i += 1;
+            }
+        }
+        // A duration is a number whatever its unit.
+        if out.starts_with('#') && out.chars().all(|c| "#msh\u{b5}".contains(c)) {
+            out = "#".to_string();
+        }
+        words.push(out);
+    }
+    words.join(" ")
+}
+
+/// Whether a printed line is the excerpt's line: the same shape, where `...` in the
+/// excerpt stands for anything.
+fn line_matches(excerpt: &str, printed: &str) -> bool {
+    let (excerpt, printed) = (shape(excerpt), shape(printed));
+    let pieces: Vec<&str> = excerpt.split("...").map(str::trim).collect();
+    if pieces.len() == 1 {
+        return excerpt == printed;
+    }
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    let Some(mut rest) = printed.strip_prefix(first) else {
+        return false;
+    };
+    for piece in &pieces[1..pieces.len() - 1] {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.trim_end().ends_with(last)
+}
+
+/// The lines of an excerpt that the printed text does not hold (a line of `...` alone
+/// stands for lines left out).
+fn missing_lines(excerpt: &[String], printed: &str) -> Vec<String> {
+    excerpt
+        .iter()
+        .filter(|l| !l.trim().is_empty() && l.trim() != "...")
+        .filter(|l| !printed.lines().any(|p| line_matches(l, p)))
+        .cloned()
+        .collect()
 }
 
 /// The pages: docs/*.md and docs/reference/*.md.
@@ -101,7 +208,7 @@ fn every_runnable_command_of_the_docs_runs_as_written() {
         std::env::var("PATH").unwrap_or_default()
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (mut ran, mut failures) = (0, Vec::new());
+    let (mut ran, mut checked, mut failures) = (0, 0, Vec::new());
     let started = Instant::now();
     for page in pages() {
         let text = std::fs::read_to_string(&page).unwrap();
@@ -122,10 +229,13 @@ fn every_runnable_command_of_the_docs_runs_as_written() {
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
             std::fs::write(&file, body).unwrap();
         }
+        let mut printed = Vec::new();
         for step in &parsed.steps {
+            // Standard error goes where standard output goes, in the order they are written,
+            // as on a terminal.
             let o = Command::new("sh")
                 .arg("-c")
-                .arg(&step.command)
+                .arg(format!("exec 2>&1\n{}", step.command))
                 .current_dir(work.path())
                 .env("PATH", &path)
                 .env("XDG_CACHE_HOME", work.path().join(".cache"))
@@ -133,6 +243,7 @@ fn every_runnable_command_of_the_docs_runs_as_written() {
                 .output()
                 .unwrap();
             ran += 1;
+            printed.push(String::from_utf8_lossy(&o.stdout).into_owned());
             if o.status.code() != Some(step.exit) {
                 failures.push(format!(
                     "{shown}:{}: `{}` exited with {:?}, not {}\n{}{}",
@@ -145,13 +256,27 @@ fn every_runnable_command_of_the_docs_runs_as_written() {
                 ));
             }
         }
+        for excerpt in &parsed.excerpts {
+            let text = printed[excerpt.first..excerpt.end].concat();
+            checked += 1;
+            let missing = missing_lines(&excerpt.lines, &text);
+            if !missing.is_empty() {
+                failures.push(format!(
+                    "{shown}:{}: the excerpt's lines\n{}\nare not in what the commands above \
+                     it print:\n{text}",
+                    excerpt.line,
+                    missing.join("\n")
+                ));
+            }
+        }
     }
     println!(
-        "{ran} commands of the docs run in {:.1} s",
+        "{ran} commands of the docs run in {:.1} s, {checked} excerpts of their output checked",
         started.elapsed().as_secs_f64()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(ran >= 30, "only {ran} runnable commands in the docs");
+    assert!(checked >= 15, "only {checked} excerpts of output checked");
 }
 
 /// A page's blocks are read as the runner reads them: continued lines, exit statuses and
@@ -178,6 +303,50 @@ fn the_runner_reads_commands_files_and_exit_statuses() {
         page.files,
         [("e/x.py".to_string(), "print(1)\n".to_string())]
     );
+}
+
+/// An excerpt is the ```text block right after a run block; its lines are found in what
+/// is printed whatever the numbers and durations, with `...` for what is left out, and a
+/// line printed otherwise is missing.
+#[test]
+fn excerpts_are_matched_by_shape() {
+    let page = parse(
+        "```sh run\nkalaha a\nkalaha b\n```\n\n```text\nx 1\n```\n```sh run\nkalaha c\n```\nprose\n```text\nnot an excerpt\n```\n",
+    );
+    assert_eq!(page.excerpts.len(), 1);
+    let e = &page.excerpts[0];
+    assert_eq!(
+        (e.line, e.first, e.end, e.lines.clone()),
+        (6, 0, 2, vec!["x 1".to_string()])
+    );
+    assert_eq!(
+        shape("[4/4] done in 359ms | c-engine +169±257  mine -169±257"),
+        "[#/#] done in # | c-engine #±# mine #±#"
+    );
+    assert_eq!(
+        shape("llr = 2.9528... in 1m05s and 3 games."),
+        "llr = #... in # and # games."
+    );
+    let printed = "[200/200] done in 3s | hard +528±162  medium +272±133  easy +6±129\n\
+                   verdict = \"H1 accepted (LLR 2.95 >= 2.94 after 23 pairs, Elo +1 ± 2)\"\n";
+    let excerpt = [
+        "[200/200] done in 7s | hard +405±136  medium +259±125  ...",
+        "...",
+        "verdict = \"H1 accepted (LLR 3.01 >= 2.94 after 7 pairs, ...)\"",
+    ]
+    .map(String::from);
+    assert!(missing_lines(&excerpt, printed).is_empty());
+    let changed = ["[200/200] done in 7s | medium +259±125  hard +405±136  ...".to_string()];
+    assert_eq!(missing_lines(&changed, printed), changed);
+    assert!(!line_matches(
+        "H0 accepted (LLR -3.06 <= -2.94)",
+        "H0 accepted (LLR -3.06 < -2.94)"
+    ));
+    assert!(line_matches(
+        "1  mine  +191 ± 254  -6.00",
+        "1  mine  -191 ± 254  3.00"
+    ));
+    assert_eq!(shape("b74c77d25261-1 0-1 6x4"), "#-# #-# #x#");
 }
 
 /// The words of a command line as a POSIX shell splits them (quotes and backslashes; no
