@@ -510,3 +510,236 @@ fn commands_are_found_in_spans_and_blocks() {
     assert!(kalaha::cli::Cli::try_parse_from(shell_words("kalaha perft --depth 3")).is_ok());
     assert!(kalaha::cli::Cli::try_parse_from(shell_words("kalaha perft --dpeth 3")).is_err());
 }
+
+/// The paragraphs of a page's prose, with their first line: lines between blank lines
+/// outside code blocks, a list item or a heading starting a new one, each cell of a table
+/// one.
+fn paragraphs(text: &str) -> Vec<(usize, String)> {
+    let (mut out, mut current, mut fence) = (Vec::new(), None::<(usize, String)>, false);
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        let item = t.starts_with(['-', '*', '#'])
+            || t.split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        if t.starts_with("```") || t.is_empty() || fence || t.starts_with('|') || item {
+            out.extend(current.take());
+        }
+        if t.starts_with("```") {
+            fence = !fence;
+        } else if t.starts_with('#') && !fence {
+            out.push((i + 1, t.to_string()));
+        } else if t.starts_with('|') && !fence {
+            out.extend(
+                t.trim_matches('|')
+                    .split('|')
+                    .map(|c| (i + 1, c.to_string())),
+            );
+        } else if !t.is_empty() && !fence {
+            let p = current.get_or_insert_with(|| (i + 1, String::new()));
+            p.1.push(' ');
+            p.1.push_str(t);
+        }
+    }
+    out.extend(current);
+    out
+}
+
+/// README fits on a screen or two: its two set-up commands first, what the first one
+/// prints (checked by running it), no paragraph of README (or of the guides listed) over
+/// 80 words.
+#[test]
+fn the_readme_is_short_and_its_first_command_prints_what_it_shows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.len() < 8000, "README.md is {} bytes", readme.len());
+    let first_block: Vec<&str> = readme
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap()
+        .lines()
+        .collect();
+    assert_eq!(
+        first_block,
+        ["cargo run --release -- tournament", "cargo test --release"]
+    );
+    let excerpt: Vec<String> = readme
+        .split("```text\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    // The first command, with the kalaha it builds.
+    let work = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .arg("tournament")
+        .current_dir(work.path())
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let printed = String::from_utf8_lossy(&o.stdout);
+    let missing = missing_lines(&excerpt, &printed);
+    assert!(
+        missing.is_empty(),
+        "README's excerpt lines\n{}\nare not in what `kalaha tournament` prints:\n{printed}",
+        missing.join("\n")
+    );
+    let mut long = Vec::new();
+    // The other guides (sprt.md, play.md, analysis.md, cluster/README.md) still hold
+    // longer paragraphs.
+    let guides = ["README.md", "docs/engine.md", "docs/leaderboard.md"];
+    for page in guides {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        for (line, p) in paragraphs(&text) {
+            let words = p.split_whitespace().count();
+            if words > 80 {
+                long.push(format!("{page}:{line}: {words} words"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "paragraphs over 80 words:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn paragraphs_are_split_at_blank_lines_items_and_cells() {
+    let text = "a b\nc\n\n- d e\n- f\n1. g\n```\nh i j\n```\n| k l | m |\n# n\no\n";
+    let found: Vec<(usize, usize)> = paragraphs(text)
+        .iter()
+        .map(|(line, p)| (*line, p.split_whitespace().count()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (1, 3),
+            (4, 3),
+            (5, 2),
+            (6, 2),
+            (10, 2),
+            (10, 1),
+            (11, 2),
+            (12, 1)
+        ]
+    );
+}
+
+/// Every file a run writes, every column of its CSV files and every key of its SPRT
+/// files is named in `docs/reference/results.md`: a tournament (with `--debug` and
+/// `--analyze`), an SPRT and a merged leaderboard are run and their folders listed.
+#[test]
+fn the_results_reference_names_every_file_column_and_key() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/reference/results.md")).unwrap();
+    let named: std::collections::HashSet<&str> = doc
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(|span| span.split([',', ' ', '/']))
+        .collect();
+    let work = tempfile::tempdir().unwrap();
+    let small = ["--pits", "3", "--seeds", "2", "-q"];
+    let runs: [&[&str]; 3] = [
+        &[
+            "tournament",
+            "--engine",
+            "first",
+            "--engine",
+            "random",
+            "--games",
+            "2",
+        ],
+        &[
+            "tournament",
+            "--engine",
+            "first",
+            "--engine",
+            "random",
+            "--games",
+            "2",
+            "--debug",
+            "--analyze",
+        ],
+        &[
+            "sprt",
+            "--engine",
+            "greedy",
+            "--engine",
+            "random",
+            "--elo0",
+            "0",
+            "--elo1",
+            "50",
+            "--max-games",
+            "40",
+        ],
+    ];
+    for (k, args) in runs.iter().enumerate() {
+        let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+            .args(*args)
+            .args(small)
+            .args(["--out", &format!("r{k}")])
+            .current_dir(work.path())
+            .output()
+            .unwrap();
+        assert!(
+            matches!(o.status.code(), Some(0 | 3 | 4)),
+            "{args:?}: {o:?}"
+        );
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(["ratings", "r0", "r2", "--out", "r3"])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let mut missing = std::collections::BTreeSet::new();
+    for k in 0..4 {
+        let dir = work.path().join(format!("r{k}"));
+        let mut files = vec![];
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            files.push(e.file_name().to_string_lossy().into_owned());
+        }
+        for file in &files {
+            // logs/ holds NAME.N.log and NAME.N.transcript, named in the doc so.
+            if !named.contains(file.as_str()) {
+                missing.insert(format!("file {file}"));
+            }
+            let text = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+            let names: Vec<String> = if file.ends_with(".csv") {
+                let header = text.lines().next().unwrap_or_default();
+                header.split(',').map(String::from).collect()
+            } else if file.starts_with("sprt") && file.ends_with(".toml") {
+                text.lines()
+                    .filter_map(|l| l.split_once(" = "))
+                    .map(|(key, _)| key.trim().to_string())
+                    .collect()
+            } else {
+                vec![]
+            };
+            for name in names {
+                if !named.contains(name.as_str()) {
+                    missing.insert(format!("{file}: {name}"));
+                }
+            }
+        }
+        if dir.join("logs").exists() {
+            for e in std::fs::read_dir(dir.join("logs")).unwrap().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let kind = name.rsplit('.').next().unwrap_or_default().to_string();
+                if !doc.contains(&format!("NAME.N.{kind}")) {
+                    missing.insert(format!("logs/{name}"));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "not in docs/reference/results.md: {missing:?}"
+    );
+}
