@@ -545,17 +545,17 @@ fn paragraphs(text: &str) -> Vec<(usize, String)> {
 }
 
 /// README fits on a screen or two: its two set-up commands first, what the first one
-/// prints (checked by running it), no paragraph of README (or of the guides listed) over
-/// 80 words.
+/// prints (checked by running it), no paragraph of README or of a guide over 80 words.
 #[test]
 fn the_readme_is_short_and_its_first_command_prints_what_it_shows() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(readme.len() < 8000, "README.md is {} bytes", readme.len());
     let first_block: Vec<&str> = readme
-        .split("```sh\n")
+        .split("```sh")
         .nth(1)
-        .and_then(|b| b.split("```").next())
+        .and_then(|b| b.split_once('\n'))
+        .and_then(|(_, b)| b.split("```").next())
         .unwrap()
         .lines()
         .collect();
@@ -588,9 +588,15 @@ fn the_readme_is_short_and_its_first_command_prints_what_it_shows() {
         missing.join("\n")
     );
     let mut long = Vec::new();
-    // The other guides (sprt.md, play.md, analysis.md, cluster/README.md) still hold
-    // longer paragraphs.
-    let guides = ["README.md", "docs/engine.md", "docs/leaderboard.md"];
+    let guides = [
+        "README.md",
+        "docs/engine.md",
+        "docs/sprt.md",
+        "docs/leaderboard.md",
+        "docs/play.md",
+        "docs/analysis.md",
+        "docs/cluster/README.md",
+    ];
     for page in guides {
         let text = std::fs::read_to_string(root.join(page)).unwrap();
         for (line, p) in paragraphs(&text) {
@@ -742,4 +748,167 @@ fn the_results_reference_names_every_file_column_and_key() {
         missing.is_empty(),
         "not in docs/reference/results.md: {missing:?}"
     );
+}
+
+/// Every ```sh block of README, the pages, protocol.md and engines/README.md is either run
+/// (```sh run) or says why not (```sh (not run: REASON)).
+#[test]
+fn every_sh_block_is_run_or_says_why_not() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = pages();
+    files.extend(
+        ["README.md", "protocol.md", "engines/README.md"]
+            .iter()
+            .map(|f| root.join(f)),
+    );
+    let mut silent = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut fence = false;
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim_start();
+            if !t.starts_with("```") {
+                continue;
+            }
+            if !fence && (t == "```sh" || t.starts_with("```sh ")) {
+                let info = t["```sh".len()..].trim();
+                if !(info == "run" || info.starts_with("(not run")) {
+                    let shown = file.strip_prefix(root).unwrap().display();
+                    silent.push(format!("{shown}:{}: {t}", i + 1));
+                }
+            }
+            fence = !fence;
+        }
+    }
+    assert!(
+        silent.is_empty(),
+        "```sh blocks neither run nor saying why:\n{}",
+        silent.join("\n")
+    );
+}
+
+/// The command play.md gives to rate oneself over all one's sessions runs as written on
+/// several `results/play-*` folders (made here by matches: a session needs a browser).
+#[test]
+fn the_rating_command_of_play_md_runs_on_several_sessions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/play.md")).unwrap();
+    let command = page
+        .lines()
+        .find(|l| l.starts_with("kalaha ratings results/play-*"))
+        .expect("play.md rates the sessions");
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kalaha"), bin.path().join("kalaha")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let work = tempfile::tempdir().unwrap();
+    for k in 1..=3 {
+        let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+            .args(["match", "first", "random", "--pits", "3", "--seeds", "2"])
+            .args(["--games", "2", "-q", "--out", &format!("results/play-{k}")])
+            .current_dir(work.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+    }
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(work.path())
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "`{command}`: {o:?}");
+    assert!(work.path().join("me/leaderboard.html").exists());
+}
+
+/// The GitHub Actions job of sprt.md: its SPRT step, run as the job runs it (bash -e, as
+/// GitHub's `run:` does) in a folder with `new/engine` and `old/engine`, passes when the
+/// test accepts H1 and fails with the test's status when it accepts H0.
+#[test]
+fn the_ci_job_of_sprt_md_passes_and_fails_as_it_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/sprt.md")).unwrap();
+    let job = page
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("sprt.md holds a job file");
+    for key in [
+        "on: pull_request",
+        "runs-on: ubuntu-latest",
+        "actions/checkout@v4",
+    ] {
+        assert!(job.contains(key), "{key} not in the job");
+    }
+    // The step's script: the lines of `run: |` under `- name: SPRT`, unindented.
+    let step = job.split("- name: SPRT\n").nth(1).expect("an SPRT step");
+    let mut lines = step.lines();
+    assert_eq!(lines.next().map(str::trim), Some("run: |"));
+    let indent =
+        step.lines().nth(1).unwrap().len() - step.lines().nth(1).unwrap().trim_start().len();
+    let script: Vec<&str> = lines
+        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() >= indent)
+        .map(|l| l.get(indent..).unwrap_or(""))
+        .collect();
+    let script = script.join("\n");
+    assert!(
+        script.contains("kalaha sprt") && script.contains("exit $status"),
+        "{script}"
+    );
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kalaha"), bin.path().join("kalaha")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let me = env!("CARGO_BIN_EXE_kalaha");
+    // (new engine, old engine, the step's exit status, what it prints): a stronger new
+    // engine passes; no decision passes with a warning; an engine that does not start
+    // fails the job with kalaha's status (as H0 accepted does, with 3).
+    for (new, old, max_games, status, said) in [
+        (
+            "engine greedy",
+            "engine random",
+            4000,
+            0,
+            "new engine accepted",
+        ),
+        (
+            "engine random",
+            "engine greedy",
+            40,
+            0,
+            "::warning::no decision",
+        ),
+        ("no-such-command", "engine random", 40, 2, ""),
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        for (dir, engine) in [("new", new), ("old", old)] {
+            std::fs::create_dir(work.path().join(dir)).unwrap();
+            let file = work.path().join(dir).join("engine");
+            std::fs::write(&file, format!("#!/bin/sh\nexec {me} {engine}\n")).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        // The job's bounds are 4 nElo apart: greedy is told stronger than random in some
+        // 200 pairs, and a limit of 40 games gives "no decision".
+        assert!(script.contains("--max-games 4000"), "{script}");
+        let small = script.replace("--max-games 4000", &format!("--max-games {max_games}"));
+        let o = Command::new("bash")
+            .args(["-e", "-c", &small])
+            .current_dir(work.path())
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(status), "{new} vs {old}: {o:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(said),
+            "{new} vs {old}: {o:?}"
+        );
+    }
 }
