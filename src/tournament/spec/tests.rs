@@ -184,3 +184,16 @@ fn a_name_with_a_control_character_is_shown_escaped_once() {
     );
     assert!(!text.contains('\u{1b}') && !text.contains(r"\\u"), "{text}");
 }
+
+/// An empty `cmd=` is refused as a spec, with what to write, not as a program "" that is
+/// not in PATH.
+#[test]
+fn an_empty_cmd_says_what_to_give() {
+    for words in [&["cmd="][..], &["cmd=  ", "name=x"][..]] {
+        let e = EngineSpec::parse(words).unwrap_err().to_string();
+        assert!(
+            e.contains("give the program, e.g. cmd=./my-engine"),
+            "{words:?}: {e}"
+        );
+    }
+}
