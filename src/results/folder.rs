@@ -7,8 +7,10 @@
 //! refused rather than filled with results, and a folder another run holds is refused
 //! with the name of that run.
 
+use super::RunKind;
 use super::lock::{FolderLock, LOCK_FILE, LockError};
 use super::{GAMES_CSV, GAMES_JSONL, LOGS, SPRT_CSV, SPRT_TOML, TOURNAMENT_TOML};
+use crate::record::shell::shell_path;
 use crate::record::{shown_line, shown_path};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -93,10 +95,28 @@ fn holds_games_message(path: &Path, claim: Claim) -> String {
              `kalaha ratings DIR...` rates several together)",
             shown_path(path)
         ),
-        _ => format!(
-            "{} already holds a tournament: continue it with --resume {0}, or choose another --out",
-            shown_path(path)
-        ),
+        // The command that continues the folder's run, as it can be pasted.
+        _ => {
+            let (held, command) = match super::run_kind(path) {
+                RunKind::Tournament => ("a tournament", "tournament"),
+                RunKind::Match => ("a match", "match"),
+                RunKind::Sprt => ("an SPRT", "sprt"),
+                RunKind::Play => {
+                    return format!(
+                        "{} already holds the games of a play session: choose another --out \
+                         (`kalaha ratings {}` rates them)",
+                        shown_path(path),
+                        shell_path(path)
+                    );
+                }
+            };
+            format!(
+                "{} already holds {held}: continue it with `kalaha {command} --resume {}`, or \
+                 choose another --out",
+                shown_path(path),
+                shell_path(path)
+            )
+        }
     }
 }
 
@@ -201,7 +221,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(GAMES_JSONL), "").unwrap();
         let e = ResultsFolder::claim(dir.path(), Claim::New).unwrap_err();
-        assert!(e.0.contains("continue it with --resume"), "{e}");
+        assert!(
+            e.0.contains("continue it with `kalaha tournament --resume"),
+            "{e}"
+        );
         let e = ResultsFolder::claim(dir.path(), Claim::Session).unwrap_err();
         assert!(e.0.contains("each session has its own folder"), "{e}");
         ResultsFolder::claim(dir.path(), Claim::Resume).unwrap();

@@ -365,6 +365,13 @@ impl EngineSpec {
                 reason,
             };
             match key {
+                "cmd" if value.trim().is_empty() => {
+                    return Err(bad(
+                        "give the program, e.g. cmd=./my-engine, or cmd=python3 \
+                         arg=engine.py for a script"
+                            .to_string(),
+                    ));
+                }
                 "cmd" => self.cmd = Some(PathBuf::from(value)),
                 "builtin" => self.builtin = Some(value.to_string()),
                 "name" => self.name = Some(value.to_string()),

@@ -958,3 +958,70 @@ fn a_results_folder_moved_with_its_engines_resumes_once_told_where_they_are() {
         text(&o)
     );
 }
+
+/// The command a used `--out` folder suggests runs as written, whichever command was given
+/// and whichever kind of run the folder holds (a match suggested to an SPRT is a `kalaha
+/// match --resume`, not an `sprt --resume` that is refused), also for a folder whose name
+/// needs quoting.
+#[test]
+fn every_kind_of_used_folder_suggests_the_command_that_continues_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kalaha"), bin.join("kalaha")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let small = ["--pits", "3", "--seeds", "2", "-q"];
+    let new_run = |kind: &str, out: &str| {
+        let mut args = strings(&[kind, "--engine", "first", "--engine", "random"]);
+        args.extend(strings(&small));
+        args.extend(strings(match kind {
+            "sprt" => &["--elo0", "0", "--elo1", "50", "--max-games", "4"][..],
+            _ => &["--games", "2"][..],
+        }));
+        args.extend(strings(&["--out", out]));
+        run_in(tmp.path(), &args)
+    };
+    for (kind, out) in [
+        ("tournament", "r/a tournament"),
+        ("match", "r/a match"),
+        ("sprt", "r/an sprt"),
+    ] {
+        let o = new_run(kind, out);
+        assert!(matches!(o.status.code(), Some(0 | 4)), "{}", text(&o));
+        for other in ["tournament", "match", "sprt"] {
+            let o = new_run(other, out);
+            assert_eq!(o.status.code(), Some(2), "{other} on {out}: {}", text(&o));
+            let err = String::from_utf8_lossy(&o.stderr);
+            let suggested = err
+                .split('`')
+                .nth(1)
+                .unwrap_or_else(|| panic!("{other} on {out}: no command suggested: {err}"));
+            assert!(
+                suggested.starts_with(&format!("kalaha {kind} --resume ")),
+                "{other} on {out}: {err}"
+            );
+            let o = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(suggested)
+                .current_dir(tmp.path())
+                .env("PATH", &path)
+                .output()
+                .unwrap();
+            // A finished run resumes to its end: 0, or an SPRT's "no decision" (4).
+            assert!(
+                matches!(o.status.code(), Some(0 | 4)),
+                "`{suggested}` (suggested to {other} on {out}): {}",
+                text(&o)
+            );
+            assert!(
+                !String::from_utf8_lossy(&o.stderr).contains("error"),
+                "`{suggested}`: {}",
+                text(&o)
+            );
+        }
+    }
+}

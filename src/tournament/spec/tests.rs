@@ -220,3 +220,16 @@ fn a_mistyped_built_in_name_gets_the_nearest() {
     // The reason alone, for a message that names the engine otherwise.
     assert!(e.reason().starts_with("unknown built-in engine"), "{e}");
 }
+
+/// An empty `cmd=` is refused as a spec, with what to write, not as a program "" that is
+/// not in PATH.
+#[test]
+fn an_empty_cmd_says_what_to_give() {
+    for words in [&["cmd="][..], &["cmd=  ", "name=x"][..]] {
+        let e = EngineSpec::parse(words).unwrap_err().to_string();
+        assert!(
+            e.contains("give the program, e.g. cmd=./my-engine"),
+            "{words:?}: {e}"
+        );
+    }
+}
