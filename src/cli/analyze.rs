@@ -7,7 +7,7 @@ use crate::analysis::{
     self, ANALYSIS_CSV, AnalysisSettings, Counts, GAMES_SUMMARY_CSV, Tables, accuracy_text,
 };
 use crate::record::{format_duration, parse_duration};
-use crate::results::{FolderLock, GAMES_CSV, GAMES_JSONL};
+use crate::results::{Files, FolderLock};
 use crate::rules::Rules;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::Write;
@@ -117,7 +117,7 @@ pub(crate) fn run(args: Args) -> CliResult {
     let dir = &args.dir;
     super::common::require_results_file(
         dir,
-        GAMES_JSONL,
+        Files::games_jsonl,
         "give the folder a tournament, match or sprt wrote its results to",
     )?;
     let _lock = if args.bench {
@@ -130,7 +130,7 @@ pub(crate) fn run(args: Args) -> CliResult {
     if let Some(skipped) = skipped {
         eprintln!(
             "warning: {} has {skipped}: those lines are not analysed",
-            crate::record::shown_path(&dir.join(GAMES_JSONL))
+            crate::record::shown_path(&crate::results::Files::of(&dir).games_jsonl())
         );
     }
     if games.is_empty() {
@@ -138,7 +138,7 @@ pub(crate) fn run(args: Args) -> CliResult {
         return Err(CliError::input_msg(format!(
             "{} holds no game to analyse yet: run a tournament or match into the folder \
              first",
-            crate::record::shown_path(&dir.join(GAMES_JSONL))
+            crate::record::shown_path(&crate::results::Files::of(&dir).games_jsonl())
         )));
     }
     if args.rules.any() {
@@ -175,7 +175,7 @@ pub(crate) fn run(args: Args) -> CliResult {
     if games.is_empty() {
         return Err(CliError::input_msg(format!(
             "none of the games of {} replays under its own rules: nothing to analyse",
-            crate::record::shown_path(&dir.join(GAMES_JSONL))
+            crate::record::shown_path(&crate::results::Files::of(&dir).games_jsonl())
         )));
     }
     let tables = tables_for(&analysis::rules_of(&games), &args.tables, threads)?;
@@ -286,7 +286,7 @@ fn report(
         write!(out, "{}", accuracy_text(&done.accuracy))?;
     }
     if done.complete {
-        if dir.join(GAMES_CSV).exists() {
+        if crate::results::Files::of(&dir).games_csv().exists() {
             crate::report::refresh_tournament_reports(dir).map_err(anyhow::Error::from)?;
         }
         writeln!(
@@ -370,7 +370,7 @@ fn bench(
             jsonl.extend_from_slice(&serde_json::to_vec(g).map_err(anyhow::Error::from)?);
             jsonl.push(b'\n');
         }
-        std::fs::write(dir.join(GAMES_JSONL), jsonl)?;
+        std::fs::write(crate::results::Files::of(&dir).games_jsonl(), jsonl)?;
         let bar = progress_bar(quiet, games.len() as u64);
         let started = Instant::now();
         let stop = AtomicBool::new(false);

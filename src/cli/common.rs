@@ -4,6 +4,7 @@
 use super::CliError;
 use super::rules_args::SweepArg;
 use crate::referee::Adjudication;
+use crate::results::Files;
 use crate::rules::Sweep;
 use crate::tournament::config::settings;
 use crate::tournament::config::{
@@ -460,13 +461,13 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
 
 /// `, but N folders in it do, e.g. DIR/x` when folders inside `dir` hold `file` (the user
 /// gave the folder of the runs, not one run), else nothing.
-pub(crate) fn runs_inside(dir: &Path, file: &str) -> String {
+pub(crate) fn runs_inside(dir: &Path, file: fn(&Files) -> PathBuf) -> String {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return String::new();
     };
     let mut runs: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join(file).is_file())
+        .filter(|p| file(&Files::of(p)).is_file())
         .collect();
     runs.sort();
     match runs.last() {
@@ -483,15 +484,21 @@ pub(crate) fn runs_inside(dir: &Path, file: &str) -> String {
 
 /// Checks that `dir` is a results folder holding `file`, with an error that says which of
 /// the three it is not (missing, not a folder, without the file) and what to `give`.
-pub(crate) fn require_results_file(dir: &Path, file: &str, give: &str) -> Result<(), CliError> {
+pub(crate) fn require_results_file(
+    dir: &Path,
+    file: fn(&Files) -> PathBuf,
+    give: &str,
+) -> Result<(), CliError> {
+    let path = file(&Files::of(dir));
     let problem = if !dir.exists() {
         "does not exist"
     } else if !dir.is_dir() {
         "is not a folder"
-    } else if !dir.join(file).exists() {
+    } else if !path.exists() {
         return Err(CliError::input_msg(format!(
-            "{} holds no {file}{}: {give}",
+            "{} holds no {}{}: {give}",
             crate::record::shown_path(dir),
+            crate::record::shown_path(Path::new(path.file_name().unwrap_or_default())),
             runs_inside(dir, file)
         )));
     } else {

@@ -5,9 +5,7 @@ use super::{CliError, CliResult};
 use crate::record::clean_message;
 use crate::record::{GameRecord, GameRow};
 use crate::report::{self, ReportContext, SettingsSection};
-use crate::results::{
-    FolderLock, GAMES_CSV, GAMES_JSONL, LockError, ReadSummary, games_csv_path, read_games_from,
-};
+use crate::results::{Files, FolderLock, LockError, ReadSummary, games_csv_path, read_games_from};
 use crate::stats::{Added, Tally};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Read, Write};
@@ -127,9 +125,14 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
 
 /// Whether `dir` holds a run's results (or what a resume rebuilds them from).
 fn holds_a_run(dir: &Path) -> bool {
-    [crate::results::GAMES_CSV, "games.jsonl", "tournament.toml"]
-        .iter()
-        .any(|f| dir.join(f).exists())
+    let files = Files::of(dir);
+    [
+        files.games_csv(),
+        files.games_jsonl(),
+        files.tournament_toml(),
+    ]
+    .iter()
+    .any(|f| f.exists())
 }
 
 /// A folder for the reports beside the run folder `dir`: `DIR-ratings`.
@@ -205,7 +208,7 @@ impl Source {
     fn of_csv(csv: PathBuf) -> Source {
         let dir = run_folder(&csv);
         Source {
-            record: dir.join(GAMES_JSONL).exists(),
+            record: crate::results::Files::of(&dir).games_jsonl().exists(),
             dir,
             csv: Some(csv),
         }
@@ -215,15 +218,15 @@ impl Source {
     fn games_file(&self) -> PathBuf {
         self.csv
             .clone()
-            .unwrap_or_else(|| self.dir.join(GAMES_JSONL))
+            .unwrap_or_else(|| crate::results::Files::of(&self.dir).games_jsonl())
     }
 
     /// The files read, for the progress bar.
     fn files(&self) -> impl Iterator<Item = PathBuf> + '_ {
-        self.csv
-            .iter()
-            .cloned()
-            .chain(self.record.then(|| self.dir.join(GAMES_JSONL)))
+        self.csv.iter().cloned().chain(
+            self.record
+                .then(|| crate::results::Files::of(&self.dir).games_jsonl()),
+        )
     }
 }
 
@@ -234,7 +237,7 @@ fn sources(inputs: &[PathBuf]) -> Result<Vec<Source>, CliError> {
         .map(|input| {
             let csv = games_csv_path(input);
             if csv.is_file() {
-                if input.file_name().is_some_and(|n| n == GAMES_JSONL) {
+                if Files::is_games_jsonl(input) {
                     return Err(CliError::input_msg(format!(
                         "{} is the record of the games, not their results: give its folder \
                          (`kalaha ratings {}` rates its games from this record)",
@@ -262,7 +265,7 @@ fn sources(inputs: &[PathBuf]) -> Result<Vec<Source>, CliError> {
                     crate::record::shown_path(input)
                 )));
             }
-            if input.is_dir() && input.join(GAMES_JSONL).is_file() {
+            if input.is_dir() && crate::results::Files::of(&input).games_jsonl().is_file() {
                 // The record alone: its games are rated all the same.
                 return Ok(Source {
                     dir: input.clone(),
@@ -270,7 +273,7 @@ fn sources(inputs: &[PathBuf]) -> Result<Vec<Source>, CliError> {
                     record: true,
                 });
             }
-            let runs = super::common::runs_inside(input, GAMES_CSV);
+            let runs = super::common::runs_inside(input, Files::games_csv);
             let give = if runs.is_empty() {
                 give.to_string()
             } else {
@@ -302,8 +305,8 @@ fn without_empty_runs(inputs: &[PathBuf]) -> Vec<PathBuf> {
         .iter()
         .filter(|input| {
             let empty = input.is_dir()
-                && !input.join(GAMES_CSV).exists()
-                && !input.join(GAMES_JSONL).exists();
+                && !crate::results::Files::of(&input).games_csv().exists()
+                && !crate::results::Files::of(&input).games_jsonl().exists();
             if empty {
                 eprintln!(
                     "warning: {} holds no games (a run that stopped before its first game?): \
@@ -579,7 +582,7 @@ fn no_recorded_games(dir: &Path) -> String {
     format!(
         "{}: none of the games of its record counts (none recorded, or none its tournament \
          could have played)",
-        crate::record::shown_path(&dir.join(GAMES_JSONL))
+        crate::record::shown_path(&crate::results::Files::of(&dir).games_jsonl())
     )
 }
 
@@ -707,7 +710,10 @@ fn rules_in_words(rules: &crate::rules::Rules) -> String {
 /// The rules a run in `dir` was played under, as its `tournament.toml` gives them (rules
 /// it leaves out take their defaults); `None` without a readable file.
 fn run_rules(dir: &Path) -> Option<crate::rules::Rules> {
-    let file = crate::tournament::config::ConfigFile::load(&dir.join("tournament.toml")).ok()?;
+    let file = crate::tournament::config::ConfigFile::load(
+        &crate::results::Files::of(dir).tournament_toml(),
+    )
+    .ok()?;
     file.rules.unwrap_or_default().resolve().ok()
 }
 

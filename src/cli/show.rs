@@ -3,7 +3,7 @@
 
 use super::{CliError, CliResult};
 use crate::record::{clean_text, format_pits};
-use crate::results::{GAMES_JSONL, names_game, read_jsonl};
+use crate::results::{Files, names_game, read_jsonl};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -36,7 +36,7 @@ pub struct Args {
 pub(crate) fn run(args: Args) -> CliResult {
     super::common::require_results_file(
         &args.dir,
-        GAMES_JSONL,
+        Files::games_jsonl,
         "give the folder a tournament, match or sprt wrote its results to",
     )?;
     if args.serve {
@@ -47,7 +47,7 @@ pub(crate) fn run(args: Args) -> CliResult {
     };
     // One reading finds the game and, if it is not there, what the folder holds instead,
     // so that the next try can name a game of it.
-    let path = args.dir.join(GAMES_JSONL);
+    let path = crate::results::Files::of(&args.dir).games_jsonl();
     let (mut found, mut numbers) = (None, std::collections::BTreeMap::new());
     let unreadable = read_jsonl(&path, |rec, _| {
         numbers
@@ -99,7 +99,7 @@ pub(crate) fn run(args: Args) -> CliResult {
             "game {} of {} does not replay under its rules: {e}; the file was edited or \
              damaged",
             clean_text(&g.game),
-            crate::record::shown_path(&args.dir.join(GAMES_JSONL))
+            crate::record::shown_path(&crate::results::Files::of(&args.dir).games_jsonl())
         ))
     })?;
     let mut out = std::io::stdout().lock();
@@ -165,7 +165,7 @@ pub(crate) fn run(args: Args) -> CliResult {
 /// Without a game: one line per game of the folder, by number, with what names it for
 /// `kalaha show DIR GAME`.
 fn list(args: &Args) -> CliResult {
-    let path = args.dir.join(GAMES_JSONL);
+    let path = crate::results::Files::of(&args.dir).games_jsonl();
     let mut rows = std::collections::BTreeMap::new();
     let unreadable = read_jsonl(&path, |rec, _| {
         rows.entry(rec.number).or_insert_with(|| {
@@ -248,7 +248,7 @@ fn serve(args: &Args) -> CliResult {
     follow_results(live.clone(), args.dir.clone()).map_err(|e| {
         CliError::input_msg(format!(
             "failed to read {}: {e}",
-            crate::record::shown_path(&args.dir.join(GAMES_JSONL))
+            crate::record::shown_path(&crate::results::Files::of(&args.dir).games_jsonl())
         ))
     })?;
     super::play::live_page(live, args.port.unwrap_or(0), args.open, "the results page")?;

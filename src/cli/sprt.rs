@@ -179,7 +179,7 @@ pub(crate) fn run(args: Args) -> CliResult {
                      --debug may be given with it"
                 )));
             }
-            if dir.join(crate::results::TOURNAMENT_TOML).exists()
+            if crate::results::Files::of(&dir).tournament_toml().exists()
                 && crate::results::run_kind(dir) != RunKind::Sprt
             {
                 return Err(CliError::input_msg(format!(
@@ -191,7 +191,7 @@ pub(crate) fn run(args: Args) -> CliResult {
             }
             super::common::require_results_file(
                 dir,
-                crate::results::SPRT_TOML,
+                crate::results::Files::sprt_toml,
                 "give the results folder of the SPRT to resume",
             )?;
             let settings = files::load_settings(dir).map_err(CliError::input_msg)?;

@@ -93,7 +93,7 @@ pub(super) fn run_worker(args: &Args, dir: &Path, k: u64, n: u64) -> CliResult {
         )));
     };
     let out = worker_folder(dir, k);
-    let resume = out.join(crate::results::TOURNAMENT_TOML).exists();
+    let resume = crate::results::Files::of(&out).tournament_toml().exists();
     // A new worker that comes after the decision (its settings checked) has nothing to
     // play.
     if !resume && let Some(code) = decided(dir, common.quiet)? {
@@ -288,12 +288,15 @@ fn finish(view: &mut WorkerView, dir: &Path, k: u64, quiet: bool) -> CliResult {
     let pool = view.pool()?.expect("made by the check");
     let after: Vec<u64> = pool.after_decision(Some(k)).into_iter().collect();
     // This worker's copy of the verdict, with its pairs that came after the decision.
-    let mut own = std::fs::read_to_string(dir.join(crate::results::SPRT_RESULT_TOML))?;
+    let mut own = std::fs::read_to_string(crate::results::Files::of(&dir).sprt_result_toml())?;
     own.push_str(&toml::to_string(&OwnVerdict {
         worker: k,
         pairs_after_decision: after.clone(),
     })?);
-    crate::results::write_file(&out.join(crate::results::SPRT_RESULT_TOML), own.as_bytes())?;
+    crate::results::write_file(
+        &crate::results::Files::of(&out).sprt_result_toml(),
+        own.as_bytes(),
+    )?;
     if let Err(e) = crate::report::refresh_tournament_reports(&out) {
         tracing::warn!(
             "the leaderboards of {} do not show the verdict: {e}",
@@ -415,7 +418,7 @@ pub(super) fn report(dir: &Path) -> CliResult {
         if written.is_some() {
             return Err(CliError::from(anyhow::anyhow!(
                 "{} holds a verdict, but the games recorded do not reach it: games were lost",
-                crate::record::shown_path(&dir.join(crate::results::SPRT_RESULT_TOML))
+                crate::record::shown_path(&crate::results::Files::of(&dir).sprt_result_toml())
             )));
         }
         return Ok(super::exit::NO_DECISION);
@@ -430,7 +433,7 @@ pub(super) fn report(dir: &Path) -> CliResult {
         crate::record::counted(after.len() as u64, "pair"),
         pool.judged()
     )?;
-    let path = crate::record::shown_path(&dir.join(crate::results::SPRT_RESULT_TOML));
+    let path = crate::record::shown_path(&crate::results::Files::of(&dir).sprt_result_toml());
     match written {
         None => writeln!(o, "{path}: not written yet")?,
         Some(w)

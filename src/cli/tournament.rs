@@ -114,7 +114,7 @@ pub(super) fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
     }
     super::common::require_results_file(
         dir,
-        crate::results::TOURNAMENT_TOML,
+        crate::results::Files::tournament_toml,
         "give the results folder of the run to resume",
     )?;
     let (config, concurrency) = load_saved_run(dir).map_err(CliError::input)?;

@@ -53,7 +53,7 @@ impl EventsView {
 impl View for EventsView {
     fn start(&mut self, info: &StartInfo, _tally: &Tally) -> io::Result<()> {
         let settings = crate::tournament::config::ConfigFile::load(
-            &self.folder.join(crate::results::TOURNAMENT_TOML),
+            &crate::results::Files::of(&self.folder).tournament_toml(),
         )
         .ok();
         // The kind the run began as (a match resumed by `kalaha tournament --resume`).

@@ -172,12 +172,13 @@ pub(crate) fn shared_and_own(
 /// A file that cannot be parsed gives a section that says so: a leaderboard is still worth
 /// writing.
 pub(crate) fn read_settings(dir: &Path) -> Option<SettingsSection> {
-    let read = |name: &str| {
-        crate::input::read_text_limited(&dir.join(name), crate::input::CONFIG_LIMIT).ok()
+    let files = crate::results::Files::of(dir);
+    let read = |path: std::path::PathBuf| {
+        crate::input::read_text_limited(&path, crate::input::CONFIG_LIMIT).ok()
     };
-    let text = read(crate::results::TOURNAMENT_TOML)?;
-    let sprt = read(crate::results::SPRT_TOML);
-    let result = read(crate::results::SPRT_RESULT_TOML);
+    let text = read(files.tournament_toml())?;
+    let sprt = read(files.sprt_toml());
+    let result = read(files.sprt_result_toml());
     Some(settings_from_files(
         &text,
         sprt.as_deref(),

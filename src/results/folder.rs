@@ -9,7 +9,7 @@
 
 use super::RunKind;
 use super::lock::{FolderLock, LOCK_FILE, LockError};
-use super::{GAMES_CSV, GAMES_JSONL, LOGS, SPRT_CSV, SPRT_TOML, TOURNAMENT_TOML};
+use super::{Files, LOGS, SPRT_CSV, SPRT_TOML, TOURNAMENT_TOML};
 use crate::record::shell::shell_path;
 use crate::record::{shown_line, shown_path};
 use std::io;
@@ -65,27 +65,26 @@ impl ResultsFolder {
         &self.path
     }
 
-    /// The path of the file `name` of the folder (one of the names in [`crate::results`]).
-    pub fn file(&self, name: &str) -> PathBuf {
-        self.path.join(name)
+    /// The paths of the folder's files.
+    pub fn files(&self) -> Files {
+        Files::of(&self.path)
     }
 
     /// The engines' logs.
     pub fn logs(&self) -> PathBuf {
-        self.path.join(LOGS)
+        self.files().logs()
     }
 
-    /// Replaces the file `name` of the folder whole and durably.
-    pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        super::write_file(&self.file(name), bytes)
+    /// Replaces the file `file` of the folder (e.g. [`Files::tournament_toml`]) whole and
+    /// durably.
+    pub fn write(&self, file: fn(&Files) -> PathBuf, bytes: &[u8]) -> io::Result<()> {
+        super::write_file(&file(&self.files()), bytes)
     }
 }
 
 /// Whether `path` holds recorded games.
 fn holds_games(path: &Path) -> bool {
-    [GAMES_CSV, GAMES_JSONL]
-        .iter()
-        .any(|f| path.join(f).exists())
+    Files::of(path).hold_games()
 }
 
 fn holds_games_message(path: &Path, claim: Claim) -> String {
@@ -219,7 +218,7 @@ mod tests {
     #[test]
     fn a_folder_with_games_is_taken_only_by_a_resume() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(GAMES_JSONL), "").unwrap();
+        std::fs::write(Files::of(dir.path()).games_jsonl(), "").unwrap();
         let e = ResultsFolder::claim(dir.path(), Claim::New).unwrap_err();
         assert!(
             e.0.contains("continue it with `kalaha tournament --resume"),

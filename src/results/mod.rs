@@ -14,6 +14,7 @@
 
 mod csv_file;
 mod durable;
+mod files;
 mod folder;
 mod jsonl;
 mod lock;
@@ -25,6 +26,8 @@ pub use csv_file::{
     read_games_csv, read_games_from, text_cell,
 };
 pub use durable::{temporary_path, write_file, write_new_file, write_with};
+pub use files::Files;
+use files::{GAMES_CSV, GAMES_JSONL, LOGS, SPRT_CSV, SPRT_TOML, TOURNAMENT_TOML};
 pub use folder::{
     Claim, ClaimError, ResultsFolder, check as check_folder, claim_default_folder, default_folder,
 };
@@ -81,37 +84,19 @@ impl RunKind {
 /// folder written before it said so is an SPRT when it holds `sprt.toml`, else a
 /// tournament.
 pub fn run_kind(dir: &std::path::Path) -> RunKind {
-    let said =
-        crate::input::read_text_limited(&dir.join(TOURNAMENT_TOML), crate::input::CONFIG_LIMIT)
-            .ok()
-            .and_then(|text| text.parse::<toml::Table>().ok())
-            .and_then(|t| t.get("run")?.clone().try_into::<RunKind>().ok());
+    let said = crate::input::read_text_limited(
+        &Files::of(dir).tournament_toml(),
+        crate::input::CONFIG_LIMIT,
+    )
+    .ok()
+    .and_then(|text| text.parse::<toml::Table>().ok())
+    .and_then(|t| t.get("run")?.clone().try_into::<RunKind>().ok());
     match said {
         Some(kind) => kind,
-        None if dir.join(SPRT_TOML).exists() => RunKind::Sprt,
+        None if Files::of(dir).sprt_toml().exists() => RunKind::Sprt,
         None => RunKind::Tournament,
     }
 }
-
-/// The files of a results folder, named in this one place.
-/// The record: one line per game (see [`crate::record::GameRecord`]).
-pub const GAMES_JSONL: &str = "games.jsonl";
-/// One row per game, derived from the record.
-pub const GAMES_CSV: &str = "games.csv";
-/// The run's resolved configuration; `--resume` reads it back.
-pub const TOURNAMENT_TOML: &str = "tournament.toml";
-/// What the run's games are played with: `tournament.toml` as the run began, kept apart so
-/// that a resume can refuse a `tournament.toml` edited since (see
-/// `tournament::played_changes`).
-pub const PLAYED_TOML: &str = ".played.toml";
-/// An SPRT's test (its bounds, model, error rates and game limit).
-pub const SPRT_TOML: &str = "sprt.toml";
-/// An SPRT's log-likelihood ratio after every game pair.
-pub const SPRT_CSV: &str = "sprt.csv";
-/// An SPRT's verdict.
-pub const SPRT_RESULT_TOML: &str = "sprt-result.toml";
-/// The engines' logs (and protocol transcripts with `--debug`).
-pub const LOGS: &str = "logs";
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 //! verdict).
 
 use super::{Judgement, SprtEnd, SprtSettings, Test};
-use crate::results::{self, SPRT_CSV, SPRT_RESULT_TOML, SPRT_TOML};
+use crate::results;
 use crate::stats::sprt::StoppedEstimate;
 use crate::stats::{Added, SprtStatus, Tally};
 use serde::Serialize;
@@ -45,12 +45,15 @@ pub(crate) fn csv_line(j: &Judgement) -> String {
 /// Saves the test's settings as `dir/sprt.toml`.
 pub(crate) fn save_settings(dir: &Path, settings: &SprtSettings) -> io::Result<()> {
     let text = toml::to_string(settings).map_err(io::Error::other)?;
-    results::write_file(&dir.join(SPRT_TOML), text.as_bytes())
+    results::write_file(
+        &crate::results::Files::of(&dir).sprt_toml(),
+        text.as_bytes(),
+    )
 }
 
 /// Reads and checks the settings of the test in `dir`; the error names the file.
 pub(crate) fn load_settings(dir: &Path) -> Result<SprtSettings, String> {
-    let path = dir.join(SPRT_TOML);
+    let path = crate::results::Files::of(&dir).sprt_toml();
     let shown = crate::record::shown_path(&path);
     let text = crate::input::read_text_limited(&path, crate::input::CONFIG_LIMIT)
         .map_err(|e| format!("failed to read {shown}: {e}"))?;
@@ -62,7 +65,7 @@ pub(crate) fn load_settings(dir: &Path) -> Result<SprtSettings, String> {
 /// `dir/sprt.csv`, opened to append the lines of the pairs to come.
 pub(crate) fn append_csv(dir: &Path) -> io::Result<std::fs::File> {
     crate::input::open_regular_with(
-        &dir.join(SPRT_CSV),
+        &crate::results::Files::of(&dir).sprt_csv(),
         std::fs::OpenOptions::new().append(true).create(true),
     )
 }
@@ -73,7 +76,7 @@ pub(crate) fn replay(dir: &Path, test: &Test) -> io::Result<(Judgement, Option<S
     let mut text = String::from(SPRT_CSV_HEADER);
     let mut tally = Tally::new();
     let mut end = None;
-    let games = dir.join(results::GAMES_CSV);
+    let games = crate::results::Files::of(&dir).games_csv();
     let repeated = crate::tournament::repeats::repeated_games(dir)?;
     if games.exists() {
         results::read_games_csv(&games, |row| {
@@ -95,7 +98,7 @@ pub(crate) fn replay(dir: &Path, test: &Test) -> io::Result<(Judgement, Option<S
         })
         .map_err(io::Error::other)?;
     }
-    results::write_file(&dir.join(SPRT_CSV), text.as_bytes())?;
+    results::write_file(&crate::results::Files::of(&dir).sprt_csv(), text.as_bytes())?;
     Ok((test.judge(&tally), end))
 }
 
@@ -163,7 +166,10 @@ pub(crate) fn save_verdict(
 ) -> io::Result<()> {
     let verdict = VerdictRecord::new(code, text, status, estimate);
     let body = toml::to_string(&verdict).map_err(io::Error::other)?;
-    results::write_file(&dir.join(SPRT_RESULT_TOML), body.as_bytes())
+    results::write_file(
+        &crate::results::Files::of(&dir).sprt_result_toml(),
+        body.as_bytes(),
+    )
 }
 
 /// Appends `line` to an open `sprt.csv`.

@@ -17,7 +17,7 @@
 
 use super::{Judgement, SprtEnd, SprtSettings, Test};
 use crate::record::{GameRecord, GameResult, GameRow, Termination};
-use crate::results::{GAMES_JSONL, could_have_played, read_jsonl_from};
+use crate::results::{could_have_played, read_jsonl_from};
 use crate::rules::Rules;
 use crate::rules::Side;
 use crate::stats::{Added, Tally};
@@ -178,7 +178,7 @@ impl Pool {
         let n = settings.workers.unwrap_or(1).max(1);
         let workers = (1..=n)
             .map(|k| Follow {
-                path: worker_folder(dir, k).join(GAMES_JSONL),
+                path: crate::results::Files::of(&worker_folder(dir, k)).games_jsonl(),
                 offset: 0,
                 file: None,
                 stream: Schedule {
@@ -381,7 +381,7 @@ mod tests {
         let mut f = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
-            .open(folder.join(GAMES_JSONL))
+            .open(crate::results::Files::of(&folder).games_jsonl())
             .unwrap();
         f.write_all(text.as_bytes()).unwrap();
     }
@@ -415,7 +415,7 @@ mod tests {
         assert_eq!((pool.judged(), pool.games_by_worker()), (4, vec![4, 4]));
         // A file replaced whole (the repair of a worker started again) is read again, and
         // no game counts twice.
-        let w2 = worker_folder(dir, 2).join(GAMES_JSONL);
+        let w2 = crate::results::Files::of(&worker_folder(dir, 2)).games_jsonl();
         let text = std::fs::read(&w2).unwrap();
         crate::results::write_file(&w2, &text).unwrap();
         pool.refresh().unwrap();

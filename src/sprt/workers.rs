@@ -16,7 +16,7 @@
 
 use super::pool::{Ended, Pool};
 use super::{SprtSettings, Verdict, files};
-use crate::results::{self, SPRT_CSV, SPRT_RESULT_TOML};
+use crate::results;
 use crate::stats::Tally;
 use crate::tournament::events::{Control, Event, Hold, StartInfo, StopRule, View};
 use crate::tournament::schedule::{Schedule, ScheduledGame};
@@ -195,7 +195,7 @@ pub(crate) struct Written {
 
 /// Reads `dir/sprt-result.toml`; `None` when there is none yet.
 pub(crate) fn read_verdict(dir: &Path) -> io::Result<Option<Written>> {
-    let path = dir.join(SPRT_RESULT_TOML);
+    let path = crate::results::Files::of(&dir).sprt_result_toml();
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }
@@ -283,10 +283,10 @@ pub(crate) fn publish(
     // with the number of workers.
     let own = super::pool::worker_folder(dir, k);
     files::save_verdict(&own, c.code, &c.text, &c.status, c.estimate)?;
-    let mut body = std::fs::read_to_string(own.join(SPRT_RESULT_TOML))?;
+    let mut body = std::fs::read_to_string(crate::results::Files::of(&own).sprt_result_toml())?;
     body.push_str(&format!("workers = {}\n", settings.workers.unwrap_or(1)));
     let first = results::write_new_file(
-        &dir.join(SPRT_RESULT_TOML),
+        &crate::results::Files::of(&dir).sprt_result_toml(),
         body.as_bytes(),
         &format!("worker-{k}"),
     )?;
@@ -295,7 +295,7 @@ pub(crate) fn publish(
         for j in pool.judgements() {
             csv.push_str(&files::csv_line(j));
         }
-        results::write_file(&dir.join(SPRT_CSV), csv.as_bytes())?;
+        results::write_file(&crate::results::Files::of(&dir).sprt_csv(), csv.as_bytes())?;
         return Ok(Published {
             verdict: mine,
             first,

@@ -143,7 +143,7 @@ pub fn load_saved(dir: &Path) -> Result<TournamentConfig, TournamentError> {
 /// The saved configuration of the tournament in `dir` and the games at once it ran with
 /// (`None` in a folder written before that was kept).
 pub fn load_saved_run(dir: &Path) -> Result<(TournamentConfig, Option<usize>), TournamentError> {
-    let path = dir.join(results::TOURNAMENT_TOML);
+    let path = crate::results::Files::of(&dir).tournament_toml();
     let file =
         config::ConfigFile::load(&path).map_err(|e| TournamentError::Input(e.to_string()))?;
     let concurrency = file.concurrency;
@@ -206,7 +206,7 @@ fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Coun
     }
     let mut notes = repaired.notes();
     let mut tally = Tally::new();
-    let csv = out.join(results::GAMES_CSV);
+    let csv = crate::results::Files::of(&out).games_csv();
     let names = config.names();
     // A recorded game the schedule could not have played (edited by hand, or of another
     // run): not counted, and said so.
@@ -267,7 +267,7 @@ fn first_game_played_otherwise(
 ) -> io::Result<Option<String>> {
     let names = config.names();
     let mut changed = None;
-    results::read_jsonl(&out.join(results::GAMES_JSONL), |rec, _| {
+    results::read_jsonl(&crate::results::Files::of(&out).games_jsonl(), |rec, _| {
         if changed.is_some() || repaired.unplayable_games.contains(&rec.game) {
             return;
         }
@@ -356,27 +356,29 @@ fn played_value(key: &str, value: Option<&toml::Value>) -> Option<toml::Value> {
 /// was written before the settings were kept apart.
 pub fn played_changes(dir: &Path) -> Option<String> {
     let folder = crate::record::shown_path(dir);
-    let read = |name: &str| read_table(dir, name);
-    let (now, then) = match (read(results::TOURNAMENT_TOML), read(results::PLAYED_TOML)) {
+    let files = results::Files::of(dir);
+    let played = crate::record::shown_path(&files.played_toml());
+    let (now, then) = match (
+        read_table(&files.tournament_toml()),
+        read_table(&files.played_toml()),
+    ) {
         (Err(e), _) | (_, Err(e)) => return Some(e),
         (Ok(Some(now)), Ok(Some(then))) => (now, then),
         // A folder whose tournament.toml says its kind was written with .played.toml
         // beside it: without it, nothing would check an edited tournament.toml.
         (Ok(Some(now)), Ok(None)) if now.contains_key("run") => {
             return Some(format!(
-                "{folder}/{} is missing: kalaha writes it when a run begins, with the \
+                "{played} is missing: kalaha writes it when a run begins, with the \
                  settings its games are played with, and a resume checks tournament.toml \
                  against it; put it back (a copy of tournament.toml as the run began), or \
-                 start a new run",
-                results::PLAYED_TOML
+                 start a new run"
             ));
         }
         _ => return None,
     };
     let changed = format!(
-        "the file was changed after the run began ({folder}/{} keeps the settings it began \
-         with); put it back as it was, or start a new run",
-        results::PLAYED_TOML
+        "the file was changed after the run began ({played} keeps the settings it began \
+         with); put it back as it was, or start a new run"
     );
     let d = played_difference(&now, &then)?;
     if d.key == ENGINE_COUNT {
@@ -403,26 +405,25 @@ fn engine_tables(t: &toml::Table) -> &[toml::Value] {
     }
 }
 
-/// The table of the TOML file `name` in `dir`; `None` when there is no such file.
-fn read_table(dir: &Path, name: &str) -> Result<Option<toml::Table>, String> {
-    let folder = crate::record::shown_path(dir);
-    let path = dir.join(name);
-    if std::fs::symlink_metadata(&path).is_err() {
+/// The table of the TOML file `path`; `None` when there is no such file.
+fn read_table(path: &Path) -> Result<Option<toml::Table>, String> {
+    let shown = crate::record::shown_path(path);
+    if std::fs::symlink_metadata(path).is_err() {
         return Ok(None);
     }
-    crate::input::read_text_limited(&path, crate::input::CONFIG_LIMIT)
-        .map_err(|e| format!("failed to read {folder}/{name}: {e}"))?
+    crate::input::read_text_limited(path, crate::input::CONFIG_LIMIT)
+        .map_err(|e| format!("failed to read {shown}: {e}"))?
         .parse::<toml::Table>()
         .map(Some)
-        .map_err(|e| format!("{folder}/{name}: {}", e.message()))
+        .map_err(|e| format!("{shown}: {}", e.message()))
 }
 
 /// A note for each engine of the run in `dir` that `tournament.toml` now keeps elsewhere
 /// than the run began with (`.played.toml`): its program or its working folder moved.
 fn moved_engines(dir: &Path) -> Vec<String> {
     let (Ok(Some(now)), Ok(Some(then))) = (
-        read_table(dir, results::TOURNAMENT_TOML),
-        read_table(dir, results::PLAYED_TOML),
+        read_table(&results::Files::of(dir).tournament_toml()),
+        read_table(&results::Files::of(dir).played_toml()),
     ) else {
         return Vec::new();
     };

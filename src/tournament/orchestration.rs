@@ -117,13 +117,14 @@ impl Run {
                 // A folder of another run's results, or a folder inside one (its `logs/`),
                 // is refused as well.
                 let holds_a_run = w.ancestors().any(|dir| {
+                    let files = results::Files::of(dir);
                     [
-                        results::GAMES_JSONL,
-                        results::GAMES_CSV,
-                        results::TOURNAMENT_TOML,
+                        files.games_jsonl(),
+                        files.games_csv(),
+                        files.tournament_toml(),
                     ]
                     .iter()
-                    .any(|f| dir.join(f).is_file())
+                    .any(|f| f.is_file())
                 });
                 if results.starts_with(&w) || holds_a_run {
                     return Err(TournamentError::Input(format!(
@@ -154,8 +155,11 @@ impl Run {
         let text = format!("{header}{text}");
         // The settings the games are played with, apart from the file a user may edit.
         self.folder
-            .write(results::PLAYED_TOML, text.as_bytes())
-            .and_then(|()| self.folder.write(results::TOURNAMENT_TOML, text.as_bytes()))
+            .write(results::Files::played_toml, text.as_bytes())
+            .and_then(|()| {
+                self.folder
+                    .write(results::Files::tournament_toml, text.as_bytes())
+            })
             .map_err(|e| self.io_error(e))
     }
 
@@ -206,8 +210,9 @@ impl Run {
             rule.start(&recorder.info);
             (rule, recorder.tally.clone())
         });
-        let repeats = super::repeats::Repeats::from_folder(self.folder.path(), &config.id, &config.schedule)
-            .map_err(|e| self.io_error(e))?;
+        let repeats =
+            super::repeats::Repeats::from_folder(self.folder.path(), &config.id, &config.schedule)
+                .map_err(|e| self.io_error(e))?;
         let input = RunInput {
             games,
             concurrency,

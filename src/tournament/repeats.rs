@@ -63,7 +63,7 @@ impl Repeats {
     /// exist yet, or when the openings of `schedule` do not recur).
     pub(crate) fn from_folder(dir: &Path, id: &str, schedule: &Schedule) -> io::Result<Repeats> {
         let mut r = Repeats::new(id, schedule);
-        let path = dir.join(crate::results::GAMES_JSONL);
+        let path = crate::results::Files::of(&dir).games_jsonl();
         if r.recur && path.exists() {
             read_jsonl(&path, |g, _| {
                 if g.repeats.is_none() && comparable(&g) && r.ours(&g) {
@@ -116,7 +116,7 @@ impl Repeats {
 /// it).
 pub(crate) fn repeated_games(dir: &Path) -> io::Result<HashSet<String>> {
     let mut out = HashSet::new();
-    let path = dir.join(crate::results::GAMES_JSONL);
+    let path = crate::results::Files::of(&dir).games_jsonl();
     if path.exists() {
         read_jsonl(&path, |g, _| {
             if g.repeats.is_some() {

@@ -21,7 +21,7 @@ pub(crate) use http::serve;
 pub(crate) use live::{Live, LiveView, Mode, RECENT, result_text};
 
 use crate::record::GameRecord;
-use crate::results::{GAMES_JSONL, read_jsonl_from};
+use crate::results::read_jsonl_from;
 use crate::stats::Tally;
 use std::collections::{HashSet, VecDeque};
 use std::io;
@@ -37,7 +37,7 @@ const FOLLOW_EVERY: Duration = Duration::from_secs(2);
 /// `games.jsonl` cannot be read at first.
 pub(crate) fn follow_results(live: Arc<Live>, dir: PathBuf) -> io::Result<()> {
     let mut reader = JsonlFollower {
-        path: dir.join(GAMES_JSONL),
+        path: crate::results::Files::of(&dir).games_jsonl(),
         offset: 0,
         tally: Tally::new(),
         seen: HashSet::new(),
@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn a_growing_results_file_is_followed_line_by_line() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(GAMES_JSONL);
+        let path = crate::results::Files::of(&dir.path()).games_jsonl();
         let line = |n: u64| {
             let mut game = crate::record::played_game();
             game.game = format!("t-{n}");

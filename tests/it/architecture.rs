@@ -198,3 +198,52 @@ fn unsafe_code_lives_in_sys_alone() {
         "unsafe code allowed outside src/sys: {lifted:?}"
     );
 }
+
+/// The files of a results folder are named in `src/results/files.rs` alone: no other code
+/// of the library (tests aside) makes a path into a results folder from a file name.
+#[test]
+fn only_the_results_module_names_the_files_of_a_results_folder() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let names = [
+        "\"games.jsonl\"",
+        "\"games.csv\"",
+        "\"tournament.toml\"",
+        "\".played.toml\"",
+        "\"sprt.toml\"",
+        "\"sprt.csv\"",
+        "\"sprt-result.toml\"",
+        "\"logs\"",
+    ];
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let owner = src.join("results").join("files.rs");
+    let mut found = Vec::new();
+    for f in files.iter().filter(|f| **f != owner) {
+        let code = code(&std::fs::read_to_string(f).unwrap());
+        for (i, line) in code.lines().enumerate() {
+            for name in names {
+                if line.contains(&format!("join({name})")) {
+                    found.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
+                }
+            }
+            // The constants are the results module's own.
+            if !f.starts_with(src.join("results"))
+                && [
+                    "GAMES_JSONL",
+                    "GAMES_CSV",
+                    "TOURNAMENT_TOML",
+                    "SPRT_RESULT_TOML",
+                ]
+                .iter()
+                .any(|c| line.contains(&format!("results::{c}")))
+            {
+                found.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "paths into a results folder made outside results::Files:\n{}",
+        found.join("\n")
+    );
+}

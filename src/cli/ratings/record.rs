@@ -91,8 +91,10 @@ struct Plan {
 
 impl Plan {
     fn of(dir: &Path) -> Option<Plan> {
-        let file =
-            crate::tournament::config::ConfigFile::load(&dir.join("tournament.toml")).ok()?;
+        let file = crate::tournament::config::ConfigFile::load(
+            &crate::results::Files::of(dir).tournament_toml(),
+        )
+        .ok()?;
         let id = file.id.clone()?;
         let names: Vec<String> = file.engines.iter().map(|e| e.default_name()).collect();
         let rules = file.rules.unwrap_or_default().resolve().ok()?;
@@ -244,7 +246,8 @@ pub(super) fn read_record(
         }
         add(&row, &rec);
     };
-    let summary = crate::results::read_jsonl(&dir.join(crate::results::GAMES_JSONL), &mut visit)?;
+    let summary =
+        crate::results::read_jsonl(&crate::results::Files::of(&dir).games_jsonl(), &mut visit)?;
     let games = crate::results::Games {
         summary,
         repeated,

@@ -33,7 +33,7 @@ impl Runs {
     /// and warns if an earlier folder of the same tournament id played other settings.
     pub(super) fn add(&mut self, dir: &Path, section: Option<&SettingsSection>) {
         let Some(table) = crate::input::read_text_limited(
-            &dir.join("tournament.toml"),
+            &crate::results::Files::of(dir).tournament_toml(),
             crate::input::CONFIG_LIMIT,
         )
         .ok()
