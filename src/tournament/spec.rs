@@ -202,6 +202,11 @@ impl OptionValue {
 pub enum SpecError {
     /// A word of `--engine` that is not `KEY=VALUE` nor a built-in's name.
     NotKeyValue(String),
+    /// A quoted spec whose first word is not `KEY=VALUE` (`"hard arg=1"`): the whole
+    /// piece, up to its first `=`, reads as one key with a space in it.
+    LooseWord(String),
+    /// A word holding `,KEY=` (`builtin=hard,name=x`): commas where spaces go.
+    Commas(String),
     UnknownKey(String),
     BadValue {
         key: String,
@@ -216,17 +221,19 @@ pub enum SpecError {
     },
     NoCommand,
     BothCommands(PathBuf, String),
+    /// `name` is `None` when the only name is the one a `cmd=` holding spaces would give
+    /// (`cmd=node ne/engine.js` is no engine called `engine`).
     Program {
-        name: String,
+        name: Option<String>,
         program: PathBuf,
         reason: String,
     },
     Dir {
-        name: String,
+        name: Option<String>,
         dir: PathBuf,
     },
     WriteDir {
-        name: String,
+        name: Option<String>,
         dir: PathBuf,
         reason: String,
     },
@@ -239,7 +246,9 @@ impl SpecError {
     /// nobody (an error about the engines together, or kalaha's own).
     fn subject(&self) -> Option<String> {
         match self {
-            SpecError::NotKeyValue(word) => Some(format!("engine spec {word:?}")),
+            SpecError::NotKeyValue(word) | SpecError::LooseWord(word) | SpecError::Commas(word) => {
+                Some(format!("engine spec {word:?}"))
+            }
             SpecError::UnknownKey(_)
             | SpecError::BadValue { .. }
             | SpecError::UnknownBuiltin(_)
@@ -248,7 +257,10 @@ impl SpecError {
             SpecError::BadName { name, .. } => Some(format!("engine name \"{name}\"")),
             SpecError::Program { name, .. }
             | SpecError::Dir { name, .. }
-            | SpecError::WriteDir { name, .. } => Some(format!("engine {name}")),
+            | SpecError::WriteDir { name, .. } => Some(match name {
+                Some(name) => format!("engine {name}"),
+                None => "engine spec".to_string(),
+            }),
             SpecError::DuplicateName(_) | SpecError::CurrentExe(_) => None,
         }
     }
@@ -267,6 +279,22 @@ impl SpecError {
                      built-in engine ({builtins})"
                 ),
             },
+            SpecError::LooseWord(word) => {
+                let (first, rest) = word.split_once(char::is_whitespace).unwrap_or((word, ""));
+                let fix = match nearest_builtin(first) {
+                    Some(b) => format!("builtin={b}"),
+                    None => format!("cmd={first}"),
+                };
+                format!(
+                    "{first:?} is not KEY=VALUE, and a spec quoted as one word is split only \
+                     before a KEY=: write \"{fix} {}\"",
+                    rest.trim_start()
+                )
+            }
+            SpecError::Commas(word) => format!(
+                "engine spec words are separated by spaces, not commas: write \"{}\"",
+                uncomma(word)
+            ),
             SpecError::UnknownKey(key) => format!(
                 "unknown key {key:?} (keys: cmd, builtin, name, arg, dir, write, network, \
                  env.NAME, option.NAME, tc, move_time, clock, limit.memory, limit.processes, \
@@ -364,6 +392,9 @@ impl EngineSpec {
                 value: value.to_string(),
                 reason,
             };
+            if uncomma(word) != word {
+                return Err(SpecError::Commas(word.to_string()));
+            }
             match key {
                 "cmd" if value.trim().is_empty() => {
                     return Err(bad(
@@ -410,6 +441,8 @@ impl EngineSpec {
                             .insert(opt.to_string(), OptionValue::Text(value.to_string()));
                     } else if let Some(var) = key.strip_prefix("env.").filter(|v| !v.is_empty()) {
                         self.env.insert(var.to_string(), value.to_string());
+                    } else if key.contains(char::is_whitespace) {
+                        return Err(SpecError::LooseWord(word.to_string()));
                     } else {
                         return Err(SpecError::UnknownKey(key.to_string()));
                     }
@@ -468,6 +501,15 @@ impl EngineSpec {
     /// program is looked up (in `PATH` when it has no `/`) and must be executable.
     pub fn resolve(&self) -> Result<ResolvedEngine, SpecError> {
         let name = self.default_name();
+        // The name errors are about: none when it would be read off a command line put in
+        // cmd= (`cmd=node ne/engine.js` would be "engine engine").
+        let shown = (self.name.is_some()
+            || self.builtin.is_some()
+            || !self
+                .cmd
+                .as_ref()
+                .is_some_and(|c| c.to_string_lossy().contains(char::is_whitespace)))
+        .then(|| name.clone());
         if let Err(e) = check_name(&name) {
             return Err(SpecError::BadName {
                 name: fit_width(&clean_text(&name), 80).into_owned(),
@@ -478,14 +520,14 @@ impl EngineSpec {
             && !dir.is_dir()
         {
             return Err(SpecError::Dir {
-                name,
+                name: shown,
                 dir: dir.clone(),
             });
         }
         let mut write = Vec::with_capacity(self.write.len());
         for dir in &self.write {
             let refuse = |reason: &str| SpecError::WriteDir {
-                name: name.clone(),
+                name: shown.clone(),
                 dir: dir.clone(),
                 reason: reason.to_string(),
             };
@@ -509,7 +551,7 @@ impl EngineSpec {
             (Some(c), None) => {
                 let program =
                     find_program(c, self.dir.as_deref()).map_err(|reason| SpecError::Program {
-                        name: name.clone(),
+                        name: shown.clone(),
                         program: c.clone(),
                         reason,
                     })?;
@@ -586,6 +628,17 @@ const PLAIN_KEYS: [&str; 14] = [
     "limit.cpu",
     "limit.processes",
 ];
+
+/// `word` with each comma that comes before a `KEY=` of an engine spec made a space:
+/// `builtin=hard,name=x` is `builtin=hard name=x`. A word without one comes back as it is.
+fn uncomma(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    for (i, c) in word.char_indices() {
+        let before_key = c == ',' && i > 0 && starts_with_key(word[i + 1..].trim_start());
+        out.push(if before_key { ' ' } else { c });
+    }
+    out
+}
 
 /// Whether `text` starts with `KEY=` for a key of an engine spec.
 fn starts_with_key(text: &str) -> bool {

@@ -545,7 +545,7 @@ fn paragraphs(text: &str) -> Vec<(usize, String)> {
 }
 
 /// README fits on a screen or two: its two set-up commands first, what the first one
-/// prints (checked by running it), no paragraph of README or of a guide over 80 words.
+/// prints (checked by running it).
 #[test]
 fn the_readme_is_short_and_its_first_command_prints_what_it_shows() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -587,29 +587,90 @@ fn the_readme_is_short_and_its_first_command_prints_what_it_shows() {
         "README's excerpt lines\n{}\nare not in what `kalaha tournament` prints:\n{printed}",
         missing.join("\n")
     );
-    let mut long = Vec::new();
-    let guides = [
-        "README.md",
-        "docs/engine.md",
-        "docs/sprt.md",
-        "docs/leaderboard.md",
-        "docs/play.md",
-        "docs/analysis.md",
-        "docs/cluster/README.md",
-    ];
-    for page in guides {
-        let text = std::fs::read_to_string(root.join(page)).unwrap();
-        for (line, p) in paragraphs(&text) {
-            let words = p.split_whitespace().count();
-            if words > 80 {
-                long.push(format!("{page}:{line}: {words} words"));
+}
+
+/// The Markdown pages of the repository (outside `target/` and hidden folders), as paths
+/// from its root with `/` between folders, sorted.
+fn markdown_pages(root: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with('.') || path == root.join("target") {
+                continue;
             }
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else if name.ends_with(".md") {
+                let rel = path.strip_prefix(root).unwrap();
+                let parts: Vec<_> = rel.iter().map(|p| p.to_string_lossy()).collect();
+                out.push(parts.join("/"));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+/// The pages whose long paragraphs are not split yet, each with why. An entry that has
+/// no paragraph over the limit any more fails the test, so the list only shrinks.
+const LONG_PARAGRAPHS_ALLOWED: &[(&str, &str)] = &[(
+    "docs/web.md",
+    "being rewritten on another branch at the time the limit was extended to every page; \
+     split its paragraphs and remove this entry",
+)];
+
+/// No paragraph of any Markdown page of the repository (README, protocol.md, RULES.md,
+/// ARCHITECTURE.md, docs/, engines/, books/, results/, ...) is over 80 words: a list, a
+/// table or another paragraph reads faster.
+#[test]
+fn no_paragraph_of_any_page_is_over_80_words() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pages = markdown_pages(root);
+    for must in [
+        "README.md",
+        "protocol.md",
+        "RULES.md",
+        "ARCHITECTURE.md",
+        "docs/engine.md",
+        "docs/reference/results.md",
+        "docs/cluster/README.md",
+        "engines/README.md",
+        "books/README.md",
+        "results/README.md",
+    ] {
+        assert!(
+            pages.iter().any(|p| p == must),
+            "{must} not found in {pages:?}"
+        );
+    }
+    assert!(!pages.iter().any(|p| p.starts_with("target/")), "{pages:?}");
+    let (mut long, mut tightened) = (Vec::new(), Vec::new());
+    for page in &pages {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        let over: Vec<String> = paragraphs(&text)
+            .into_iter()
+            .map(|(line, p)| (line, p.split_whitespace().count()))
+            .filter(|&(_, words)| words > 80)
+            .map(|(line, words)| format!("{page}:{line}: {words} words"))
+            .collect();
+        match LONG_PARAGRAPHS_ALLOWED.iter().find(|(p, _)| p == page) {
+            Some(_) if over.is_empty() => tightened.push(page.clone()),
+            Some(_) => {}
+            None => long.extend(over),
         }
     }
     assert!(
         long.is_empty(),
-        "paragraphs over 80 words:\n{}",
+        "paragraphs over 80 words (split them into shorter ones, a list or a table):\n{}",
         long.join("\n")
+    );
+    assert!(
+        tightened.is_empty(),
+        "no paragraph over 80 words is left in {tightened:?}: remove it from \
+         LONG_PARAGRAPHS_ALLOWED"
     );
 }
 

@@ -233,3 +233,104 @@ fn an_empty_cmd_says_what_to_give() {
         );
     }
 }
+
+/// A quoted spec that begins with a bare word (`"hard arg=1"`) says which word is not
+/// `KEY=VALUE` and the spec to write, not that "hard arg" is an unknown key.
+#[test]
+fn a_bare_first_word_in_a_quoted_spec_gets_the_spec_to_write() {
+    let cases = [
+        (
+            "hard arg=1",
+            "engine spec \"hard arg=1\": \"hard\" is not KEY=VALUE, and a spec quoted as one \
+             word is split only before a KEY=: write \"builtin=hard arg=1\"",
+        ),
+        (
+            "hadr  name=h",
+            "engine spec \"hadr  name=h\": \"hadr\" is not KEY=VALUE, and a spec quoted as \
+             one word is split only before a KEY=: write \"builtin=hard name=h\"",
+        ),
+        (
+            "./x arg=-v",
+            "engine spec \"./x arg=-v\": \"./x\" is not KEY=VALUE, and a spec quoted as one \
+             word is split only before a KEY=: write \"cmd=./x arg=-v\"",
+        ),
+    ];
+    for (spec, message) in cases {
+        let e = EngineSpec::parse(&[spec]).unwrap_err();
+        assert_eq!(e, SpecError::LooseWord(spec.into()));
+        assert_eq!(e.to_string(), message);
+    }
+    // An unknown key without a space is still an unknown key.
+    assert_eq!(
+        EngineSpec::parse(&["bogus=1"]),
+        Err(SpecError::UnknownKey("bogus".into()))
+    );
+}
+
+/// Words joined with commas (`builtin=hard,name=x`) are refused with the spaced spec,
+/// while a comma in a value that is not followed by a key stays in the value.
+#[test]
+fn comma_separated_words_get_the_spaced_spec() {
+    for (spec, fixed) in [
+        ("builtin=hard,name=x", "builtin=hard name=x"),
+        ("hard,name=x", "hard name=x"),
+        ("cmd=./x,arg=-v,tc=1s", "cmd=./x arg=-v tc=1s"),
+        ("cmd=./x,option.depth=3", "cmd=./x option.depth=3"),
+    ] {
+        let e = EngineSpec::parse(&[spec]).unwrap_err();
+        assert_eq!(e, SpecError::Commas(spec.into()));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "engine spec {spec:?}: engine spec words are separated by spaces, not commas: \
+                 write \"{fixed}\""
+            )
+        );
+    }
+    let s = EngineSpec::parse(&["cmd=./x", "arg=a,b", "arg=--list=1,2,name"]).unwrap();
+    assert_eq!(s.args, ["a,b", "--list=1,2,name"]);
+}
+
+/// A `cmd=` holding a whole command line gives no engine name to the message: it is about
+/// the engine spec, not about an engine called `engine` (the file stem of its last word).
+#[test]
+fn a_command_line_in_cmd_is_not_an_engine_name() {
+    let e = EngineSpec::parse(&["cmd=node ne/engine.js"])
+        .unwrap()
+        .resolve()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(
+            "engine spec: the program \"node ne/engine.js\" does not exist: cmd= names the \
+             program alone"
+        ),
+        "{e}"
+    );
+    assert!(e.contains("give `cmd=node arg=ne/engine.js`"), "{e}");
+    // A name given, or a program without spaces, is still named.
+    let named = EngineSpec::parse(&["cmd=node ne/engine.js name=js"])
+        .unwrap()
+        .resolve()
+        .unwrap_err()
+        .to_string();
+    assert!(named.starts_with("engine js: the program"), "{named}");
+    let plain = EngineSpec::parse(&["cmd=./no-such-engine"])
+        .unwrap()
+        .resolve()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        plain.starts_with("engine no-such-engine: the program \"./no-such-engine\""),
+        "{plain}"
+    );
+    let dir = EngineSpec::parse(&["cmd=python3 e.py dir=/no/such/dir"])
+        .unwrap()
+        .resolve()
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        dir,
+        "engine spec: the working directory \"/no/such/dir\" does not exist"
+    );
+}
