@@ -21,6 +21,8 @@ use std::time::Duration;
 pub(crate) struct Executed {
     pub outcome: TournamentOutcome,
     pub code: u8,
+    /// The run's live page (`--live`), which still serves: an SPRT shows its verdict there.
+    pub live: Option<std::sync::Arc<crate::web::Live>>,
 }
 
 /// The time control as the header shows it: the common one, or each engine's.
@@ -95,18 +97,19 @@ pub(crate) fn execute(
         RunKind::Sprt => LiveDisplay::new(mode).until_decided(),
         _ => LiveDisplay::new(mode),
     };
-    let mut live = match flags.live {
-        Some((port, open)) => Some(crate::cli::play::live_page(
-            crate::web::Live::new(
-                crate::web::Mode::Tournament,
-                crate::web::folder_title(&out),
-                Some(out.clone()),
-            ),
-            port,
-            open,
-            "the live page of the run",
-        )?),
-        None => None,
+    let page = flags.live.map(|_| {
+        crate::web::Live::new(
+            crate::web::Mode::Tournament,
+            crate::web::run_title(kind, &config.names(), config.title.as_deref(), Some(&out)),
+            Some(out.clone()),
+        )
+    });
+    let mut live = match (flags.live, &page) {
+        (Some((port, open)), Some(page)) => Some(
+            crate::cli::play::live_page(page.clone(), port, open, "the live page of the run")?
+                .of_run(kind, config.title.clone()),
+        ),
+        _ => None,
     };
     let mut events = crate::events::EventsView::if_open(&out, kind, resume, flags.report_every);
     let mut views: Vec<&mut dyn View> = Vec::with_capacity(extra.len() + 4);
@@ -160,6 +163,7 @@ pub(crate) fn execute(
         return Ok(Executed {
             outcome,
             code: super::exit::INTERRUPTED,
+            live: page,
         });
     }
     if s.restarted_between_games > 0 {
@@ -191,6 +195,7 @@ pub(crate) fn execute(
     Ok(Executed {
         outcome,
         code: super::exit::OK,
+        live: page,
     })
 }
 

@@ -233,7 +233,16 @@ pub(crate) fn run(args: Args) -> CliResult {
         }
     }
     if ended.is_some() {
-        return conclude(&out, &settings, ended, before, before_penta, &new, &base);
+        return conclude(
+            &out,
+            &settings,
+            ended,
+            before,
+            before_penta,
+            &new,
+            &base,
+            None,
+        );
     }
     let (rule, judgements) = SprtRule::new(&settings, &new, &base);
     let mut view = SprtView::new(&out, judgements, common.quiet)?;
@@ -266,6 +275,7 @@ pub(crate) fn run(args: Args) -> CliResult {
         last.penta,
         &new,
         &base,
+        executed.live.as_deref(),
     )
 }
 
@@ -278,7 +288,12 @@ pub(super) fn exit_code(verdict: Verdict) -> u8 {
     }
 }
 
-/// Prints and saves the verdict; returns its exit code.
+/// Prints and saves the verdict, and shows it on the run's `live` page; returns its exit
+/// code.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the test's end, where it stands and where the verdict goes"
+)]
 fn conclude(
     out: &std::path::Path,
     settings: &SprtSettings,
@@ -287,6 +302,7 @@ fn conclude(
     penta: [u64; 5],
     new: &str,
     base: &str,
+    live: Option<&crate::web::Live>,
 ) -> CliResult {
     let (verdict, text, estimate) = crate::sprt::conclusion(settings, end, last, penta, new, base);
     let code = exit_code(verdict);
@@ -303,5 +319,8 @@ fn conclude(
         );
     }
     writeln!(std::io::stdout().lock(), "{text}")?;
+    if let Some(live) = live {
+        live.show_verdict(text);
+    }
     Ok(code)
 }

@@ -12,6 +12,7 @@ use super::guide::Variant;
 use super::matches::{Format, Match, parse_choice};
 use crate::record::{GameRecord, clean_text};
 use crate::referee::{GameObserver, GameUpdate};
+use crate::results::RunKind;
 use crate::rules::{Position, Rules};
 use crate::stats::Tally;
 use crate::tournament::events::{Control, Event, RunSummary, StartInfo, View};
@@ -93,6 +94,8 @@ struct State {
     recent: VecDeque<Arc<GameRecord>>,
     standings: Vec<StandingJson>,
     ended: Option<String>,
+    /// The verdict of the run's test, once given (an SPRT's).
+    verdict: Option<String>,
     person: Option<String>,
     pending: Option<Pending>,
     gate: Option<Arc<Gate>>,
@@ -172,6 +175,7 @@ impl Live {
                 recent: VecDeque::new(),
                 standings: Vec::new(),
                 ended: None,
+                verdict: None,
                 person: None,
                 pending: None,
                 gate: None,
@@ -385,6 +389,7 @@ impl Live {
             total: s.total,
             finished: s.finished,
             ended: s.ended.as_deref(),
+            verdict: s.verdict.as_deref(),
             person: s.person.as_deref(),
             can_new,
             can_resign,

@@ -21,7 +21,7 @@ pub(crate) use http::serve;
 pub(crate) use live::{Live, LiveView, Mode, RECENT, result_text};
 
 use crate::record::GameRecord;
-use crate::results::read_jsonl_from;
+use crate::results::{RunKind, read_jsonl_from};
 use crate::stats::Tally;
 use std::collections::{HashSet, VecDeque};
 use std::io;
@@ -151,9 +151,124 @@ pub(crate) fn folder_title(dir: &Path) -> String {
     format!("kalaha: {name}")
 }
 
+/// The page's title for a run of `kind` between the engines `names`: the kind of run and
+/// who plays, "kalaha: Match hard against medium", "kalaha: SPRT new against base"; a
+/// tournament (or a run of other than two engines) says how many engines play, and where
+/// (the run's `title`, `--title`, else its results `folder`); a match or a test names its
+/// `title` alone, when it has one. A play session is titled by its two players alone,
+/// "kalaha: human against hard". The names come from engines: each
+/// is shown cleaned of what a page or a terminal would misread, and a name that looks like
+/// another one has its characters beyond ASCII escaped (`h\u{430}rd` beside `hard`), as
+/// on the leaderboards.
+pub(crate) fn run_title(
+    kind: RunKind,
+    names: &[String],
+    title: Option<&str>,
+    folder: Option<&Path>,
+) -> String {
+    let alike = crate::record::look_alike_groups(names.iter().map(String::as_str));
+    let shown = |name: &str| {
+        if !name.is_ascii() && alike.iter().flatten().any(|n| *n == name) {
+            crate::record::escaped(name)
+        } else {
+            crate::record::clean_text(name).into_owned()
+        }
+    };
+    let title = title.map(|t| crate::record::clean_text(t).into_owned());
+    let (what, place) = match (kind, names) {
+        (RunKind::Play, [a, b, ..]) => (format!("{} against {}", shown(a), shown(b)), None),
+        (RunKind::Match | RunKind::Sprt, [a, b]) => (
+            format!("{} {} against {}", kind.title(), shown(a), shown(b)),
+            title,
+        ),
+        _ => (
+            format!(
+                "{} of {}",
+                kind.title(),
+                crate::record::counted(names.len() as u64, "engine")
+            ),
+            title.or_else(|| folder.map(crate::record::shown_path)),
+        ),
+    };
+    match place {
+        None => format!("kalaha: {what}"),
+        Some(place) => format!("kalaha: {what} ({place})"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_is_titled_by_its_kind_and_who_plays() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let four = names(&["a", "b", "c", "d"]);
+        assert_eq!(
+            run_title(
+                RunKind::Tournament,
+                &four,
+                None,
+                Some(Path::new("results/run"))
+            ),
+            "kalaha: Tournament of 4 engines (results/run)"
+        );
+        assert_eq!(
+            run_title(
+                RunKind::Tournament,
+                &four,
+                Some("Spring cup"),
+                Some(Path::new("r"))
+            ),
+            "kalaha: Tournament of 4 engines (Spring cup)"
+        );
+        let two = names(&["hard", "medium"]);
+        assert_eq!(
+            run_title(RunKind::Match, &two, None, Some(Path::new("r"))),
+            "kalaha: Match hard against medium"
+        );
+        assert_eq!(
+            run_title(
+                RunKind::Sprt,
+                &names(&["new", "base"]),
+                None,
+                Some(Path::new("r"))
+            ),
+            "kalaha: SPRT new against base"
+        );
+        assert_eq!(
+            run_title(RunKind::Match, &two, Some("Club night"), None),
+            "kalaha: Match hard against medium (Club night)"
+        );
+        assert_eq!(
+            run_title(
+                RunKind::Play,
+                &names(&["human", "hard"]),
+                Some("ignored"),
+                None
+            ),
+            "kalaha: human against hard"
+        );
+        // A match of three engines says how many play.
+        assert_eq!(
+            run_title(RunKind::Match, &names(&["a", "b", "c"]), None, None),
+            "kalaha: Match of 3 engines"
+        );
+        // Untrusted names: a look-alike is escaped, a control character is written as an
+        // escape, and a name that looks like no other keeps its letters.
+        assert_eq!(
+            run_title(RunKind::Sprt, &names(&["h\u{430}rd", "hard"]), None, None),
+            "kalaha: SPRT h\\u{430}rd against hard"
+        );
+        let title = run_title(
+            RunKind::Match,
+            &names(&["a\u{1b}[2Jb", "d\u{e9}j\u{e0}"]),
+            None,
+            None,
+        );
+        assert!(!title.contains('\u{1b}'), "{title}");
+        assert!(title.ends_with(" against d\u{e9}j\u{e0}"), "{title}");
+    }
 
     #[test]
     fn a_folder_is_titled_by_its_run_else_by_its_name() {

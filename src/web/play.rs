@@ -406,7 +406,12 @@ pub(crate) fn run_session(
     }
     // The page says who plays: "kalaha: human against hard", "kalaha: medium against hard".
     let names = config.names();
-    live.set_title(format!("kalaha: {} against {}", names[0], names[1]));
+    live.set_title(super::run_title(
+        crate::results::RunKind::Play,
+        &names,
+        None,
+        None,
+    ));
     live.set_session(person_name, gate.clone());
     let launcher = SessionLauncher {
         engines,

@@ -1280,6 +1280,9 @@ fn the_live_page_shows_the_end_of_the_run_in_chromium() {
     assert!(run.0.wait().unwrap().success());
     let read = "return { status: document.getElementById('status').textContent, \
                 problem: document.getElementById('problem').textContent, \
+                title: document.title, \
+                heading: document.getElementById('title').textContent, \
+                verdict: document.getElementById('verdict').hidden, \
                 rows: document.querySelectorAll('#standings tbody tr').length, \
                 games: document.querySelectorAll('#games tbody tr').length };";
     let start = Instant::now();
@@ -1306,6 +1309,11 @@ fn the_live_page_shows_the_end_of_the_run_in_chromium() {
     assert_eq!(seen["problem"], "", "{seen}");
     assert_eq!(seen["rows"], 2, "{seen}");
     assert_eq!(seen["games"], 24, "{seen}");
+    // Titled by the kind of run, how many play and where; a tournament has no verdict.
+    let title = format!("kalaha: Tournament of 2 engines ({})", out.display());
+    assert_eq!(seen["title"], title.as_str(), "{seen}");
+    assert_eq!(seen["heading"], title.as_str(), "{seen}");
+    assert_eq!(seen["verdict"], true, "{seen}");
     // It stays so: no retrying.
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(browser.run(read), seen);
@@ -1313,6 +1321,109 @@ fn the_live_page_shows_the_end_of_the_run_in_chromium() {
         std::fs::create_dir_all(&dir).unwrap();
         browser.screenshot(390, &dir.join("live-end-390.png"));
         browser.screenshot(1280, &dir.join("live-end-1280.png"));
+    }
+    browser.call("DELETE", "", None);
+}
+
+/// The live page of an SPRT is titled by the test and its engines, and shows at its end
+/// the verdict the terminal prints (H1 accepted, with the LLR and its bound).
+#[test]
+fn the_live_page_of_an_sprt_shows_its_verdict_in_chromium() {
+    let Some((chromium, driver)) =
+        chromium_for("the_live_page_of_an_sprt_shows_its_verdict_in_chromium")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sprt");
+    let out_arg = out.display().to_string();
+    let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
+    // Far apart: hard wins every pair and H1 is accepted after some 17 pairs.
+    let (mut run, page, lines) = serving(&[
+        "sprt",
+        "--live",
+        "--quiet",
+        "--engine",
+        "builtin=hard",
+        "--engine",
+        "builtin=random",
+        "--elo0",
+        "0",
+        "--elo1",
+        "50",
+        "--move-time",
+        "100ms",
+        "--concurrency",
+        "1",
+        "--out",
+        &out_arg,
+    ]);
+    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    let read = "return { status: document.getElementById('status').textContent, \
+                title: document.title, \
+                heading: document.getElementById('title').textContent, \
+                hidden: document.getElementById('verdict').hidden, \
+                verdict: document.getElementById('verdict').textContent };";
+    // The page follows the test before it decides.
+    let start = Instant::now();
+    loop {
+        let v = browser.run(read);
+        if v["status"].as_str().unwrap().contains("games recorded") {
+            assert_eq!(v["hidden"], true, "no verdict before the end: {v}");
+            break;
+        }
+        assert!(
+            run.0.try_wait().unwrap().is_none(),
+            "the test ended before the page followed it (it needs a longer run)"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the page never loaded: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let seen = loop {
+        let v = browser.run(read);
+        if v["status"].as_str().unwrap().contains("stopped serving") {
+            break v;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(40),
+            "the page never saw the end: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(run.0.wait().unwrap().success());
+    assert_eq!(seen["title"], "kalaha: SPRT hard against random", "{seen}");
+    assert_eq!(seen["heading"], seen["title"], "{seen}");
+    assert!(
+        seen["status"]
+            .as_str()
+            .unwrap()
+            .contains("the run is over, the test decided"),
+        "{seen}"
+    );
+    assert_eq!(seen["hidden"], false, "{seen}");
+    // The terminal's verdict line, word for word.
+    let printed: Vec<String> = lines.try_iter().collect();
+    let line = printed
+        .iter()
+        .find(|l| l.starts_with("H1 accepted: "))
+        .unwrap_or_else(|| panic!("no verdict printed: {printed:?}"));
+    assert!(
+        line.starts_with("H1 accepted: hard (new) is stronger than random (base) (LLR "),
+        "{line}"
+    );
+    assert_eq!(
+        seen["verdict"],
+        format!("Verdict: {line}").as_str(),
+        "{seen}"
+    );
+    let saved = std::fs::read_to_string(out.join("sprt-result.toml")).unwrap();
+    assert!(saved.contains("H1 accepted"), "{saved}");
+    if let Some(dir) = std::env::var_os("KALAHA_SCREENSHOTS").map(PathBuf::from) {
+        std::fs::create_dir_all(&dir).unwrap();
+        browser.screenshot(1280, &dir.join("live-sprt-1280.png"));
     }
     browser.call("DELETE", "", None);
 }

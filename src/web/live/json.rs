@@ -19,6 +19,8 @@ pub(super) struct SnapshotJson<'a> {
     pub(super) total: u64,
     pub(super) finished: u64,
     pub(super) ended: Option<&'a str>,
+    /// The verdict of the run's test (an SPRT's), once given.
+    pub(super) verdict: Option<&'a str>,
     pub(super) person: Option<&'a str>,
     pub(super) can_new: bool,
     pub(super) can_resign: bool,

@@ -179,6 +179,8 @@ impl Live {
 pub(crate) struct LiveView {
     live: Arc<Live>,
     last_fit: Option<Instant>,
+    /// The run's kind and its `--title`, which title the page once the names are settled.
+    run: Option<(RunKind, Option<String>)>,
 }
 
 /// In a tournament the standings are refitted at most this often (and at the end).
@@ -189,12 +191,28 @@ impl LiveView {
         LiveView {
             live,
             last_fit: None,
+            run: None,
         }
+    }
+
+    /// The page of a run of `kind` titled `title` (`--title`): at the start it is titled by
+    /// the kind and the engines' names as the run settled them ([`crate::web::run_title`]).
+    pub(crate) fn of_run(mut self, kind: RunKind, title: Option<String>) -> LiveView {
+        self.run = Some((kind, title));
+        self
     }
 }
 
 impl View for LiveView {
     fn start(&mut self, info: &StartInfo, tally: &Tally) -> io::Result<()> {
+        if let Some((kind, title)) = &self.run {
+            self.live.set_title(crate::web::run_title(
+                *kind,
+                &info.names,
+                title.as_deref(),
+                self.live.dir.as_deref(),
+            ));
+        }
         self.live.start_run(info, tally);
         self.last_fit = Some(Instant::now());
         Ok(())
@@ -253,6 +271,16 @@ pub(super) fn end_words(mode: Mode, dir: Option<&std::path::Path>, summary: &Run
             crate::record::shown_path(dir)
         ),
         _ => why,
+    }
+}
+
+impl Live {
+    /// The verdict of the run's test, as the terminal says it (an SPRT's line from
+    /// [`crate::sprt::conclusion`]): shown on the page under the end of the run. Waits a
+    /// moment for the open pages to be sent it, as the end of the run does.
+    pub(crate) fn show_verdict(&self, verdict: String) {
+        self.change(|s| s.verdict = Some(verdict));
+        self.wait_sent(FAREWELL);
     }
 }
 
