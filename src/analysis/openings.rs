@@ -749,6 +749,36 @@ impl DistinctOpenings {
         ((st.done || n < upto).then_some(n), st.openings.tiers())
     }
 
+    /// Whether a game of a run of `rounds` rounds can repeat an earlier game move for move:
+    /// when the openings run out and are played again, or when they are not all of one
+    /// shape (one start, one number of sowings), since a longer opening can be the very
+    /// line an earlier game of a shorter one went on to. Openings of one shape are
+    /// distinct lines, so no game can then be another's.
+    pub(crate) fn can_repeat_within(&self, rounds: u64) -> bool {
+        let (count, _) = self.count_upto(rounds);
+        if count.is_some_and(|c| c < rounds) {
+            return true;
+        }
+        let st = self.state.lock().expect("openings lock");
+        if st.openings.len < rounds {
+            // Beyond what is worth counting at the start: more tiers will come.
+            return true;
+        }
+        let mut shapes = std::collections::HashSet::new();
+        for o in st.openings.book.iter().take(rounds as usize) {
+            shapes.insert((o.start.as_ref().map(|b| b.to_string()), o.pits.len()));
+        }
+        let mut first = st.openings.book.len() as u64;
+        for tier in &st.openings.tiers {
+            if first >= rounds {
+                break;
+            }
+            shapes.insert((None, tier.plies));
+            first += tier.count as u64;
+        }
+        shapes.len() > 1
+    }
+
     /// The lines to the positions after one more sowing of each of `frontier` (first line
     /// first), and when `tier`, those of them to positions no opening of `st` reaches
     /// (`None` when there are more than the frontier limit).

@@ -183,9 +183,10 @@ pub(crate) fn execute(
         // A warning, shown even with --quiet.
         tracing::warn!(
             "{} repeated an earlier game of the run move for move (the same \
-             engines in the same seats from the same opening): marked `repeats` in games.jsonl \
-             and left out of the Elo and the SPRT, as they add no evidence; openings that are \
-             all distinct (the default, not a file played again) avoid them",
+             engines in the same seats from the same start): marked `repeats` in games.jsonl \
+             and left out of the Elo and the SPRT, as they add no evidence; they come from \
+             openings played again, or from longer openings where earlier games went (a run \
+             longer than the book, or than the positions after --opening-plies sowings)",
             crate::record::counted(repeats, "game")
         );
     }

@@ -316,38 +316,16 @@ impl GameRecord {
         }
     }
 
-    /// What makes two games the same game: the engines in their seats, the position the
-    /// opening leads to (two opening lines that transpose are one opening) and every sowing
-    /// after it. A game whose opening does not replay is keyed by its start and every
-    /// sowing. Two games from two distinct opening positions are never the same game, even
-    /// when one reaches the other's opening position by the engines' own moves.
-    pub fn repeat_key(&self) -> (&str, &str, Result<Position, Option<String>>, Vec<u8>) {
-        let opening = Opening {
-            start: self.start.clone(),
-            pits: self.opening.clone(),
-        };
-        let from = self.opening.len().min(self.moves.len());
-        match opening.position(self.rules) {
-            Ok(pos)
-                if self.moves[..from]
-                    .iter()
-                    .map(|m| m.pit)
-                    .eq(self.opening.iter().copied()) =>
-            {
-                (
-                    &self.south,
-                    &self.north,
-                    Ok(pos),
-                    self.moves[from..].iter().map(|m| m.pit).collect(),
-                )
-            }
-            _ => (
-                &self.south,
-                &self.north,
-                Err(self.start.as_ref().map(|b| b.to_string())),
-                self.moves.iter().map(|m| m.pit).collect(),
-            ),
-        }
+    /// What makes two games the same game: the engines in their seats, the start and every
+    /// sowing (the opening's too: a game whose opening is where another game went by its
+    /// engines' moves is that game again when the same sowings follow).
+    pub fn repeat_key(&self) -> (&str, &str, Option<String>, Vec<u8>) {
+        (
+            &self.south,
+            &self.north,
+            self.start.as_ref().map(|b| b.to_string()),
+            self.moves.iter().map(|m| m.pit).collect(),
+        )
     }
 }
 

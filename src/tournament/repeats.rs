@@ -1,11 +1,12 @@
 //! Games that repeat an earlier game of the run move for move, with the same engines in
-//! the same seats from the same opening position (deterministic engines do, from an
-//! opening played twice): such a game is marked in its record (`repeats`, the id of the
-//! game it repeats) and left out of the Elo and the SPRT, which would otherwise count one
-//! result twice.
+//! the same seats from the same start (deterministic engines do, from an opening played
+//! twice, or from a longer opening that is where an earlier game went): such a game is
+//! marked in its record (`repeats`, the id of the game it repeats) and left out of the
+//! Elo and the SPRT, which would otherwise count one result twice.
 //!
-//! Only a run whose openings recur ([`Schedule::openings_recur`]) can have repeats: the
-//! others keep no table, so that their memory does not grow with their games.
+//! Only a run whose openings allow it ([`Schedule::games_can_repeat`]) can have repeats:
+//! the others (openings of one shape, each played once) keep no table, so that their
+//! memory does not grow with their games.
 
 use crate::record::{GameRecord, Termination};
 use crate::results::read_jsonl;
@@ -17,13 +18,13 @@ use std::path::Path;
 /// The games of a run so far, to find the repeats among the games to come. Each game is
 /// kept as a 128-bit hash of what makes two games the same (engines in their seats, start,
 /// sowings) and its number: some 30 bytes a game, so that a run of a million games stays
-/// within tens of MB, and none in a run whose openings do not recur.
+/// within tens of MB, and none in a run whose games cannot repeat.
 #[derive(Debug, Default)]
 pub(crate) struct Repeats {
     /// The run's tournament id: the games of other ids in the folder are not its games.
     tournament: String,
-    /// Whether the run's openings recur: otherwise no game can repeat another.
-    recur: bool,
+    /// Whether a game of the run can repeat another at all.
+    can_repeat: bool,
     first: HashMap<u128, u64>,
 }
 
@@ -54,17 +55,17 @@ impl Repeats {
     pub(crate) fn new(id: &str, schedule: &Schedule) -> Repeats {
         Repeats {
             tournament: id.to_string(),
-            recur: schedule.openings_recur(),
+            can_repeat: schedule.games_can_repeat(),
             first: HashMap::new(),
         }
     }
 
     /// The games of tournament `id` recorded in `dir/games.jsonl` (none when it does not
-    /// exist yet, or when the openings of `schedule` do not recur).
+    /// exist yet, or when no game of `schedule` can repeat another).
     pub(crate) fn from_folder(dir: &Path, id: &str, schedule: &Schedule) -> io::Result<Repeats> {
         let mut r = Repeats::new(id, schedule);
         let path = crate::results::Files::of(&dir).games_jsonl();
-        if r.recur && path.exists() {
+        if r.can_repeat && path.exists() {
             read_jsonl(&path, |g, _| {
                 if g.repeats.is_none() && comparable(&g) && r.ours(&g) {
                     r.first.entry(key(&g)).or_insert(g.number);
@@ -81,7 +82,7 @@ impl Repeats {
 
     /// Marks `g` when it repeats an earlier game; otherwise remembers it.
     pub(crate) fn mark(&mut self, g: &mut GameRecord) {
-        if !self.recur || !self.ours(g) {
+        if !self.can_repeat || !self.ours(g) {
             return;
         }
         if let Some(earlier) = Repeats::key(g).and_then(|k| self.repeated(k, g.number)) {
@@ -98,7 +99,7 @@ impl Repeats {
     /// The number of the earlier game that game `number` (of key `key`) repeats; a game
     /// that repeats none is remembered.
     pub(crate) fn repeated(&mut self, key: u128, number: u64) -> Option<u64> {
-        if !self.recur {
+        if !self.can_repeat {
             return None;
         }
         match self.first.get(&key) {
@@ -195,71 +196,27 @@ mod tests {
         assert_eq!((t.games(), t.repeats()), (1, 1));
     }
 
-    /// Game 3's opening is the position game 1 reached by its engines' moves: the same
-    /// sowings, but from another opening, so not a repeat.
+    /// Game 3's opening is a line game 1 went on to by its engines' moves: the same
+    /// sowings from the same start, so game 3 repeats game 1 (deterministic engines play
+    /// it again from there), though its opening is another.
     #[test]
-    fn a_game_from_another_opening_is_no_repeat_even_move_for_move() {
+    fn a_longer_opening_where_an_earlier_game_went_repeats_that_game() {
         let mut r = Repeats::new("t", &schedule(Openings::Start, 10));
         let mut first = numbered(game_after(&[1, 2]), "t", 1);
         let mut later: Vec<u8> = first.moves.iter().map(|m| m.pit).collect();
         later.truncate(3);
         let mut second = numbered(game_after(&later), "t", 3);
-        assert_eq!(
-            first.moves.iter().map(|m| m.pit).collect::<Vec<_>>(),
-            second.moves.iter().map(|m| m.pit).collect::<Vec<_>>(),
-            "the same sowings"
-        );
+        assert_ne!(first.opening, second.opening);
         r.mark(&mut first);
         r.mark(&mut second);
-        assert_eq!(second.repeats, None);
+        assert_eq!(second.repeats.as_deref(), Some("t-1"));
     }
 
-    /// Two opening lines that reach one position are one opening: the same sowings after
-    /// them repeat the game.
+    /// Distinct openings of one shape (here the positions after 4 sowings, of which there
+    /// are more than the 100 rounds) are distinct lines: no game can repeat another, and
+    /// nothing is kept.
     #[test]
-    fn openings_that_transpose_are_one_opening() {
-        let rules = Rules::default();
-        let mut by_position: HashMap<Position, Vec<u8>> = HashMap::new();
-        let mut lines = vec![Vec::new()];
-        let mut found = None;
-        'search: for _ in 0..8 {
-            let mut next = Vec::new();
-            for line in &lines {
-                let mut pos = Position::start(rules);
-                for &p in line {
-                    pos = pos.play(i64::from(p)).unwrap();
-                }
-                for pit in pos.legal_moves() {
-                    let after = pos.play(i64::from(pit)).unwrap();
-                    let mut l: Vec<u8> = line.clone();
-                    l.push(pit);
-                    if after.is_over() {
-                        continue;
-                    }
-                    if let Some(other) = by_position.get(&after)
-                        && *other != l
-                    {
-                        found = Some((other.clone(), l));
-                        break 'search;
-                    }
-                    by_position.insert(after, l.clone());
-                    next.push(l);
-                }
-            }
-            lines = next;
-        }
-        let (a, b) = found.expect("two lines of at most 8 sowings transpose");
-        let mut r = Repeats::new("t", &schedule(Openings::Start, 10));
-        let mut first = numbered(game_after(&a), "t", 1);
-        let mut second = numbered(game_after(&b), "t", 3);
-        r.mark(&mut first);
-        r.mark(&mut second);
-        assert_eq!(second.repeats.as_deref(), Some("t-1"), "{a:?} and {b:?}");
-    }
-
-    /// Distinct openings never recur: no game can repeat another, and nothing is kept.
-    #[test]
-    fn a_run_whose_openings_do_not_recur_keeps_no_table() {
+    fn a_run_of_openings_of_one_shape_keeps_no_table() {
         let distinct = Openings::Distinct(Arc::new(
             crate::tournament::schedule::DistinctOpenings::new(Rules::default(), 4, 1, None),
         ));

@@ -59,26 +59,34 @@ impl Openings {
         }
     }
 
-    /// Whether a run of `rounds` rounds plays an opening position twice (in rounds of its
-    /// own: the pairings of a round share the round's opening, each in its own seats): every
-    /// game from the start, a list shorter than the rounds or holding one position twice,
-    /// or distinct positions that run out before the rounds do (the note of
-    /// [`Openings::describe`] says so). Only then can a game repeat another
-    /// ([`GameRecord::repeat_key`](crate::record::GameRecord::repeat_key)).
-    pub fn recur(&self, rounds: u64, rules: Rules) -> bool {
+    /// Whether a game of a run of `rounds` rounds can repeat an earlier one move for move
+    /// with the same engines in the same seats ([`GameRecord::repeat_key`]): every game
+    /// from the start; a list played again, holding a position twice, or of openings of
+    /// more than one shape (start and number of sowings); distinct positions that run out
+    /// or come in more than one shape within the rounds
+    /// ([`DistinctOpenings::can_repeat_within`]). Openings of one shape, each played once,
+    /// are distinct lines: no game can then be another's, and nothing need be kept to
+    /// compare with.
+    ///
+    /// [`GameRecord::repeat_key`]: crate::record::GameRecord::repeat_key
+    pub fn can_repeat(&self, rounds: u64, rules: Rules) -> bool {
         match self {
             Openings::Start => rounds > 1,
             Openings::List(list) => {
-                let n = list.len() as u64;
-                if rounds > n {
+                if rounds > list.len() as u64 {
                     return true;
                 }
-                let mut seen = std::collections::HashSet::new();
-                list.iter()
-                    .take(rounds as usize)
-                    .any(|o| !seen.insert(o.position(rules).ok()))
+                let mut positions = std::collections::HashSet::new();
+                let mut shapes = std::collections::HashSet::new();
+                for o in list.iter().take(rounds as usize) {
+                    shapes.insert((o.start.as_ref().map(|b| b.to_string()), o.pits.len()));
+                    if !positions.insert(o.position(rules).ok()) {
+                        return true;
+                    }
+                }
+                shapes.len() > 1
             }
-            Openings::Distinct(d) => d.count_upto(rounds).0.is_some_and(|c| c < rounds),
+            Openings::Distinct(d) => d.can_repeat_within(rounds),
         }
     }
 
@@ -211,10 +219,9 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// Whether a game of the run can repeat another: its openings recur
-    /// ([`Openings::recur`]).
-    pub fn openings_recur(&self) -> bool {
-        self.openings.recur(self.pairs_per_pairing, self.rules)
+    /// Whether a game of the run can repeat another ([`Openings::can_repeat`]).
+    pub fn games_can_repeat(&self) -> bool {
+        self.openings.can_repeat(self.pairs_per_pairing, self.rules)
     }
 
     /// The pairings in order: `(first, second)` engine indices.
@@ -536,30 +543,34 @@ mod tests {
             note.unwrap()
                 .starts_with(&format!("note: only {n} distinct positions"))
         );
-        // Then, and only then, can a game repeat another.
-        assert!(openings.recur(n + 1, rules));
-        assert!(!openings.recur(n, rules));
+        // Played again, a game can repeat another.
+        assert!(openings.can_repeat(n + 1, rules));
     }
 
-    /// Whether a run plays an opening position twice, which is when its games can repeat.
+    /// Whether a game of a run can repeat another: openings played again, or of more than
+    /// one shape, where a longer one can be the line a game of a shorter one went on to.
     #[test]
-    fn openings_recur_when_a_position_comes_again() {
+    fn games_can_repeat_when_openings_come_again_or_differ_in_shape() {
         let rules = Rules::default();
-        assert!(Openings::Start.recur(2, rules));
-        assert!(!Openings::Start.recur(1, rules));
+        assert!(Openings::Start.can_repeat(2, rules));
+        assert!(!Openings::Start.can_repeat(1, rules));
         let line = |pits: &[u8]| Opening::line(pits.to_vec());
         let two = Openings::List(Arc::new(vec![line(&[1]), line(&[2])]));
-        assert!(!two.recur(2, rules));
-        assert!(two.recur(3, rules), "played again from the first");
-        // Two lines to one position are one opening.
+        assert!(!two.can_repeat(2, rules));
+        assert!(two.can_repeat(3, rules), "played again from the first");
+        let shapes = Openings::List(Arc::new(vec![line(&[1]), line(&[2, 3])]));
+        assert!(shapes.can_repeat(2, rules), "a longer line after a shorter");
+        // Two ways to one position are one opening played twice.
         let after = line(&[3]).position(rules).unwrap();
         assert_eq!(after.to_move(), crate::rules::Side::South, "an extra turn");
         let b = Opening::board(crate::record::Board::of(&after));
         let transposed = Openings::List(Arc::new(vec![line(&[3]), line(&[1]), b]));
-        assert!(transposed.recur(3, rules));
-        assert!(!transposed.recur(2, rules));
-        assert!(!schedule(2, 5_000, 4, 1).openings_recur());
-        assert!(schedule(2, 5_000, 0, 1).openings_recur());
+        assert!(transposed.can_repeat(3, rules));
+        assert!(!transposed.can_repeat(2, rules));
+        // Distinct positions after 4 sowings, then after 5 once those run out (942).
+        assert!(!schedule(2, 900, 4, 1).games_can_repeat());
+        assert!(schedule(2, 5_000, 4, 1).games_can_repeat());
+        assert!(schedule(2, 5_000, 0, 1).games_can_repeat());
     }
 
     #[test]

@@ -1045,6 +1045,69 @@ fn an_sprt_of_deterministic_engines_never_plays_a_game_twice() {
     assert_eq!(openings.len(), 1000, "one opening a pair");
 }
 
+/// Distinct openings of more than one length: once the positions after one sowing run out,
+/// those after two follow, and deterministic engines went through many of them in earlier
+/// games. Every game with the moves of an earlier game (same seats, same start) is marked
+/// as repeating the first such game, and no other game is.
+#[test]
+fn a_longer_opening_where_an_earlier_game_went_is_marked_a_repeat() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = run(&[
+        "match".into(),
+        "first".into(),
+        "greedy".into(),
+        "--opening-plies".into(),
+        "1".into(),
+        "--games".into(),
+        "120".into(),
+        "--move-time".into(),
+        "50ms".into(),
+        "-j".into(),
+        "1".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let games = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let mut first = BTreeMap::new();
+    let (mut expected, mut marked) = (0, 0);
+    for line in games.lines() {
+        let g: serde_json::Value = serde_json::from_str(line).unwrap();
+        let moves: Vec<u64> = g["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["pit"].as_u64().unwrap())
+            .collect();
+        let key = (
+            g["south"].as_str().unwrap().to_string(),
+            g["north"].as_str().unwrap().to_string(),
+            moves,
+        );
+        let id = g["game"].as_str().unwrap().to_string();
+        let earlier = first.get(&key).cloned();
+        first.entry(key).or_insert(id.clone());
+        assert_eq!(
+            g["repeats"].as_str().map(str::to_string),
+            earlier,
+            "game {id}"
+        );
+        expected += usize::from(earlier.is_some());
+        marked += usize::from(g["repeats"].is_string());
+    }
+    assert!(
+        expected > 0,
+        "no game repeated another: the test shows nothing"
+    );
+    assert_eq!(marked, expected);
+    assert!(
+        text(&o).contains("repeated an earlier game"),
+        "{}",
+        text(&o)
+    );
+}
+
 /// An opening given as a start position: the games start from it, games.jsonl records it,
 /// and show and analyze replay the games from it.
 #[test]
