@@ -512,7 +512,7 @@ fn t_value_iteration(
         let cur: Vec<(f64, f64)> = pdf.iter().zip(&probs).map(|(&(a, _), &q)| (a, q)).collect();
         let (mu, var) = mean_var(&cur);
         let sigma = var.sqrt();
-        if !(sigma > 0.0) {
+        if sigma.is_nan() || sigma <= 0.0 {
             return None;
         }
         let shifted: Vec<(f64, f64)> = pdf
