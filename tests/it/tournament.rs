@@ -1142,6 +1142,8 @@ fn the_sprt_guide_shows_the_verdicts_as_printed() {
     ]);
     assert_eq!(code, Some(4), "{out}");
     assert_eq!(out, shown("no decision: the game limit was reached"));
+    let result = std::fs::read_to_string(Path::new(&limit).join("sprt-result.toml")).unwrap();
+    assert!(result.contains("\nelo = 0.0\n"), "{result}");
     // The estimates of a decided test, printed and shown, read alike.
     let decided = tmp.path().join("decided").display().to_string();
     let (code, out) = sprt(&[
