@@ -1173,6 +1173,13 @@ fn the_sprt_guide_shows_the_verdicts_as_printed() {
         };
         (n(naive), n(elo), n(lower), n(upper))
     };
+    // The leaderboard gives the same estimate in the same words.
+    let (_, elo, lower, upper) = estimates(out.lines().last().unwrap());
+    let board = std::fs::read_to_string(Path::new(&decided).join("leaderboard.md")).unwrap();
+    let said = format!(
+        "Median-unbiased Elo: {elo:+.1} normalized Elo (95% interval {lower:+.1} to {upper:+.1})"
+    );
+    assert!(board.contains(&said), "{said} in {board}");
     for line in [
         out.lines().last().unwrap().to_string(),
         shown("H1 accepted: new (new) is stronger than old (base)"),
