@@ -328,12 +328,19 @@ impl GameRecord {
         };
         let from = self.opening.len().min(self.moves.len());
         match opening.position(self.rules) {
-            Ok(pos) if self.moves[..from].iter().map(|m| m.pit).eq(self.opening.iter().copied()) => (
-                &self.south,
-                &self.north,
-                Ok(pos),
-                self.moves[from..].iter().map(|m| m.pit).collect(),
-            ),
+            Ok(pos)
+                if self.moves[..from]
+                    .iter()
+                    .map(|m| m.pit)
+                    .eq(self.opening.iter().copied()) =>
+            {
+                (
+                    &self.south,
+                    &self.north,
+                    Ok(pos),
+                    self.moves[from..].iter().map(|m| m.pit).collect(),
+                )
+            }
             _ => (
                 &self.south,
                 &self.north,

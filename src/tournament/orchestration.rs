@@ -206,8 +206,9 @@ impl Run {
             rule.start(&recorder.info);
             (rule, recorder.tally.clone())
         });
-        let repeats = super::repeats::Repeats::from_folder(self.folder.path(), &config.id, &config.schedule)
-            .map_err(|e| self.io_error(e))?;
+        let repeats =
+            super::repeats::Repeats::from_folder(self.folder.path(), &config.id, &config.schedule)
+                .map_err(|e| self.io_error(e))?;
         let input = RunInput {
             games,
             concurrency,

@@ -911,6 +911,8 @@ fn the_ci_job_of_sprt_md_passes_and_fails_as_it_says() {
             "{new} vs {old}: {o:?}"
         );
     }
+}
+
 /// Each book of books/ gives the command that makes it again, complete: it parses as
 /// kalaha's command line and writes the book itself (run from the repository's root).
 #[test]

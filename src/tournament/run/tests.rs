@@ -373,8 +373,16 @@ fn games_wait_for_a_recorder_that_falls_behind() {
         stop: None,
         repeats: Default::default(),
     };
-    let (summary, _) =
-        run_games(&rt, launcher, &config, vec![], input, recorder, &mut [&mut view]).unwrap();
+    let (summary, _) = run_games(
+        &rt,
+        launcher,
+        &config,
+        vec![],
+        input,
+        recorder,
+        &mut [&mut view],
+    )
+    .unwrap();
     assert_eq!(summary.played, 5_000);
     let (recorded, started) = view.seen.unwrap();
     // The batch written before the view was shown its first game, then at most the bound
