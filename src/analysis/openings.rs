@@ -192,12 +192,13 @@ pub(crate) fn balanced_openings(
 }
 
 /// The openings as an openings file: comments saying what they are, how they were made
-/// and the command that makes them again (the same file: the lines are drawn from the seed
-/// and, without a time budget, every line is solved whatever the machine), then one line
-/// each with the value as a comment.
+/// and the command that makes them again into `out` (as the shell reads it; the same file:
+/// the lines are drawn from the seed and, without a time budget, every line is solved
+/// whatever the machine), then one line each with the value as a comment.
 pub(crate) fn openings_text(
     rules: Rules,
     spec: &OpeningsSpec,
+    out: &str,
     openings: &[BalancedOpening],
 ) -> String {
     let mut s = format!(
@@ -205,7 +206,7 @@ pub(crate) fn openings_text(
          # Each is a line of random legal sowings from the start (drawn from the seed), reaching a\n\
          # position no earlier line reached, whose exact value for south (its final store minus\n\
          # north's under perfect play) kalaha's solver proved to lie within the bound.\n\
-         # kalaha openings --plies {} --count {} --max-value {} --seed {} --budget {} --pits {} --seeds {}{} --sweep {}\n",
+         # kalaha openings --plies {} --count {} --max-value {} --seed {} --budget {} --pits {} --seeds {}{} --sweep {} --out {out}\n",
         openings.len(),
         spec.plies,
         spec.max_value,
@@ -1128,7 +1129,7 @@ mod tests {
             found, again,
             "the same for the same seed, whatever the threads"
         );
-        let text = openings_text(rules, &spec, &found);
+        let text = openings_text(rules, &spec, "-", &found);
         let parsed = parse_openings(&text, rules).unwrap();
         assert_eq!(
             parsed,

@@ -88,6 +88,12 @@ pub(crate) fn run(args: Args) -> CliResult {
         hash_mb: args.hash_mb,
     };
     let to_stdout = args.out.as_os_str() == "-";
+    // The file the header's command writes: the one given, as a shell reads it.
+    let out = if to_stdout {
+        "-".to_string()
+    } else {
+        super::shell::shell_path(&args.out)
+    };
     // Openings are kept in FILE.partial as they are found, so an interrupted search keeps
     // them; the file takes its name once all are found.
     let partial = (!to_stdout).then(|| {
@@ -103,7 +109,8 @@ pub(crate) fn run(args: Args) -> CliResult {
                 crate::record::shown_path(&args.out)
             )));
         }
-        write_atomically(p, &openings_text(rules, &spec, &[])).map_err(CliError::input_msg)?;
+        write_atomically(p, &openings_text(rules, &spec, &out, &[]))
+            .map_err(CliError::input_msg)?;
     }
     let table = obtain(&rules, &args.tables, threads)?.map(Arc::new);
     let plain = !std::io::stderr().is_terminal();
@@ -138,7 +145,7 @@ pub(crate) fn run(args: Args) -> CliResult {
             }
             if let Some(p) = &partial
                 && write_error.is_none()
-                && let Err(e) = write_atomically(p, &openings_text(rules, &spec, found))
+                && let Err(e) = write_atomically(p, &openings_text(rules, &spec, &out, found))
             {
                 write_error = Some(e);
             }
@@ -157,7 +164,7 @@ pub(crate) fn run(args: Args) -> CliResult {
             _ => e,
         })
     })?;
-    let text = openings_text(rules, &spec, &found);
+    let text = openings_text(rules, &spec, &out, &found);
     match &partial {
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
         Some(partial) => {

@@ -289,6 +289,12 @@ fn tournament_group(take: &mut Take<'_>) -> SettingsGroup {
     }
 }
 
+/// A number of `sprt-result.toml` as the verdict writes it: `+98.1`.
+fn signed(v: &toml::Value) -> String {
+    v.as_float()
+        .map_or_else(|| text(v), crate::stats::sprt::fmt_signed)
+}
+
 /// The test of an SPRT folder: its hypotheses, error rates, limit and verdict (the
 /// schedule and game count of its `tournament.toml` are only the limit it ran under).
 fn sprt_group(
@@ -351,8 +357,8 @@ fn sprt_group(
                                 crate::stats::sprt::estimate_words(e, lo, hi),
                             _ => text(e),
                         },
-                        text(lo),
-                        text(hi)
+                        signed(lo),
+                        signed(hi)
                     ),
                 ));
             }

@@ -134,7 +134,8 @@ impl<'a> VerdictRecord<'a> {
         status: &SprtStatus,
         estimate: Option<StoppedEstimate>,
     ) -> VerdictRecord<'a> {
-        let finite = |x: f64| x.is_finite().then_some((x * 100.0).round() / 100.0);
+        // Rounded to two decimals, never -0.0.
+        let finite = |x: f64| x.is_finite().then_some((x * 100.0).round() / 100.0 + 0.0);
         VerdictRecord {
             verdict: text,
             exit_code: code,

@@ -255,15 +255,39 @@ pub(crate) fn conclusion(
         Some(SprtEnd::Decided(_)) | None => stopped_estimate(settings, penta),
         Some(SprtEnd::Stalled(_) | SprtEnd::Undefined(_)) => None,
     };
-    let (verdict, text) = verdict(end, last, estimate, new, base);
+    let (verdict, text) = verdict(end, last, penta, estimate, new, base);
     (verdict, text, estimate)
 }
 
+/// Why every pair of a test drawn 1-1 leaves it undecided, and what to change: the end of
+/// the verdict of a test that stalled, or that reached its game limit with only such pairs.
+fn all_drawn(pairs: u64) -> String {
+    format!(
+        "{} drawn 1-1 (each engine won one game of each pair, or both games were \
+         drawn), which leaves the LLR at 0. Engines that play alike, or openings that one \
+         seat wins whoever holds it, do this: use more even or more varied openings \
+         (--balanced-openings, --openings, --opening-plies) or engines that differ.",
+        if pairs == 1 {
+            "the only pair was".to_string()
+        } else {
+            format!("all {pairs} pairs were")
+        }
+    )
+}
+
+/// Every pair of `penta` is a draw pair (1-1), and there is at least one.
+fn every_pair_drawn(penta: [u64; 5]) -> bool {
+    penta[2] > 0 && penta[2] == penta.iter().sum::<u64>()
+}
+
 /// The verdict and the line that says it, naming the new engine and the base engine; a
-/// test that stopped gives its naive Elo and its median-unbiased estimate (`estimate`).
+/// test that stopped gives its naive Elo and its median-unbiased estimate (`estimate`). A
+/// test that ended with every pair of `penta` drawn 1-1, whatever ended it, says so and
+/// what would help.
 pub(crate) fn verdict(
     end: Option<SprtEnd>,
     last: SprtStatus,
+    penta: [u64; 5],
     estimate: Option<StoppedEstimate>,
     new: &str,
     base: &str,
@@ -310,13 +334,7 @@ pub(crate) fn verdict(
         ),
         Some(SprtEnd::Stalled(s)) => (
             Verdict::NoDecision,
-            format!(
-                "no decision possible: all {} pairs were drawn 1-1 (each opening gave the \
-                 same game from both seats), so the LLR cannot leave its bounds. Deterministic engines \
-                 repeat their games: use more varied openings (--opening-plies, --openings) \
-                 or engines that differ.",
-                s.pairs
-            ),
+            format!("no decision possible: {}", all_drawn(s.pairs)),
         ),
         Some(SprtEnd::Undefined(s)) => (
             Verdict::NoDecision,
@@ -329,12 +347,17 @@ pub(crate) fn verdict(
         None => (
             Verdict::NoDecision,
             format!(
-                "no decision: the game limit was reached (LLR {} in [{}, {}] after {}, {})",
+                "no decision: the game limit was reached (LLR {} in [{}, {}] after {}, {}){}",
                 fmt_llr(last.llr),
                 fmt_llr(last.lower),
                 fmt_llr(last.upper),
                 crate::record::counted(last.pairs, "pair"),
-                elo(&last)
+                elo(&last),
+                if every_pair_drawn(penta) {
+                    format!("; {}", all_drawn(last.pairs))
+                } else {
+                    String::new()
+                }
             ),
         ),
     }
@@ -417,7 +440,7 @@ mod tests {
         let s = sprt.status(crate::stats::Pentanomial(penta), 18);
         assert!(s.llr.is_nan());
         assert!(matches!(end_of(s, penta), Some(SprtEnd::Undefined(_))));
-        let (code, text) = verdict(end_of(s, penta), s, None, "a", "b");
+        let (code, text) = verdict(end_of(s, penta), s, penta, None, "a", "b");
         assert_eq!(code, Verdict::NoDecision);
         assert!(text.contains("not a number"), "{text}");
     }
@@ -429,9 +452,12 @@ mod tests {
         let s = sprt.status(crate::stats::Pentanomial(penta), 2 * STALL_PAIRS);
         assert_eq!(s.decision, SprtDecision::Continue);
         assert!(matches!(end_of(s, penta), Some(SprtEnd::Stalled(_))));
-        let (code, text) = verdict(end_of(s, penta), s, None, "a", "b");
+        let (code, text) = verdict(end_of(s, penta), s, penta, None, "a", "b");
         assert_eq!(code, Verdict::NoDecision);
-        assert!(text.contains("drawn 1-1"), "{text}");
+        assert!(
+            text.starts_with("no decision possible: all 100 pairs were drawn 1-1"),
+            "{text}"
+        );
         let fewer = [0, 0, 10, 0, 0];
         let s = sprt.status(crate::stats::Pentanomial(fewer), 20);
         assert_eq!(end_of(s, fewer), None);
@@ -439,5 +465,40 @@ mod tests {
         let sweep = [0, 0, 0, 0, STALL_PAIRS];
         let s = sprt.status(crate::stats::Pentanomial(sweep), 2 * STALL_PAIRS);
         assert_eq!(end_of(s, sweep), None);
+    }
+
+    /// The game limit reached with every pair drawn 1-1 says that no decision was
+    /// possible, as a test that stalled does; with one pair that was not a draw pair, or
+    /// with no pair, it does not.
+    #[test]
+    fn a_game_limit_reached_with_every_pair_drawn_says_why_there_was_no_decision() {
+        let sprt = settings().sprt();
+        let say = |penta: [u64; 5]| {
+            let pairs = penta.iter().sum::<u64>();
+            let s = sprt.status(crate::stats::Pentanomial(penta), 2 * pairs);
+            assert_eq!(end_of(s, penta), None, "{penta:?}");
+            let (code, text, _) = conclusion(&settings(), None, s, penta, "new", "old");
+            assert_eq!(code, Verdict::NoDecision);
+            assert!(
+                text.starts_with("no decision: the game limit was reached (LLR "),
+                "{text}"
+            );
+            text
+        };
+        for (penta, pairs) in [
+            ([0, 0, 2, 0, 0], "all 2 pairs were"),
+            ([0, 0, 1, 0, 0], "the only pair was"),
+        ] {
+            let text = say(penta);
+            assert!(
+                text.contains(&format!("); {pairs} drawn 1-1 (each engine won")),
+                "{text}"
+            );
+            assert!(text.contains("--balanced-openings"), "{text}");
+        }
+        for penta in [[0, 0, 0, 0, 0], [0, 1, 5, 1, 0]] {
+            let text = say(penta);
+            assert!(!text.contains("drawn 1-1"), "{penta:?}: {text}");
+        }
     }
 }

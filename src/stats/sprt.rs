@@ -193,9 +193,15 @@ pub struct StoppedEstimate {
     pub upper: f64,
 }
 
+/// The farthest Elo from 0 a median-unbiased estimate or an end of its interval takes
+/// (in either model): as far as any bound a test accepts. An estimate there is given as
+/// "at least" or "at most" that Elo.
+pub const FARTHEST_ESTIMATE: f64 = 2000.0;
+
 impl StoppedEstimate {
-    /// The estimate as words: `+12.3`, or `at least +231.6` when it is the farthest Elo the
-    /// model fits (the engines are further apart than it can tell), `at most` the other way.
+    /// The estimate as words: `+12.3`, or `at least +2000.0` when it is the farthest Elo
+    /// searched ([`FARTHEST_ESTIMATE`]) or the farthest the model fits the results to
+    /// (the engines are further apart than it can tell), `at most` the other way.
     pub fn value_words(&self) -> String {
         estimate_words(self.elo, self.lower, self.upper)
     }
@@ -250,7 +256,7 @@ impl Sprt {
             (n, llr)
         };
         let worse = |elo: f64| -> Option<f64> {
-            let q = self.constrained(&pdf, elo)?;
+            let q = self.tilted(&pdf, elo)?;
             let mu: f64 = q.iter().zip(&jumps).map(|(q, j)| q * j).sum();
             let var: f64 = q
                 .iter()
@@ -261,10 +267,7 @@ impl Sprt {
         };
         let mid = 0.5 * (self.elo0 + self.elo1);
         let width = (self.elo1 - self.elo0).abs().max(1.0);
-        let limit = match self.model {
-            SprtModel::Logistic => 1000.0,
-            SprtModel::Normalized => 500.0,
-        };
+        let limit = FARTHEST_ESTIMATE;
         // The farthest point from `from` (where the model fits) towards `to` where it
         // still fits: constrained to an extreme Elo, the outcomes have no distribution.
         let edge = |from: f64, to: f64| -> f64 {
@@ -328,20 +331,34 @@ impl Sprt {
         })
     }
 
+    /// The observed `pdf` tilted to the Elo `elo` (in the test's model): the distribution
+    /// closest to it of that Elo, on the path of such distributions through the observed
+    /// one (see [`tilted_to_t_value`]); the same as [`Sprt::constrained`] wherever that
+    /// finds the closest.
+    fn tilted(&self, pdf: &[(f64, f64)], elo: f64) -> Option<Vec<f64>> {
+        match self.model {
+            SprtModel::Logistic => mle_expected(pdf, elo_to_score(elo)),
+            SprtModel::Normalized => tilted_to_t_value(pdf, 0.5, elo / NELO_PER_T * t_scale(pdf)),
+        }
+    }
+
     /// The distribution closest to the observed `pdf` whose Elo (in the test's model) is
-    /// `elo`.
+    /// `elo`, as the LLR finds it.
     fn constrained(&self, pdf: &[(f64, f64)], elo: f64) -> Option<Vec<f64>> {
         match self.model {
             SprtModel::Logistic => mle_expected(pdf, elo_to_score(elo)),
-            SprtModel::Normalized => {
-                let scale = if pdf.len() == 5 {
-                    std::f64::consts::SQRT_2
-                } else {
-                    1.0
-                };
-                mle_t_value(pdf, 0.5, elo / NELO_PER_T * scale)
-            }
+            SprtModel::Normalized => mle_t_value(pdf, 0.5, elo / NELO_PER_T * t_scale(pdf)),
         }
+    }
+}
+
+/// The t-value of one outcome per t-value of one game: `√2` for game pairs, so that the
+/// normalized Elo is per game.
+fn t_scale(pdf: &[(f64, f64)]) -> f64 {
+    if pdf.len() == 5 {
+        std::f64::consts::SQRT_2
+    } else {
+        1.0
     }
 }
 
@@ -474,14 +491,30 @@ fn mle_expected(pdf: &[(f64, f64)], s: f64) -> Option<Vec<f64>> {
 }
 
 /// The maximum-likelihood distribution on the same outcomes with t-value
-/// `(mean - reference)/σ = t`, by fixed-point iteration.
+/// `(mean - reference)/σ = t`, by fixed-point iteration from the even distribution (as
+/// fishtest finds it for its LLR). The iteration finds none for large t-values (from
+/// the even distribution of pair results, none above a normalized Elo of about 231.6).
 fn mle_t_value(pdf: &[(f64, f64)], reference: f64, t: f64) -> Option<Vec<f64>> {
-    let k = pdf.len();
-    let mut probs = vec![1.0 / k as f64; k];
-    for _ in 0..100 {
+    let start = vec![1.0 / pdf.len() as f64; pdf.len()];
+    t_value_iteration(pdf, reference, t, start, 100).map(|(probs, _)| probs)
+}
+
+/// The fixed-point iteration of [`mle_t_value`] from `probs`, at most `rounds` times:
+/// the distribution it reached, and whether it settled.
+fn t_value_iteration(
+    pdf: &[(f64, f64)],
+    reference: f64,
+    t: f64,
+    mut probs: Vec<f64>,
+    rounds: usize,
+) -> Option<(Vec<f64>, bool)> {
+    for _ in 0..rounds {
         let cur: Vec<(f64, f64)> = pdf.iter().zip(&probs).map(|(&(a, _), &q)| (a, q)).collect();
         let (mu, var) = mean_var(&cur);
         let sigma = var.sqrt();
+        if sigma.is_nan() || sigma <= 0.0 {
+            return None;
+        }
         let shifted: Vec<(f64, f64)> = pdf
             .iter()
             .map(|&(a, p)| {
@@ -498,7 +531,41 @@ fn mle_t_value(pdf: &[(f64, f64)], reference: f64, t: f64) -> Option<Vec<f64>> {
             .fold(0.0, f64::max);
         probs = next;
         if change < 1e-12 {
-            break;
+            return Some((probs, true));
+        }
+    }
+    Some((probs, false))
+}
+
+/// The maximum-likelihood distribution on the same outcomes with t-value `t`, followed
+/// from the observed distribution (which has its own t-value) in small steps of the
+/// t-value, each iteration starting from the last step's distribution: the outcomes
+/// tilted to `t` for any `t` they can reach, where [`mle_t_value`] finds none past a
+/// t-value near 1. `None` when a step does not settle even when made very small.
+fn tilted_to_t_value(pdf: &[(f64, f64)], reference: f64, t: f64) -> Option<Vec<f64>> {
+    const MAX_STEP: f64 = 0.05;
+    let (mu, var) = mean_var(pdf);
+    let mut at = (mu - reference) / var.sqrt();
+    let mut probs: Vec<f64> = pdf.iter().map(|&(_, p)| p).collect();
+    let mut step = MAX_STEP;
+    while at != t {
+        let next = if (t - at).abs() <= step {
+            t
+        } else {
+            at + step.copysign(t - at)
+        };
+        match t_value_iteration(pdf, reference, next, probs.clone(), 200) {
+            Some((found, true)) => {
+                probs = found;
+                at = next;
+                step = (2.0 * step).min(MAX_STEP);
+            }
+            _ => {
+                step /= 2.0;
+                if step < 1e-6 {
+                    return None;
+                }
+            }
         }
     }
     Some(probs)

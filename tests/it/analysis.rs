@@ -263,6 +263,17 @@ fn openings_are_distinct_of_k_sowings_and_as_even_as_asked() {
     let err = String::from_utf8_lossy(&made.stderr);
     assert!(err.contains("4 of 4 found"), "{err}");
     assert!(!dir.path().join("openings.txt.partial").exists());
+    // The header gives the command that writes the same file again, its --out too.
+    let command = text(&file)
+        .lines()
+        .find(|l| l.starts_with("# kalaha openings "))
+        .unwrap()
+        .to_string();
+    assert!(
+        command.contains("--seed 7 --budget 10s --pits 3 --seeds 3 --sweep owner --out "),
+        "{command}"
+    );
+    assert!(command.ends_with("openings.txt"), "{command}");
     let rules = Rules::new(3, 3, false, Sweep::Owner).unwrap();
     let mut memo = HashMap::new();
     let mut seen = std::collections::HashSet::new();

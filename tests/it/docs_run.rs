@@ -973,3 +973,38 @@ fn the_ci_job_of_sprt_md_passes_and_fails_as_it_says() {
         );
     }
 }
+
+/// Each book of books/ gives the command that makes it again, complete: it parses as
+/// kalaha's command line and writes the book itself (run from the repository's root).
+#[test]
+fn each_book_gives_the_command_that_makes_it_again() {
+    use clap::Parser;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut books = 0;
+    for entry in std::fs::read_dir(root.join("books")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "openings") {
+            continue;
+        }
+        books += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        let command = text
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("# ")
+                    .filter(|c| c.starts_with("kalaha openings "))
+            })
+            .unwrap_or_else(|| panic!("{}: no command", path.display()));
+        let words = shell_words(command);
+        if let Err(e) = kalaha::cli::Cli::try_parse_from(&words) {
+            panic!("{}: `{command}`: {e}", path.display());
+        }
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            command.ends_with(&format!(" --out books/{name}")),
+            "{}: `{command}`",
+            path.display()
+        );
+    }
+    assert!(books >= 2, "{books} books");
+}

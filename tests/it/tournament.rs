@@ -1163,3 +1163,101 @@ fn an_opening_given_as_a_position_is_played_recorded_shown_and_analysed() {
         .sum();
     assert_eq!(rows.lines().count(), plies + 1, "{rows}");
 }
+
+/// docs/sprt.md shows, for a game limit reached with every pair drawn 1-1 (the same
+/// deterministic engine under two names), the verdict the command prints, word for word;
+/// and its sample of a stopped test's estimates has the form a decided test prints: the
+/// naive Elo, then the median-unbiased one inside its 95% interval, in the test's model.
+#[test]
+fn the_sprt_guide_shows_the_verdicts_as_printed() {
+    let guide = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sprt.md"))
+        .unwrap();
+    let shown = |start: &str| -> String {
+        guide
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("docs/sprt.md shows no line starting {start:?}"))
+            .to_string()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let sprt = |extra: &[&str]| {
+        let mut args: Vec<String> = ["sprt", "--move-time", "10ms", "-q", "--elo0", "0"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let o = run(&args);
+        let out = String::from_utf8_lossy(&o.stdout).trim_end().to_string();
+        (o.status.code(), out)
+    };
+    let limit = tmp.path().join("limit").display().to_string();
+    let (code, out) = sprt(&[
+        "--engine",
+        "builtin=medium name=new",
+        "--engine",
+        "builtin=medium name=old",
+        "--elo1",
+        "5",
+        "--max-games",
+        "4",
+        "--out",
+        &limit,
+    ]);
+    assert_eq!(code, Some(4), "{out}");
+    assert_eq!(out, shown("no decision: the game limit was reached"));
+    let result = std::fs::read_to_string(Path::new(&limit).join("sprt-result.toml")).unwrap();
+    assert!(result.contains("\nelo = 0.0\n"), "{result}");
+    // The estimates of a decided test, printed and shown, read alike.
+    let decided = tmp.path().join("decided").display().to_string();
+    let (code, out) = sprt(&[
+        "--engine",
+        "builtin=medium option.depth=4 name=new",
+        "--engine",
+        "builtin=greedy name=old",
+        "--elo1",
+        "50",
+        "--out",
+        &decided,
+    ]);
+    assert_eq!(code, Some(0), "{out}");
+    let estimates = |line: &str| -> (f64, f64, f64, f64) {
+        let rest = line
+            .split("naive nElo ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{line}"));
+        let (naive, rest) = rest.split_once(" ± ").unwrap();
+        let rest = rest.split("; median-unbiased nElo ").nth(1).unwrap();
+        let (elo, rest) = rest.split_once(" [").unwrap();
+        let (lower, rest) = rest.split_once(", ").unwrap();
+        let upper = rest.split(']').next().unwrap();
+        let n = |s: &str| {
+            s.parse::<f64>()
+                .unwrap_or_else(|_| panic!("{s:?} in {line}"))
+        };
+        (n(naive), n(elo), n(lower), n(upper))
+    };
+    // The leaderboard gives the same estimate in the same words (from sprt-result.toml,
+    // which keeps two decimals: a last digit may differ by one).
+    let (_, elo, lower, upper) = estimates(out.lines().last().unwrap());
+    let board = std::fs::read_to_string(Path::new(&decided).join("leaderboard.md")).unwrap();
+    let said = board
+        .lines()
+        .find_map(|l| l.split("Median-unbiased Elo: ").nth(1))
+        .unwrap_or_else(|| panic!("{board}"));
+    let (value, rest) = said.split_once(" normalized Elo (95% interval ").unwrap();
+    let (lo, rest) = rest.split_once(" to ").unwrap();
+    let hi = rest.split(')').next().unwrap();
+    for (shown, printed) in [(value, elo), (lo, lower), (hi, upper)] {
+        assert!(shown.starts_with('+') || shown.starts_with('-'), "{said}");
+        let shown: f64 = shown.parse().unwrap();
+        assert!((shown - printed).abs() <= 0.11, "{said} against {printed}");
+    }
+    for line in [
+        out.lines().last().unwrap().to_string(),
+        shown("H1 accepted: new (new) is stronger than old (base)"),
+        shown("naive nElo "),
+    ] {
+        let (_, elo, lower, upper) = estimates(&line);
+        assert!(lower < elo && elo < upper, "{line}");
+    }
+}

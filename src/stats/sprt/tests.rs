@@ -234,3 +234,87 @@ fn clear_results_cross_the_bounds() {
     // No games yet: close to zero.
     assert!(sprt.llr(&[0, 0, 0, 0, 0]).abs() < 0.1);
 }
+
+/// The outcomes tilted to an Elo are those the LLR uses wherever the LLR's iteration finds
+/// them, and are found beyond (a normalized Elo of 231.6 and more from the even start).
+#[test]
+fn outcomes_are_tilted_to_any_elo_the_same_as_for_the_llr() {
+    let sprt = Sprt {
+        elo0: 0.0,
+        elo1: 5.0,
+        alpha: 0.05,
+        beta: 0.05,
+        model: SprtModel::Normalized,
+    };
+    for counts in [
+        &[7u64, 4, 478, 124, 1151][..],
+        &[40, 210, 520, 250, 60],
+        &[3, 0, 10],
+        &[12, 30, 9],
+    ] {
+        let (_, pdf) = empirical(counts);
+        for elo in [-150.0, -40.0, 0.0, 5.0, 60.0, 150.0] {
+            let llr = sprt.constrained(&pdf, elo).unwrap();
+            let path = sprt.tilted(&pdf, elo).unwrap();
+            let apart = llr
+                .iter()
+                .zip(&path)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(apart < 1e-9, "{counts:?} at {elo}: {llr:?} {path:?}");
+        }
+        for elo in [-1500.0, -400.0, 240.0, 400.0, 1500.0] {
+            let q = sprt.tilted(&pdf, elo).unwrap();
+            let (mu, var) = mean_var(
+                &pdf.iter()
+                    .zip(&q)
+                    .map(|(&(a, _), &q)| (a, q))
+                    .collect::<Vec<_>>(),
+            );
+            let t = (mu - 0.5) / var.sqrt();
+            let want = elo / NELO_PER_T * t_scale(&pdf);
+            assert!(
+                (t - want).abs() < 1e-6,
+                "{counts:?} at {elo}: t {t} for {want}"
+            );
+        }
+    }
+}
+
+/// Engines far beyond the test's bounds (a normalized Elo of 367 from 1,764 pairs, for
+/// bounds 0 and 0.5) get a median-unbiased estimate beside the naive one, inside its
+/// interval, not the end of the range where an earlier search gave up (+231.6).
+#[test]
+fn a_test_far_beyond_its_bounds_gets_an_estimate_beside_its_naive_one() {
+    let sprt = Sprt {
+        elo0: 0.0,
+        elo1: 0.5,
+        alpha: 0.05,
+        beta: 0.05,
+        model: SprtModel::Normalized,
+    };
+    let counts = [7, 4, 478, 124, 1151];
+    assert_eq!(sprt.decide(sprt.llr(&counts)), SprtDecision::H1);
+    let naive = Pentanomial(counts).nelo().value;
+    let e = sprt.median_unbiased(&counts).unwrap();
+    assert!((e.elo - naive).abs() < 10.0, "{e:?} against {naive}");
+    assert!(e.lower < e.elo && e.elo < e.upper, "{e:?}");
+    assert!(e.lower > 300.0 && e.upper < 450.0, "{e:?}");
+    assert_eq!(e.value_words(), fmt_signed(e.elo));
+    // The same far the other way, and with a handful of pairs.
+    let mirrored = [1151, 124, 478, 4, 7];
+    let m = sprt.median_unbiased(&mirrored).unwrap();
+    assert!((m.elo + e.elo).abs() < 1.0, "{m:?} {e:?}");
+    let few = sprt.median_unbiased(&[0, 0, 1, 0, 1]).unwrap();
+    assert!(few.lower < few.elo && few.elo < few.upper, "{few:?}");
+    assert!(few.upper < FARTHEST_ESTIMATE, "{few:?}");
+}
+
+/// An estimate at the farthest Elo searched is said as "at least" or "at most" it.
+#[test]
+fn an_estimate_at_the_end_of_the_range_searched_says_at_least_or_at_most() {
+    let f = FARTHEST_ESTIMATE;
+    assert_eq!(estimate_words(f, 100.0, f), format!("at least +{f:.1}"));
+    assert_eq!(estimate_words(-f, -f, -100.0), format!("at most -{f:.1}"));
+    assert_eq!(estimate_words(12.34, 1.0, 20.0), "+12.3");
+}
