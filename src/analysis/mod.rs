@@ -46,7 +46,7 @@ use std::sync::atomic::AtomicBool;
 /// The games of a results folder that are to be analysed, in the order of `games.jsonl`
 /// (each game once), and what was left out of the file, for a warning.
 pub(crate) fn analysable_games(dir: &Path) -> io::Result<(Vec<GameRecord>, Option<String>)> {
-    let mut games = read_games(&crate::results::Files::of(&dir).games_jsonl())?;
+    let mut games = read_games(&crate::results::Files::of(dir).games_jsonl())?;
     let skipped = games.skipped();
     games.records.retain(analysable);
     Ok((games.records, skipped))

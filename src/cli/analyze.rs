@@ -130,7 +130,7 @@ pub(crate) fn run(args: Args) -> CliResult {
     if let Some(skipped) = skipped {
         eprintln!(
             "warning: {} has {skipped}: those lines are not analysed",
-            crate::record::shown_path(&crate::results::Files::of(&dir).games_jsonl())
+            crate::record::shown_path(&crate::results::Files::of(dir).games_jsonl())
         );
     }
     if games.is_empty() {
@@ -138,7 +138,7 @@ pub(crate) fn run(args: Args) -> CliResult {
         return Err(CliError::input_msg(format!(
             "{} holds no game to analyse yet: run a tournament or match into the folder \
              first",
-            crate::record::shown_path(&crate::results::Files::of(&dir).games_jsonl())
+            crate::record::shown_path(&crate::results::Files::of(dir).games_jsonl())
         )));
     }
     if args.rules.any() {
@@ -175,7 +175,7 @@ pub(crate) fn run(args: Args) -> CliResult {
     if games.is_empty() {
         return Err(CliError::input_msg(format!(
             "none of the games of {} replays under its own rules: nothing to analyse",
-            crate::record::shown_path(&crate::results::Files::of(&dir).games_jsonl())
+            crate::record::shown_path(&crate::results::Files::of(dir).games_jsonl())
         )));
     }
     let tables = tables_for(&analysis::rules_of(&games), &args.tables, threads)?;
@@ -286,7 +286,7 @@ fn report(
         write!(out, "{}", accuracy_text(&done.accuracy))?;
     }
     if done.complete {
-        if crate::results::Files::of(&dir).games_csv().exists() {
+        if crate::results::Files::of(dir).games_csv().exists() {
             crate::report::refresh_tournament_reports(dir).map_err(anyhow::Error::from)?;
         }
         writeln!(

@@ -265,7 +265,7 @@ fn sources(inputs: &[PathBuf]) -> Result<Vec<Source>, CliError> {
                     crate::record::shown_path(input)
                 )));
             }
-            if input.is_dir() && crate::results::Files::of(&input).games_jsonl().is_file() {
+            if input.is_dir() && crate::results::Files::of(input).games_jsonl().is_file() {
                 // The record alone: its games are rated all the same.
                 return Ok(Source {
                     dir: input.clone(),
@@ -305,8 +305,8 @@ fn without_empty_runs(inputs: &[PathBuf]) -> Vec<PathBuf> {
         .iter()
         .filter(|input| {
             let empty = input.is_dir()
-                && !crate::results::Files::of(&input).games_csv().exists()
-                && !crate::results::Files::of(&input).games_jsonl().exists();
+                && !crate::results::Files::of(input).games_csv().exists()
+                && !crate::results::Files::of(input).games_jsonl().exists();
             if empty {
                 eprintln!(
                     "warning: {} holds no games (a run that stopped before its first game?): \
@@ -582,7 +582,7 @@ fn no_recorded_games(dir: &Path) -> String {
     format!(
         "{}: none of the games of its record counts (none recorded, or none its tournament \
          could have played)",
-        crate::record::shown_path(&crate::results::Files::of(&dir).games_jsonl())
+        crate::record::shown_path(&crate::results::Files::of(dir).games_jsonl())
     )
 }
 

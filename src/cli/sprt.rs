@@ -179,7 +179,7 @@ pub(crate) fn run(args: Args) -> CliResult {
                      --debug may be given with it"
                 )));
             }
-            if crate::results::Files::of(&dir).tournament_toml().exists()
+            if crate::results::Files::of(dir).tournament_toml().exists()
                 && crate::results::run_kind(dir) != RunKind::Sprt
             {
                 return Err(CliError::input_msg(format!(

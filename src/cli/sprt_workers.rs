@@ -288,7 +288,7 @@ fn finish(view: &mut WorkerView, dir: &Path, k: u64, quiet: bool) -> CliResult {
     let pool = view.pool()?.expect("made by the check");
     let after: Vec<u64> = pool.after_decision(Some(k)).into_iter().collect();
     // This worker's copy of the verdict, with its pairs that came after the decision.
-    let mut own = std::fs::read_to_string(crate::results::Files::of(&dir).sprt_result_toml())?;
+    let mut own = std::fs::read_to_string(crate::results::Files::of(dir).sprt_result_toml())?;
     own.push_str(&toml::to_string(&OwnVerdict {
         worker: k,
         pairs_after_decision: after.clone(),
@@ -418,7 +418,7 @@ pub(super) fn report(dir: &Path) -> CliResult {
         if written.is_some() {
             return Err(CliError::from(anyhow::anyhow!(
                 "{} holds a verdict, but the games recorded do not reach it: games were lost",
-                crate::record::shown_path(&crate::results::Files::of(&dir).sprt_result_toml())
+                crate::record::shown_path(&crate::results::Files::of(dir).sprt_result_toml())
             )));
         }
         return Ok(super::exit::NO_DECISION);
@@ -433,7 +433,7 @@ pub(super) fn report(dir: &Path) -> CliResult {
         crate::record::counted(after.len() as u64, "pair"),
         pool.judged()
     )?;
-    let path = crate::record::shown_path(&crate::results::Files::of(&dir).sprt_result_toml());
+    let path = crate::record::shown_path(&crate::results::Files::of(dir).sprt_result_toml());
     match written {
         None => writeln!(o, "{path}: not written yet")?,
         Some(w)

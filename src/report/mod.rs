@@ -213,7 +213,7 @@ pub(crate) fn fault_label(kind: FaultKind) -> &'static str {
 /// Reads a tournament folder's `games.csv` (and its settings) and writes the reports into
 /// the same folder. Returns the standings.
 pub(crate) fn refresh_tournament_reports(dir: &Path) -> Result<Standings, ReportError> {
-    let csv = crate::results::Files::of(&dir).games_csv();
+    let csv = crate::results::Files::of(dir).games_csv();
     let mut tally = Tally::new();
     read_games_csv(&csv, |row| {
         tally.add(row);

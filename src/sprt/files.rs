@@ -45,15 +45,12 @@ pub(crate) fn csv_line(j: &Judgement) -> String {
 /// Saves the test's settings as `dir/sprt.toml`.
 pub(crate) fn save_settings(dir: &Path, settings: &SprtSettings) -> io::Result<()> {
     let text = toml::to_string(settings).map_err(io::Error::other)?;
-    results::write_file(
-        &crate::results::Files::of(&dir).sprt_toml(),
-        text.as_bytes(),
-    )
+    results::write_file(&crate::results::Files::of(dir).sprt_toml(), text.as_bytes())
 }
 
 /// Reads and checks the settings of the test in `dir`; the error names the file.
 pub(crate) fn load_settings(dir: &Path) -> Result<SprtSettings, String> {
-    let path = crate::results::Files::of(&dir).sprt_toml();
+    let path = crate::results::Files::of(dir).sprt_toml();
     let shown = crate::record::shown_path(&path);
     let text = crate::input::read_text_limited(&path, crate::input::CONFIG_LIMIT)
         .map_err(|e| format!("failed to read {shown}: {e}"))?;
@@ -65,7 +62,7 @@ pub(crate) fn load_settings(dir: &Path) -> Result<SprtSettings, String> {
 /// `dir/sprt.csv`, opened to append the lines of the pairs to come.
 pub(crate) fn append_csv(dir: &Path) -> io::Result<std::fs::File> {
     crate::input::open_regular_with(
-        &crate::results::Files::of(&dir).sprt_csv(),
+        &crate::results::Files::of(dir).sprt_csv(),
         std::fs::OpenOptions::new().append(true).create(true),
     )
 }
@@ -76,7 +73,7 @@ pub(crate) fn replay(dir: &Path, test: &Test) -> io::Result<(Judgement, Option<S
     let mut text = String::from(SPRT_CSV_HEADER);
     let mut tally = Tally::new();
     let mut end = None;
-    let games = crate::results::Files::of(&dir).games_csv();
+    let games = crate::results::Files::of(dir).games_csv();
     let repeated = crate::tournament::repeats::repeated_games(dir)?;
     if games.exists() {
         results::read_games_csv(&games, |row| {
@@ -98,7 +95,7 @@ pub(crate) fn replay(dir: &Path, test: &Test) -> io::Result<(Judgement, Option<S
         })
         .map_err(io::Error::other)?;
     }
-    results::write_file(&crate::results::Files::of(&dir).sprt_csv(), text.as_bytes())?;
+    results::write_file(&crate::results::Files::of(dir).sprt_csv(), text.as_bytes())?;
     Ok((test.judge(&tally), end))
 }
 
@@ -168,7 +165,7 @@ pub(crate) fn save_verdict(
     let verdict = VerdictRecord::new(code, text, status, estimate);
     let body = toml::to_string(&verdict).map_err(io::Error::other)?;
     results::write_file(
-        &crate::results::Files::of(&dir).sprt_result_toml(),
+        &crate::results::Files::of(dir).sprt_result_toml(),
         body.as_bytes(),
     )
 }

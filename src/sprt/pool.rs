@@ -178,7 +178,7 @@ impl Pool {
         let n = settings.workers.unwrap_or(1).max(1);
         let workers = (1..=n)
             .map(|k| Follow {
-                path: crate::results::Files::of(&worker_folder(dir, k)).games_jsonl(),
+                path: crate::results::Files::of(worker_folder(dir, k)).games_jsonl(),
                 offset: 0,
                 file: None,
                 stream: Schedule {
@@ -415,7 +415,7 @@ mod tests {
         assert_eq!((pool.judged(), pool.games_by_worker()), (4, vec![4, 4]));
         // A file replaced whole (the repair of a worker started again) is read again, and
         // no game counts twice.
-        let w2 = crate::results::Files::of(&worker_folder(dir, 2)).games_jsonl();
+        let w2 = crate::results::Files::of(worker_folder(dir, 2)).games_jsonl();
         let text = std::fs::read(&w2).unwrap();
         crate::results::write_file(&w2, &text).unwrap();
         pool.refresh().unwrap();

@@ -195,7 +195,7 @@ pub(crate) struct Written {
 
 /// Reads `dir/sprt-result.toml`; `None` when there is none yet.
 pub(crate) fn read_verdict(dir: &Path) -> io::Result<Option<Written>> {
-    let path = crate::results::Files::of(&dir).sprt_result_toml();
+    let path = crate::results::Files::of(dir).sprt_result_toml();
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }
@@ -286,7 +286,7 @@ pub(crate) fn publish(
     let mut body = std::fs::read_to_string(crate::results::Files::of(&own).sprt_result_toml())?;
     body.push_str(&format!("workers = {}\n", settings.workers.unwrap_or(1)));
     let first = results::write_new_file(
-        &crate::results::Files::of(&dir).sprt_result_toml(),
+        &crate::results::Files::of(dir).sprt_result_toml(),
         body.as_bytes(),
         &format!("worker-{k}"),
     )?;
@@ -295,7 +295,7 @@ pub(crate) fn publish(
         for j in pool.judgements() {
             csv.push_str(&files::csv_line(j));
         }
-        results::write_file(&crate::results::Files::of(&dir).sprt_csv(), csv.as_bytes())?;
+        results::write_file(&crate::results::Files::of(dir).sprt_csv(), csv.as_bytes())?;
         return Ok(Published {
             verdict: mine,
             first,

@@ -143,7 +143,7 @@ pub fn load_saved(dir: &Path) -> Result<TournamentConfig, TournamentError> {
 /// The saved configuration of the tournament in `dir` and the games at once it ran with
 /// (`None` in a folder written before that was kept).
 pub fn load_saved_run(dir: &Path) -> Result<(TournamentConfig, Option<usize>), TournamentError> {
-    let path = crate::results::Files::of(&dir).tournament_toml();
+    let path = crate::results::Files::of(dir).tournament_toml();
     let file =
         config::ConfigFile::load(&path).map_err(|e| TournamentError::Input(e.to_string()))?;
     let concurrency = file.concurrency;
@@ -206,7 +206,7 @@ fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Coun
     }
     let mut notes = repaired.notes();
     let mut tally = Tally::new();
-    let csv = crate::results::Files::of(&out).games_csv();
+    let csv = crate::results::Files::of(out).games_csv();
     let names = config.names();
     // A recorded game the schedule could not have played (edited by hand, or of another
     // run): not counted, and said so.
@@ -267,7 +267,7 @@ fn first_game_played_otherwise(
 ) -> io::Result<Option<String>> {
     let names = config.names();
     let mut changed = None;
-    results::read_jsonl(&crate::results::Files::of(&out).games_jsonl(), |rec, _| {
+    results::read_jsonl(&crate::results::Files::of(out).games_jsonl(), |rec, _| {
         if changed.is_some() || repaired.unplayable_games.contains(&rec.game) {
             return;
         }

@@ -64,7 +64,7 @@ impl Repeats {
     /// exist yet, or when no game of `schedule` can repeat another).
     pub(crate) fn from_folder(dir: &Path, id: &str, schedule: &Schedule) -> io::Result<Repeats> {
         let mut r = Repeats::new(id, schedule);
-        let path = crate::results::Files::of(&dir).games_jsonl();
+        let path = crate::results::Files::of(dir).games_jsonl();
         if r.can_repeat && path.exists() {
             read_jsonl(&path, |g, _| {
                 if g.repeats.is_none() && comparable(&g) && r.ours(&g) {
@@ -117,7 +117,7 @@ impl Repeats {
 /// it).
 pub(crate) fn repeated_games(dir: &Path) -> io::Result<HashSet<String>> {
     let mut out = HashSet::new();
-    let path = crate::results::Files::of(&dir).games_jsonl();
+    let path = crate::results::Files::of(dir).games_jsonl();
     if path.exists() {
         read_jsonl(&path, |g, _| {
             if g.repeats.is_some() {

@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn a_growing_results_file_is_followed_line_by_line() {
         let dir = tempfile::tempdir().unwrap();
-        let path = crate::results::Files::of(&dir.path()).games_jsonl();
+        let path = crate::results::Files::of(dir.path()).games_jsonl();
         let line = |n: u64| {
             let mut game = crate::record::played_game();
             game.game = format!("t-{n}");

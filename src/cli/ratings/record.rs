@@ -247,7 +247,7 @@ pub(super) fn read_record(
         add(&row, &rec);
     };
     let summary =
-        crate::results::read_jsonl(&crate::results::Files::of(&dir).games_jsonl(), &mut visit)?;
+        crate::results::read_jsonl(&crate::results::Files::of(dir).games_jsonl(), &mut visit)?;
     let games = crate::results::Games {
         summary,
         repeated,
