@@ -17,6 +17,27 @@ pub fn temporary_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// A new, empty temporary file at `tmp`. Whatever was left there (a stale temporary file,
+/// or a symbolic link, FIFO or device someone put in its place) is removed, not opened: a
+/// link would send the write out of the folder, and a FIFO would block it for ever. The
+/// file is then created only if nothing is there (`O_EXCL`, which follows no link).
+fn new_temporary(tmp: &Path) -> io::Result<File> {
+    match std::fs::remove_file(tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot remove what is at {}: {e}", tmp.display()),
+            ));
+        }
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(tmp)
+}
+
 /// Replaces `path` with `bytes` (see the module's doc). The error is the I/O error's own;
 /// callers name the path.
 pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -30,7 +51,7 @@ pub fn write_with(
 ) -> io::Result<()> {
     let tmp = temporary_path(path);
     let written = (|| {
-        let mut w = io::BufWriter::with_capacity(1 << 16, File::create(&tmp)?);
+        let mut w = io::BufWriter::with_capacity(1 << 16, new_temporary(&tmp)?);
         fill(&mut w)?;
         let file = w.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
@@ -87,6 +108,34 @@ pub fn write_new_file(path: &Path, bytes: &[u8], tag: &str) -> io::Result<bool> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A link or a FIFO put where the temporary file goes is removed, not written
+    /// through: the file outside stays as it was, and the write does not wait on the FIFO.
+    #[test]
+    fn a_link_or_fifo_in_place_of_the_temporary_file_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.txt");
+        std::fs::write(&outside, "precious").unwrap();
+        let folder = dir.path().join("run");
+        std::fs::create_dir(&folder).unwrap();
+        let path = folder.join("standings.csv");
+        std::os::unix::fs::symlink(&outside, temporary_path(&path)).unwrap();
+        write_file(&path, b"rank,engine\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+        assert!(std::fs::symlink_metadata(&path).unwrap().is_file());
+        assert_eq!(std::fs::read(&path).unwrap(), b"rank,engine\n");
+        // A FIFO: the write would block until someone opened its other end.
+        crate::sys::make_fifo(&temporary_path(&path)).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || tx.send(write_file(&p, b"again\n").map_err(|e| e.to_string())));
+        let written = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the write waited on the FIFO");
+        assert_eq!(written, Ok(()));
+        assert_eq!(std::fs::read(&path).unwrap(), b"again\n");
+        assert!(!temporary_path(&path).exists());
+    }
 
     #[test]
     fn the_first_writer_of_a_new_file_wins() {
