@@ -48,6 +48,13 @@ pub struct Repaired {
     pub first_unplayable: Option<String>,
     /// Their ids: done (not played again) but not counted.
     pub unplayable_games: HashSet<String>,
+    /// Records of this tournament that replay but that its schedule could not have played
+    /// (an engine not in it, an engine against itself, a number outside the schedule):
+    /// done (not played again) but not counted, and no row of `games.csv`.
+    pub misfits: u64,
+    /// `games.csv` rows of records that do not replay or could not have been played, taken
+    /// out of it (`games.csv` shows the games the run counts).
+    pub rows_excluded: u64,
     /// The rules this tournament's records were played under (each once).
     pub rules_played: Vec<crate::rules::Rules>,
 }
@@ -145,8 +152,13 @@ pub fn could_have_played(
 }
 
 /// Repairs the results folder `dir` of tournament `id` (see the module documentation) and
-/// returns what it holds. Fails with `InvalidData` when `games.csv` is not a games file.
-pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
+/// returns what it holds; `fits` says whether the run could have played a game (see
+/// [`could_have_played`]). Fails with `InvalidData` when `games.csv` is not a games file.
+pub fn repair(
+    dir: &Path,
+    id: &str,
+    fits: &dyn Fn(&crate::record::GameRow<'_>) -> bool,
+) -> io::Result<Repaired> {
     let mut r = Repaired::default();
     let jsonl_path = dir.join(GAMES_JSONL);
     let csv_path = dir.join(GAMES_CSV);
@@ -157,6 +169,9 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
     // The records, first line of each game kept.
     let mut seen = HashSet::new();
     let mut unplayable: HashSet<String> = HashSet::new();
+    // Records that make no row: those that do not replay, and those the run could not
+    // have played.
+    let mut excluded: HashSet<String> = HashSet::new();
     let mut records = Vec::new();
     let mut kept_lines: Vec<u8> = Vec::new();
     let summary = read_jsonl(&jsonl_path, |rec, line| {
@@ -176,6 +191,10 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
                 }
                 // Not a game that could have been played: no row is made from it.
                 unplayable.insert(rec.game.clone());
+                excluded.insert(rec.game.clone());
+            } else if !fits(&rec.row()) {
+                r.misfits += 1;
+                excluded.insert(rec.game.clone());
             }
             records.push(rec);
         } else {
@@ -210,11 +229,14 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
                     continue;
                 }
             }
+            if excluded.contains(&game) {
+                // The record makes no row: the row goes.
+                r.rows_excluded += 1;
+                r.done.insert(game);
+                continue;
+            }
             // A row is its record's view: one that says otherwise is written again.
-            if let Some(rec) = by_id
-                .get(game.as_str())
-                .filter(|_| !unplayable.contains(&game))
-            {
+            if let Some(rec) = by_id.get(game.as_str()) {
                 let row = csv_row(rec);
                 if row != raw {
                     r.rows_corrected += 1;
@@ -227,14 +249,14 @@ pub fn repair(dir: &Path, id: &str) -> io::Result<Repaired> {
     }
     let missing: Vec<_> = records
         .iter()
-        .filter(|rec| !row_ids.contains(&rec.game) && !unplayable.contains(&rec.game))
+        .filter(|rec| !row_ids.contains(&rec.game) && !excluded.contains(&rec.game))
         .collect();
     r.rows_rebuilt = missing.len() as u64;
     r.done.extend(records.iter().map(|rec| rec.game.clone()));
     r.unplayable_games = unplayable;
 
     let dropped = r.has_record && r.rows_without_record > 0;
-    if r.repeated_rows > 0 || r.rows_corrected > 0 || dropped || !header {
+    if r.repeated_rows > 0 || r.rows_corrected > 0 || r.rows_excluded > 0 || dropped || !header {
         let mut text = header_line().into_bytes();
         for raw in &kept_rows {
             text.extend_from_slice(raw);
@@ -389,13 +411,13 @@ mod tests {
             .open(dir.path().join(GAMES_CSV))
             .unwrap();
         write!(c, "t-4,1,2,a,b,3,0-1").unwrap();
-        let r = repair(dir.path(), "t").unwrap();
+        let r = repair(dir.path(), "t", &|_| true).unwrap();
         assert!(r.torn_csv && r.torn_jsonl);
         assert_eq!(r.rows_rebuilt, 1);
         assert_eq!(r.done.len(), 3);
         assert_eq!(ids(dir.path()), ["t-1", "t-2", "t-3"]);
         // Nothing left to do the second time.
-        let again = repair(dir.path(), "t").unwrap();
+        let again = repair(dir.path(), "t", &|_| true).unwrap();
         assert_eq!(again.notes(), Vec::<String>::new());
         assert_eq!(again.done, r.done);
     }
@@ -411,7 +433,7 @@ mod tests {
                 "empty" => std::fs::write(&csv, "").unwrap(),
                 _ => std::fs::write(&csv, header_line()).unwrap(),
             }
-            let r = repair(dir.path(), "t").unwrap();
+            let r = repair(dir.path(), "t", &|_| true).unwrap();
             assert_eq!(r.rows_rebuilt, 3, "{damage}");
             assert_eq!(r.done.len(), 3, "{damage}");
             assert_eq!(ids(dir.path()), ["t-1", "t-2", "t-3"], "{damage}");
@@ -432,7 +454,7 @@ mod tests {
         text.push_str(&format!("{second}\n"));
         text.push_str(&String::from_utf8(csv_row(&sample_record("other", 9, "a", "b"))).unwrap());
         std::fs::write(&csv, text).unwrap();
-        let r = repair(dir.path(), "t").unwrap();
+        let r = repair(dir.path(), "t", &|_| true).unwrap();
         assert_eq!(r.rows_without_record, 2);
         assert_eq!(r.repeated_rows, 1);
         assert_eq!(r.foreign, 1);
@@ -451,7 +473,7 @@ mod tests {
         let mut text = std::fs::read_to_string(&csv).unwrap();
         text.push_str(&String::from_utf8(csv_row(&sample_record("t", 3, "a", "b"))).unwrap());
         std::fs::write(&csv, text).unwrap();
-        let r = repair(dir.path(), "t").unwrap();
+        let r = repair(dir.path(), "t", &|_| true).unwrap();
         assert_eq!(r.rows_without_record, 1);
         assert!(!r.done.contains("t-3"), "{:?}", r.done);
         assert_eq!(r.done.len(), 2);
@@ -478,7 +500,7 @@ mod tests {
         lines[1]["north_score"] = serde_json::json!(lines[1]["north_score"].as_u64().unwrap() - 2);
         let edited: String = lines.iter().map(|v| format!("{v}\n")).collect();
         std::fs::write(&path, edited).unwrap();
-        let r = repair(dir.path(), "t").unwrap();
+        let r = repair(dir.path(), "t", &|_| true).unwrap();
         assert_eq!(r.unplayable, 1);
         assert_eq!(r.done.len(), 2);
         let notes = r.notes().join("\n");
@@ -493,7 +515,7 @@ mod tests {
     fn a_file_that_is_not_games_csv_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(GAMES_CSV), "name,score\nx,1\n").unwrap();
-        let e = repair(dir.path(), "t").unwrap_err();
+        let e = repair(dir.path(), "t", &|_| true).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidData);
         assert!(e.to_string().contains("move it away"), "{e}");
     }

@@ -186,7 +186,18 @@ fn moved_engine(path: &Path, entry: &str, error: &SpecError) -> String {
 /// What a results folder already holds, counted in a fresh scoreboard: its repaired
 /// games of tournament `id`, and what the repair said.
 fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Counted, io::Error> {
-    let repaired = results::repair(out, &config.id)?;
+    let names = config.names();
+    // A recorded game the schedule could not have played (edited by hand, or of another
+    // run): not counted, no row of games.csv, and said so.
+    let fits = |row: &crate::record::GameRow<'_>| {
+        results::could_have_played(
+            row,
+            &config.id,
+            &names,
+            Some(&|n| config.schedule.has_game(n)),
+        )
+    };
+    let repaired = results::repair(out, &config.id, &fits)?;
     // The settings must be those the games were played with: an edited tournament.toml
     // would rate games of one board under the name of another.
     if let Some(played) = repaired.rules_played.iter().find(|r| **r != config.rules()) {
@@ -207,18 +218,7 @@ fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Coun
     let mut notes = repaired.notes();
     let mut tally = Tally::new();
     let csv = crate::results::Files::of(out).games_csv();
-    let names = config.names();
-    // A recorded game the schedule could not have played (edited by hand, or of another
-    // run): not counted, and said so.
-    let fits = |row: &crate::record::GameRow<'_>| {
-        results::could_have_played(
-            row,
-            &config.id,
-            &names,
-            Some(&|n| config.schedule.has_game(n)),
-        )
-    };
-    let mut misfits = 0u64;
+    let mut misfits = repaired.misfits;
     let repeated = repeats::repeated_games(out)?;
     if csv.exists() {
         let summary = results::read_games_csv(&csv, |row| {

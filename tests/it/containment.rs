@@ -1444,6 +1444,59 @@ fn a_record_that_does_not_replay_is_counted_by_neither_resume_nor_ratings() {
     ]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(games_in(&board.join("standings.csv")), 6);
+    // games.csv shows the games counted: no row of the record that does not replay.
+    let ids = |csv: &Path| {
+        let text = std::fs::read_to_string(csv).unwrap();
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        r.records()
+            .map(|row| row.unwrap()[0].to_string())
+            .collect::<Vec<_>>()
+    };
+    let first_id = {
+        let line = std::fs::read_to_string(&jsonl).unwrap();
+        let rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+        rec["game"].as_str().unwrap().to_string()
+    };
+    let rows = ids(&out.join("games.csv"));
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(!rows.contains(&first_id), "{rows:?}");
+}
+
+/// Records the tournament could not have played (here copies of its games numbered past
+/// its schedule) are not counted on resume, and make no row of games.csv.
+#[test]
+fn records_outside_the_schedule_make_no_row_of_games_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &["--games", "4", "--pits", "3", "--seeds", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let jsonl = out.join("games.jsonl");
+    let text_before = std::fs::read_to_string(&jsonl).unwrap();
+    let mut extra = String::new();
+    for l in text_before.lines() {
+        let mut rec: serde_json::Value = serde_json::from_str(l).unwrap();
+        let n = rec["number"].as_u64().unwrap() + 4;
+        let id = rec["game"]
+            .as_str()
+            .unwrap()
+            .rsplit_once('-')
+            .unwrap()
+            .0
+            .to_string();
+        rec["number"] = n.into();
+        rec["game"] = format!("{id}-{n}").into();
+        extra.push_str(&format!("{rec}\n"));
+    }
+    std::fs::write(&jsonl, format!("{text_before}{extra}")).unwrap();
+    let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("4 recorded games") && text(&o).contains("cannot be of this tournament"),
+        "{}",
+        text(&o)
+    );
+    let csv = std::fs::read_to_string(out.join("games.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 4, "{csv}");
 }
 
 /// Names that differ only by an accent or by a character that shows as nothing are warned
