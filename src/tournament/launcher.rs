@@ -209,11 +209,13 @@ impl ProcessLauncher {
         logs: Option<PathBuf>,
         debug: bool,
     ) -> Result<(ProcessLauncher, Vec<Vec<RunningEngine>>), StartupError> {
+        let stems = log_stems(config.engines.iter().map(|e| e.identity.name.as_str()));
         let launcher = ProcessLauncher {
             engines: config
                 .engines
                 .iter()
-                .map(|e| LaunchSpec {
+                .zip(stems)
+                .map(|(e, stem)| LaunchSpec {
                     command: e.resolved.command.clone(),
                     options: Vec::new(),
                     protocol: e.resolved.protocol,
@@ -221,7 +223,6 @@ impl ProcessLauncher {
                         startup_timeout: config.startup_timeout,
                         line_limit: config.line_limit,
                         logs: logs.as_ref().map(|dir| {
-                            let stem = file_safe(&e.identity.name);
                             let left = LOG_BUDGET.saturating_sub(logged(dir, &stem));
                             LogPlace {
                                 dir: dir.clone(),
@@ -287,8 +288,8 @@ impl ProcessLauncher {
     /// were known, are moved to `NAME.N.log` (and `.transcript`), and later instances
     /// start there.
     fn follow_names(&mut self, config: &TournamentConfig, first: &mut [RunningEngine]) {
-        for (i, running) in first.iter_mut().enumerate() {
-            let stem = file_safe(&config.engines[i].identity.name);
+        let stems = log_stems(config.engines.iter().map(|e| e.identity.name.as_str()));
+        for ((i, running), stem) in first.iter_mut().enumerate().zip(stems) {
             let Some(place) = &mut self.engines[i].settings.logs else {
                 continue;
             };
@@ -485,6 +486,21 @@ fn logged(dir: &std::path::Path, stem: &str) -> u64 {
         .sum()
 }
 
+/// The stems of the log files of the engines named `names`, one each: the name made
+/// file-safe ([`file_safe`]), and when that is another engine's stem too (an engine may be
+/// called what another's name cleans to), the engine's place in the run added.
+fn log_stems<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut stems: Vec<String> = Vec::new();
+    for (i, name) in names.into_iter().enumerate() {
+        let mut stem = file_safe(name);
+        while stems.contains(&stem) {
+            stem = format!("{stem}-e{}", i + 1);
+        }
+        stems.push(stem);
+    }
+    stems
+}
+
 /// A name usable in a file name.
 fn file_safe(name: &str) -> String {
     let safe: String = name
@@ -513,7 +529,22 @@ fn file_safe(name: &str) -> String {
 
 #[cfg(test)]
 mod file_name_tests {
-    use super::file_safe;
+    use super::{file_safe, log_stems};
+
+    /// An engine named what another's name cleans to gets a file of its own all the same.
+    #[test]
+    fn every_engine_of_a_run_has_log_files_of_its_own() {
+        let cleaned = file_safe("a/b");
+        let names = ["a/b", cleaned.as_str(), "hard", "a.b", cleaned.as_str()];
+        let stems = log_stems(names);
+        let mut unique = stems.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{stems:?}");
+        assert_eq!(stems[0], cleaned);
+        assert_eq!(stems[2], "hard");
+        assert!(stems.iter().all(|s| !s.starts_with('-')), "{stems:?}");
+    }
 
     #[test]
     fn log_names_are_distinct_and_never_start_with_a_dash() {
