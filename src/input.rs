@@ -23,7 +23,13 @@ pub(crate) const OPENINGS_LIMIT: u64 = 8 << 20;
 /// blocking on it.
 pub(crate) fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     // Non-blocking, so that opening a FIFO with no writer does not wait for one.
-    let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
+    open_checked(path, options.custom_flags(libc::O_NONBLOCK))
+}
+
+/// `path` opened with `options` (non-blocking among its flags), checked to be a regular
+/// file, then made blocking.
+fn open_checked(path: &Path, options: &OpenOptions) -> io::Result<File> {
+    let file = options.open(path)?;
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
         let what = if kind.is_fifo() {
@@ -45,6 +51,24 @@ pub(crate) fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::R
     }
     crate::sys::set_nonblocking(&file, false)?;
     Ok(file)
+}
+
+/// A file of a results folder opened with `options` to be written (see
+/// [`open_regular_with`]), never through a symbolic link: a link put in the folder (by
+/// another user of a shared folder) would send what kalaha writes, perhaps as root, to a
+/// file elsewhere. A link is refused (`InvalidData`).
+pub(crate) fn open_to_write(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    match open_checked(
+        path,
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW),
+    ) {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "it is a symbolic link: kalaha writes only the files of the folder itself; \
+             remove the link",
+        )),
+        other => other,
+    }
 }
 
 /// `path` opened for reading when it is a regular file (see [`open_regular_with`]).

@@ -156,7 +156,8 @@ impl AnalysisFile {
         if kept.len() != rows.len() || skipped > 0 || !path.exists() {
             write_whole(&path, &kept)?;
         }
-        let file = OpenOptions::new().append(true).open(&path)?;
+        let file = crate::input::open_to_write(&path, OpenOptions::new().append(true))
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         Ok((
             AnalysisFile {
                 path,

@@ -49,6 +49,16 @@ impl ResultsFolder {
                 shown_path(path)
             ))
         })?;
+        // The engines' logs go into it, as root perhaps: a link there (put by another user
+        // of a shared folder) would send them to a folder elsewhere.
+        let logs = path.join(LOGS);
+        if std::fs::symlink_metadata(&logs).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ClaimError(format!(
+                "{} is a symbolic link: kalaha writes the engines' logs only into a folder of \
+                 the results folder itself; remove the link",
+                shown_path(&logs)
+            )));
+        }
         let lock = FolderLock::acquire(path).map_err(|e| ClaimError(e.to_string()))?;
         // Checked again under the lock: a run that started meanwhile may have written games.
         if claim != Claim::Resume && holds_games(path) {

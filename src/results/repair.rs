@@ -266,7 +266,8 @@ pub fn repair(
         }
         super::write_file(&csv_path, &text)?;
     } else if !missing.is_empty() {
-        let mut f = OpenOptions::new().append(true).open(&csv_path)?;
+        let mut f = crate::input::open_to_write(&csv_path, OpenOptions::new().append(true))
+            .map_err(|e| named(&csv_path, e))?;
         for rec in &missing {
             f.write_all(&csv_row(rec))?;
         }
@@ -333,12 +334,11 @@ fn named(path: &Path, e: io::Error) -> io::Error {
 
 /// Cuts a torn last line (one without its newline) off a file; returns whether it did.
 fn cut_torn_tail(path: &Path) -> io::Result<bool> {
-    let mut f =
-        match crate::input::open_regular_with(path, OpenOptions::new().read(true).write(true)) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(named(path, e)),
-        };
+    let mut f = match crate::input::open_to_write(path, OpenOptions::new().read(true).write(true)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(named(path, e)),
+    };
     let len = f.metadata()?.len();
     // Look back for the last newline, a block at a time.
     let mut end = len;

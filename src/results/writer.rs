@@ -32,7 +32,7 @@ impl ResultsWriter {
     /// Opens (creating if needed) the files in `dir`; writes the header of a new
     /// `games.csv`.
     pub fn open(dir: &Path) -> io::Result<ResultsWriter> {
-        let mut csv = crate::input::open_regular_with(
+        let mut csv = crate::input::open_to_write(
             &dir.join(GAMES_CSV),
             OpenOptions::new().create(true).append(true),
         )?;
@@ -40,7 +40,7 @@ impl ResultsWriter {
             csv.write_all(header_line().as_bytes())?;
             csv.sync_data()?;
         }
-        let jsonl = crate::input::open_regular_with(
+        let jsonl = crate::input::open_to_write(
             &dir.join(GAMES_JSONL),
             OpenOptions::new().create(true).append(true),
         )?;

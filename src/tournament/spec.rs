@@ -202,6 +202,8 @@ impl OptionValue {
 pub enum SpecError {
     /// A word of `--engine` that is not `KEY=VALUE` nor a built-in's name.
     NotKeyValue(String),
+    /// A bare word after `cmd=`: most likely the program's argument.
+    BareArgument(String),
     /// A quoted spec whose first word is not `KEY=VALUE` (`"hard arg=1"`): the whole
     /// piece, up to its first `=`, reads as one key with a space in it.
     LooseWord(String),
@@ -246,9 +248,10 @@ impl SpecError {
     /// nobody (an error about the engines together, or kalaha's own).
     fn subject(&self) -> Option<String> {
         match self {
-            SpecError::NotKeyValue(word) | SpecError::LooseWord(word) | SpecError::Commas(word) => {
-                Some(format!("engine spec {word:?}"))
-            }
+            SpecError::NotKeyValue(word)
+            | SpecError::BareArgument(word)
+            | SpecError::LooseWord(word)
+            | SpecError::Commas(word) => Some(format!("engine spec {word:?}")),
             SpecError::UnknownKey(_)
             | SpecError::BadValue { .. }
             | SpecError::UnknownBuiltin(_)
@@ -279,6 +282,10 @@ impl SpecError {
                      built-in engine ({builtins})"
                 ),
             },
+            SpecError::BareArgument(word) => format!(
+                "{word:?} is not KEY=VALUE: a program's arguments are given with arg=, one \
+                 each: write arg={word}"
+            ),
             SpecError::LooseWord(word) => {
                 let (first, rest) = word.split_once(char::is_whitespace).unwrap_or((word, ""));
                 let fix = match nearest_builtin(first) {
@@ -384,8 +391,10 @@ impl EngineSpec {
             let (key, value) = if bare {
                 ("builtin", word)
             } else {
-                word.split_once('=')
-                    .ok_or_else(|| SpecError::NotKeyValue(word.to_string()))?
+                word.split_once('=').ok_or_else(|| match self.cmd {
+                    Some(_) => SpecError::BareArgument(word.to_string()),
+                    None => SpecError::NotKeyValue(word.to_string()),
+                })?
             };
             let bad = |reason: String| SpecError::BadValue {
                 key: key.to_string(),

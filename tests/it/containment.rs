@@ -1556,3 +1556,38 @@ fn names_that_differ_by_an_accent_or_an_invisible_character_look_alike() {
         "{standings}"
     );
 }
+
+/// A symbolic link put in a results folder (by another user of a shared folder) where
+/// kalaha writes (`games.jsonl`, `logs/`) is refused on resume, and the file or folder it
+/// points to is left as it was.
+#[test]
+fn a_resume_writes_through_no_link_in_the_results_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &["--games", "2", "--pits", "3", "--seeds", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "line one\nline two without newline").unwrap();
+    let jsonl = out.join("games.jsonl");
+    let kept = std::fs::read(&jsonl).unwrap();
+    std::fs::remove_file(&jsonl).unwrap();
+    std::os::unix::fs::symlink(&victim, &jsonl).unwrap();
+    let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("symbolic link"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "line one\nline two without newline"
+    );
+    // The logs folder as a link to a folder elsewhere.
+    std::fs::remove_file(&jsonl).unwrap();
+    std::fs::write(&jsonl, kept).unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::remove_dir_all(out.join("logs")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, out.join("logs")).unwrap();
+    let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("symbolic link"), "{}", text(&o));
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}

@@ -39,7 +39,7 @@ fn parses_cutechess_style_specs() {
     );
     assert!(matches!(
         EngineSpec::parse(&["cmd=./x", "hard"]),
-        Err(SpecError::NotKeyValue(_))
+        Err(SpecError::BareArgument(_))
     ));
 }
 
@@ -333,4 +333,19 @@ fn a_command_line_in_cmd_is_not_an_engine_name() {
         dir,
         "engine spec: the working directory \"/no/such/dir\" does not exist"
     );
+}
+
+/// A bare word after `cmd=` (`--engine cmd=python3 engine.py`, unquoted) is most likely the
+/// program's argument: the message says to give it with `arg=`.
+#[test]
+fn a_bare_word_after_cmd_is_said_to_be_an_arg() {
+    let e = EngineSpec::parse(&["cmd=python3", "eng/mine.py"]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "engine spec \"eng/mine.py\": \"eng/mine.py\" is not KEY=VALUE: a program's arguments \
+         are given with arg=, one each: write arg=eng/mine.py"
+    );
+    // Before any cmd=, a bare word is no argument of anything.
+    let e = EngineSpec::parse(&["eng/mine.py"]).unwrap_err().to_string();
+    assert!(e.contains("expected KEY=VALUE"), "{e}");
 }
