@@ -320,10 +320,15 @@ impl GameRecord {
     /// sowing (the opening's too: a game whose opening is where another game went by its
     /// engines' moves is that game again when the same sowings follow).
     pub fn repeat_key(&self) -> (&str, &str, Option<String>, Vec<u8>) {
+        // A start given as a board that is the rules' own start is no other start.
+        let own = Position::start(self.rules);
         (
             &self.south,
             &self.north,
-            self.start.as_ref().map(|b| b.to_string()),
+            self.start
+                .as_ref()
+                .filter(|b| b.position(self.rules).ok() != Some(own))
+                .map(|b| b.to_string()),
             self.moves.iter().map(|m| m.pit).collect(),
         )
     }

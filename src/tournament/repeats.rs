@@ -212,6 +212,18 @@ mod tests {
         assert_eq!(second.repeats.as_deref(), Some("t-1"));
     }
 
+    /// A start given as a board that is the rules' own start is the same start.
+    #[test]
+    fn a_board_that_is_the_rules_start_is_the_same_start() {
+        let mut r = Repeats::new("t", &schedule(Openings::Start, 10));
+        let mut first = numbered(game_after(&[1]), "t", 1);
+        let mut second = numbered(game_after(&[1]), "t", 3);
+        second.start = Some(crate::record::Board::of(&Position::start(Rules::default())));
+        r.mark(&mut first);
+        r.mark(&mut second);
+        assert_eq!(second.repeats.as_deref(), Some("t-1"));
+    }
+
     /// Distinct openings of one shape (here the positions after 4 sowings, of which there
     /// are more than the 100 rounds) are distinct lines: no game can repeat another, and
     /// nothing is kept.
