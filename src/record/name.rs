@@ -23,6 +23,11 @@ pub enum NameError {
     TooLong(usize),
     #[error("the name holds the character {0:?}, which cannot be shown safely")]
     Unsafe(char),
+    #[error(
+        "the name begins or ends with a blank character: it would read as another name (the \
+         one without it) on a leaderboard and in games.csv; leave it out"
+    )]
+    Padded,
 }
 
 /// Checks that `name` can name an engine in every report.
@@ -32,6 +37,9 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
     }
     if let Some(c) = name.chars().find(|&c| is_unsafe(c)) {
         return Err(NameError::Unsafe(c));
+    }
+    if name.starts_with(looks_blank) || name.ends_with(looks_blank) {
+        return Err(NameError::Padded);
     }
     let n = name.chars().count();
     if n > MAX_NAME_CHARS {
@@ -340,6 +348,8 @@ mod tests {
         assert!(check_name("Dvärg v2 (ö)").is_ok());
         assert_eq!(check_name(" "), Err(NameError::Empty));
         assert_eq!(check_name("a\nb"), Err(NameError::Unsafe('\n')));
+        assert_eq!(check_name(" hard"), Err(NameError::Padded));
+        assert_eq!(check_name("hard\u{3000}"), Err(NameError::Padded));
         assert_eq!(
             check_name("evil\u{202e}lmth"),
             Err(NameError::Unsafe('\u{202e}'))
