@@ -4,10 +4,11 @@
 //! A thread of its own writes the lines, each whole and unbuffered as soon as it comes (a
 //! program that tails the file sees every line whole, as it happens), so that a slow
 //! reader never holds up the thread that plays the games (the lines it has not yet taken
-//! wait in memory). The first failure to write (a
-//! full disk, a reader that closed its end of the pipe) is kept, said in so many words,
-//! and handed to the run by [`check`]: the run stops as it does when its display's
-//! output is closed, and the command fails.
+//! wait in memory, [`MAX_WAITING_LINES`] at most). The first failure to write (a full
+//! disk, a reader that closed its end of the pipe, or one that stopped reading) is kept,
+//! said in so many words, and handed to the run by [`check`]: the run stops as it does
+//! when its display's output is closed, and the command fails. The end of the run waits
+//! [`END_WAIT`] at most for the last lines to be taken.
 //!
 //! Warnings that come before `run_started` (the machine's load, games at once) wait and
 //! follow it, so that the stream of a run begins with `run_started`.
@@ -17,9 +18,18 @@ use crate::results::RunKind;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The most lines written and not yet taken by the reader: beyond, the reader has stopped
+/// reading (a pager not scrolled, a program stuck), which fails the stream rather than
+/// filling memory.
+pub const MAX_WAITING_LINES: usize = 10_000;
+
+/// How long the end of a run waits for the reader to take the last lines.
+pub const END_WAIT: Duration = Duration::from_secs(5);
 
 /// What the writing thread is asked.
 enum Message {
@@ -30,7 +40,10 @@ enum Message {
 
 struct Stream {
     lines: mpsc::Sender<Message>,
-    writer: JoinHandle<()>,
+    /// Lines sent and not yet written.
+    waiting_lines: Arc<AtomicUsize>,
+    /// Disconnected once the writing thread has ended.
+    writer_ended: mpsc::Receiver<()>,
     /// The first failure to write, said for the user.
     failure: Arc<Mutex<Option<String>>>,
     kind: RunKind,
@@ -81,13 +94,20 @@ pub fn open(target: &Path, kind: RunKind, given: &str, fresh: Option<&Path>) -> 
     let failure = Arc::new(Mutex::new(None));
     let (lines, from) = mpsc::channel();
     let failed = failure.clone();
-    let writer = std::thread::Builder::new()
+    let waiting_lines = Arc::new(AtomicUsize::new(0));
+    let taken = waiting_lines.clone();
+    let (ended, writer_ended) = mpsc::channel::<()>();
+    std::thread::Builder::new()
         .name("events".into())
-        .spawn(move || write_lines(out, &shown, from, &failed))
+        .spawn(move || {
+            let _ended = ended;
+            write_lines(out, &shown, from, &failed, &taken)
+        })
         .map_err(|e| format!("{given}: failed to start the thread that writes events: {e}"))?;
     *stream() = Some(Stream {
         lines,
-        writer,
+        waiting_lines,
+        writer_ended,
         failure,
         kind,
         started: false,
@@ -103,6 +123,7 @@ fn write_lines(
     shown: &str,
     from: mpsc::Receiver<Message>,
     failure: &Mutex<Option<String>>,
+    waiting: &AtomicUsize,
 ) {
     let mut failed = false;
     let write = |out: &mut Out, line: &str| {
@@ -115,6 +136,9 @@ fn write_lines(
         }
     };
     for m in from {
+        if matches!(m, Message::Line(_)) {
+            waiting.fetch_sub(1, Ordering::Relaxed);
+        }
         match m {
             Message::Line(line) if !failed => {
                 if let Err(e) = write(&mut out, &line) {
@@ -154,13 +178,33 @@ pub fn emit(event: &Event<'_>) {
         Event::Warning(_) if !s.started => s.waiting.push(line),
         Event::RunStarted(_) => {
             s.started = true;
-            let _ = s.lines.send(Message::Line(line));
-            for w in s.waiting.drain(..) {
-                let _ = s.lines.send(Message::Line(w));
+            s.send(line);
+            for w in std::mem::take(&mut s.waiting) {
+                s.send(w);
             }
         }
-        _ => {
-            let _ = s.lines.send(Message::Line(line));
+        _ => s.send(line),
+    }
+}
+
+impl Stream {
+    /// Hands `line` to the writing thread, unless the reader has left
+    /// [`MAX_WAITING_LINES`] untaken: then the stream fails, and the line is dropped.
+    fn send(&self, line: String) {
+        if self.waiting_lines.load(Ordering::Relaxed) >= MAX_WAITING_LINES {
+            let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+            if failure.is_none() {
+                *failure = Some(format!(
+                    "the program reading the events has not taken the last {MAX_WAITING_LINES} \
+                     lines: it stopped reading, and the events stopped (write them to a file, \
+                     or read them as they come)"
+                ));
+            }
+            return;
+        }
+        self.waiting_lines.fetch_add(1, Ordering::Relaxed);
+        if self.lines.send(Message::Line(line)).is_err() {
+            self.waiting_lines.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
@@ -183,8 +227,17 @@ pub fn sync() -> io::Result<()> {
     let sent = stream()
         .as_ref()
         .is_some_and(|s| s.lines.send(Message::Sync(done)).is_ok());
-    if sent {
-        let _ = wait.recv();
+    if sent && wait.recv_timeout(END_WAIT).is_err() {
+        let s = stream();
+        if let Some(s) = s.as_ref() {
+            let mut failure = s.failure.lock().unwrap_or_else(|e| e.into_inner());
+            failure.get_or_insert_with(|| {
+                format!(
+                    "the program reading the events took none for {} s: it stopped reading",
+                    END_WAIT.as_secs()
+                )
+            });
+        }
     }
     check()
 }
@@ -204,9 +257,9 @@ pub fn finish(
     reason: impl FnOnce(RunKind) -> Reason,
     message: Option<String>,
 ) -> Option<String> {
-    let s = stream().take()?;
-    for w in s.waiting {
-        let _ = s.lines.send(Message::Line(w));
+    let mut s = stream().take()?;
+    for w in std::mem::take(&mut s.waiting) {
+        s.send(w);
     }
     let end = Event::RunFinished(RunFinished {
         exit_code: code,
@@ -215,8 +268,22 @@ pub fn finish(
         games_played: s.summary.map(|(played, _)| played),
         games_interrupted: s.summary.map(|(_, stopped)| stopped),
     });
+    // The last line is sent even past the bound: the reader may take it yet.
+    s.waiting_lines.fetch_add(1, Ordering::Relaxed);
     let _ = s.lines.send(Message::Line(end.line()));
     drop(s.lines);
-    let _ = s.writer.join();
-    s.failure.lock().unwrap_or_else(|e| e.into_inner()).take()
+    // A reader that stopped reading holds the writing thread in its write: the run ends
+    // all the same, after a while.
+    let ended = s.writer_ended.recv_timeout(END_WAIT);
+    let failure = s.failure.lock().unwrap_or_else(|e| e.into_inner()).take();
+    match ended {
+        Err(mpsc::RecvTimeoutError::Timeout) => Some(failure.unwrap_or_else(|| {
+            format!(
+                "the program reading the events took none of the last ones for {} s: it \
+                 stopped reading",
+                END_WAIT.as_secs()
+            )
+        })),
+        _ => failure,
+    }
 }

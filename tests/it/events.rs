@@ -613,3 +613,48 @@ fn each_worker_of_a_shared_test_streams_the_pooled_test() {
     }
     assert_eq!(verdicts[0], verdicts[1]);
 }
+
+/// A reader that keeps `--events -` open but stops reading: the lines it does not take do
+/// not pile up without end, and the run stops, says why and exits 1, rather than hang.
+#[test]
+fn a_reader_that_stops_reading_the_events_stops_the_run_and_it_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let mut child = kalaha()
+        .args(["match", "--engine", "first", "--engine", "greedy"])
+        .args([
+            "--opening-plies",
+            "0",
+            "--games",
+            "40000",
+            "--pits",
+            "4",
+            "--seeds",
+            "3",
+        ])
+        .args(["-q", "--events", "-", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pipe is kept open and never read.
+    let stdout = child.stdout.take().unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("the run did not end with a reader that stopped reading");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    drop(stdout);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("stopped reading"), "{err}");
+    assert!(out.join("games.jsonl").exists());
+}
