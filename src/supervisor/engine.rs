@@ -307,7 +307,10 @@ impl Engine {
                 .expect("it has exited");
             return Err(self.process.exited(st).await);
         }
-        self.ping().await.map(|_| ())
+        self.ping().await?;
+        // What came unasked with the pong (a second pong, a stray move) is the engine's
+        // fault between games, not one of the next game.
+        self.check_unrequested()
     }
 
     /// Writes `text` in the engine's log, cleaned (it may quote the engine's own lines).
