@@ -1592,3 +1592,25 @@ fn a_resume_writes_through_no_link_in_the_results_folder() {
     assert!(text(&o).contains("symbolic link"), "{}", text(&o));
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }
+
+/// A run whose tournament.toml went missing (deleted while it ran) is told how to put it
+/// back from .played.toml, and the command it is given works.
+#[test]
+fn a_missing_tournament_toml_is_put_back_from_the_played_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &["--games", "2", "--pits", "3", "--seeds", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    std::fs::remove_file(out.join("tournament.toml")).unwrap();
+    let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let said = text(&o);
+    let cp = said
+        .split('`')
+        .find(|s| s.starts_with("cp "))
+        .unwrap_or_else(|| panic!("no cp command: {said}"));
+    let words: Vec<&str> = cp.split_whitespace().collect();
+    std::fs::copy(words[1], words[2]).unwrap();
+    let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
