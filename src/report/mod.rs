@@ -155,6 +155,19 @@ pub(crate) fn write_reports(
     Ok(())
 }
 
+/// How the names of `standings` that look like another one are shown: each beyond ASCII
+/// written with its characters escaped (`h\u{430}rd` beside `hard`).
+pub(crate) fn look_alike_renames(
+    standings: &Standings,
+) -> std::collections::HashMap<String, String> {
+    crate::record::look_alike_groups(standings.rows.iter().map(|r| r.engine.as_str()))
+        .iter()
+        .flatten()
+        .filter(|n| !n.is_ascii())
+        .map(|n| (n.to_string(), crate::record::escaped(n)))
+        .collect()
+}
+
 /// The standings and context with every name that looks like another one (`h\u{430}rd`
 /// beside `hard`) written with its characters beyond ASCII escaped, so that a reader of
 /// the page can tell the two engines apart; `None` when no two names look alike.
@@ -162,13 +175,7 @@ fn look_alikes_escaped(
     standings: &Standings,
     context: &ReportContext,
 ) -> (Option<Standings>, Option<ReportContext>) {
-    let groups = crate::record::look_alike_groups(standings.rows.iter().map(|r| r.engine.as_str()));
-    let renamed: std::collections::HashMap<String, String> = groups
-        .iter()
-        .flatten()
-        .filter(|n| !n.is_ascii())
-        .map(|n| (n.to_string(), crate::record::escaped(n)))
-        .collect();
+    let renamed = look_alike_renames(standings);
     if renamed.is_empty() {
         return (None, None);
     }

@@ -35,10 +35,13 @@ fn padded(name: &str, width: usize) -> String {
 /// The standings as a table at most `width` characters wide with at most `max_rows`
 /// engines (the rest summed up in a last line), best first (by Elo, as every report).
 pub(crate) fn standings_table(s: &Standings, width: usize, max_rows: usize) -> String {
+    // A name that looks like another is shown escaped, as on the pages.
+    let renamed = super::look_alike_renames(s);
+    let shown = |name: &str| renamed.get(name).map_or(name, String::as_str).to_string();
     let longest = s
         .rows
         .iter()
-        .map(|r| unicode_width::UnicodeWidthStr::width(&*clean_text(&r.engine)))
+        .map(|r| unicode_width::UnicodeWidthStr::width(&*clean_text(&shown(&r.engine))))
         .max()
         .unwrap_or(0);
     let name_width = longest
@@ -53,7 +56,7 @@ pub(crate) fn standings_table(s: &Standings, width: usize, max_rows: usize) -> S
         out.push_str(&format!(
             "{:>3}  {}  {:>13}  {:>6}  {:>5}%  {:>7}  {:>6}\n",
             r.rank,
-            padded(&r.engine, name_width),
+            padded(&shown(&r.engine), name_width),
             pm(r.elo, 0),
             r.wdl.games(),
             num(100.0 * r.wdl.score(), 1),
@@ -115,6 +118,29 @@ mod tests {
         assert!(t.lines().all(|l| l.chars().count() <= 8 + FIXED), "{t}");
         assert!(t.ends_with("... 2 more\n"), "{t}");
         assert!(standings_line(&s).contains("plain"));
+    }
+
+    /// `hard` and `h\u{430}rd` (a Cyrillic a) are two engines: the table shows the
+    /// look-alike escaped, as the pages do.
+    #[test]
+    fn a_look_alike_name_is_shown_escaped_in_the_table() {
+        let mut t = crate::stats::Tally::new();
+        t.add(&crate::record::GameRow {
+            game: "t-1",
+            pair: Some(1),
+            south: "hard",
+            north: "h\u{430}rd",
+            result: crate::record::GameResult::SouthWins,
+            south_score: Some(30),
+            north_score: Some(18),
+            termination: crate::record::Termination::Normal,
+            loser: None,
+            repeat: false,
+        });
+        let table = standings_table(&t.standings(None).unwrap(), 100, 10);
+        assert!(table.contains("h\\u{430}rd"), "{table}");
+        assert!(!table.contains("h\u{430}rd"), "{table}");
+        assert!(table.contains(" hard "), "{table}");
     }
 
     #[test]
