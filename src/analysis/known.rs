@@ -6,29 +6,16 @@
 //! The files are those [`super::default_book`] plays; their values are read here from the
 //! comments, which the openings reader skips.
 
-use crate::rules::{Position, Rules, Side, Sweep};
-
-/// The shipped books of balanced openings of the standard board with their values: without
-/// and with empty captures.
-const VALUED_BOOKS: [(bool, &str); 2] = [
-    (false, include_str!("../../books/kalah-6x4.openings")),
-    (
-        true,
-        include_str!("../../books/kalah-6x4-empty-capture.openings"),
-    ),
-];
+use super::openings::book_of;
+use crate::rules::{Position, Rules, Side};
 
 /// The positions the shipped book of `rules` reaches, each with its exact value for its
 /// side to move (none when kalaha ships no book for `rules`). A line that does not read or
 /// replay is left out.
 pub(crate) fn book_values(rules: Rules) -> Vec<(Position, i32)> {
-    if (rules.pits(), rules.seeds(), rules.sweep()) != (6, 4, Sweep::Owner) {
-        return Vec::new();
-    }
-    VALUED_BOOKS
-        .iter()
-        .filter(|(ec, _)| *ec == rules.empty_capture())
-        .flat_map(|(_, text)| text.lines())
+    book_of(rules)
+        .into_iter()
+        .flat_map(|book| book.text.lines())
         .filter_map(|line| valued_line(line, rules))
         .collect()
 }
@@ -58,21 +45,30 @@ fn valued_line(line: &str, rules: Rules) -> Option<(Position, i32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::openings::BOOKS;
+    use crate::rules::Sweep;
 
     #[test]
     fn every_line_of_the_shipped_books_gives_its_value() {
-        for ec in [false, true] {
-            let rules = Rules::new(6, 4, ec, Sweep::Owner).unwrap();
+        for book in BOOKS {
+            let rules = Rules::new(
+                book.pits as u32,
+                book.seeds as u32,
+                book.empty_capture,
+                book.sweep,
+            )
+            .unwrap();
             let values = book_values(rules);
-            assert_eq!(values.len(), 1000, "every line of the book reads");
-            assert!(values.iter().all(|(_, v)| v.abs() <= 2));
-            // A value of the board's parity (48 seeds: the stores' difference is even),
-            // for the side to move: south's value negated when north moves.
-            assert!(values.iter().all(|(_, v)| v % 2 == 0));
+            assert_eq!(values.len(), 1000, "{}: every line reads", book.name);
+            assert!(values.iter().all(|(_, v)| v.abs() <= 2), "{}", book.name);
+            // A value of the board's parity (an even number of seeds on every board with
+            // a book: the stores' difference is even), for the side to move: south's value
+            // negated when north moves.
+            assert_eq!(book.pits * book.seeds % 2, 0, "{}", book.name);
+            assert!(values.iter().all(|(_, v)| v % 2 == 0), "{}", book.name);
             let (pos, v) = &values[0];
             let south = if pos.to_move() == Side::South { *v } else { -v };
-            let first = VALUED_BOOKS.iter().find(|b| b.0 == ec).unwrap().1;
-            let line = first.lines().find(|l| !l.starts_with('#')).unwrap();
+            let line = book.text.lines().find(|l| !l.starts_with('#')).unwrap();
             assert!(line.ends_with(&format!("# value {south:+}")), "{line}");
         }
         let other = Rules::new(6, 6, false, Sweep::Owner).unwrap();

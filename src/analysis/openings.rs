@@ -4,7 +4,7 @@
 
 use super::game::value_within;
 use crate::record::{Board, BoardError, Opening, counted};
-use crate::rules::{Position, Rules, Side};
+use crate::rules::{Position, Rules, Side, Sweep};
 use crate::solver::{EndgameTable, Solver};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
@@ -337,32 +337,71 @@ pub fn parse_openings(text: &str, rules: Rules) -> Result<Vec<Opening>, Openings
     Ok(out)
 }
 
-/// The books of balanced openings kalaha ships (`books/` in the repository): the board
-/// each is for (6 pits of 4 seeds, seeds left to their owner, with or without empty
-/// captures), its name and its text. Each file's header says how it was made.
-const BOOKS: [(bool, &str, &str); 2] = [
-    (
-        false,
-        "kalah-6x4",
-        include_str!("../../books/kalah-6x4.openings"),
-    ),
-    (
-        true,
-        "kalah-6x4-empty-capture",
-        include_str!("../../books/kalah-6x4-empty-capture.openings"),
-    ),
+/// A book of balanced openings kalaha ships (`books/NAME.openings` in the repository) and
+/// the board it is the default of: its pits, seeds a pit, empty captures and sweep. The
+/// file's header says how it was made.
+pub(crate) struct Book {
+    pub(crate) pits: usize,
+    pub(crate) seeds: usize,
+    pub(crate) empty_capture: bool,
+    pub(crate) sweep: Sweep,
+    pub(crate) name: &'static str,
+    pub(crate) text: &'static str,
+}
+
+impl Book {
+    /// Whether this is the book of `rules`' board.
+    fn is_for(&self, rules: Rules) -> bool {
+        (self.pits, self.seeds, self.empty_capture, self.sweep)
+            == (
+                rules.pits(),
+                rules.seeds(),
+                rules.empty_capture(),
+                rules.sweep(),
+            )
+    }
+}
+
+/// One row of [`BOOKS`]: the board, then the book's name (its file in `books/`).
+macro_rules! book {
+    ($pits:literal x $seeds:literal, $empty_capture:literal, $name:literal) => {
+        Book {
+            pits: $pits,
+            seeds: $seeds,
+            empty_capture: $empty_capture,
+            sweep: Sweep::Owner,
+            name: $name,
+            text: include_str!(concat!("../../books/", $name, ".openings")),
+        }
+    };
+}
+
+/// The books kalaha ships, at most one a board.
+pub(crate) const BOOKS: &[Book] = &[
+    book!(6 x 4, false, "kalah-6x4"),
+    book!(6 x 4, true, "kalah-6x4-empty-capture"),
+    book!(4 x 3, false, "kalah-4x3"),
+    book!(4 x 3, true, "kalah-4x3-empty-capture"),
+    book!(4 x 4, false, "kalah-4x4"),
+    book!(4 x 4, true, "kalah-4x4-empty-capture"),
+    book!(5 x 4, false, "kalah-5x4"),
+    book!(5 x 4, true, "kalah-5x4-empty-capture"),
+    book!(6 x 3, false, "kalah-6x3"),
+    book!(6 x 3, true, "kalah-6x3-empty-capture"),
 ];
+
+/// The shipped book of `rules`' board, if there is one.
+pub(crate) fn book_of(rules: Rules) -> Option<&'static Book> {
+    BOOKS.iter().find(|b| b.is_for(rules))
+}
 
 /// The book of balanced openings kalaha plays by default under `rules`, when it ships one:
 /// its name and its openings, in the file's order.
 pub(crate) fn default_book(rules: Rules) -> Option<(&'static str, &'static [Opening])> {
-    static READ: [std::sync::OnceLock<Vec<Opening>>; 2] =
-        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
-    if (rules.pits(), rules.seeds(), rules.sweep()) != (6, 4, crate::rules::Sweep::Owner) {
-        return None;
-    }
-    let i = BOOKS.iter().position(|b| b.0 == rules.empty_capture())?;
-    let (_, name, text) = BOOKS[i];
+    static READ: [std::sync::OnceLock<Vec<Opening>>; BOOKS.len()] =
+        [const { std::sync::OnceLock::new() }; BOOKS.len()];
+    let i = BOOKS.iter().position(|b| b.is_for(rules))?;
+    let Book { name, text, .. } = BOOKS[i];
     let list = READ[i].get_or_init(|| {
         parse_openings(text, rules).unwrap_or_else(|e| panic!("the book {name} is damaged: {e}"))
     });
@@ -1043,20 +1082,44 @@ mod tests {
         assert_eq!(one.find(&held[0], |_| Position::start(rules)), None);
     }
 
-    /// The books shipped are the default of their boards: at least 1,000 distinct
-    /// positions each, every line's recorded value within ±2, and the header gives the
-    /// command that makes the book again.
+    /// The books shipped are the default of their boards, one a board and every file of
+    /// `books/` one of them: at least 1,000 distinct positions each, every line of the
+    /// sowings the header names with its recorded value within ±2, and the header gives
+    /// the command that makes the book again, for the book's own board.
     #[test]
     fn the_shipped_books_hold_a_thousand_distinct_balanced_positions() {
-        for empty_capture in [false, true] {
-            let rules = Rules::new(6, 4, empty_capture, Sweep::Owner).unwrap();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("books");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                name.strip_suffix(".openings").map(str::to_string)
+            })
+            .collect();
+        files.sort();
+        let mut names: Vec<String> = BOOKS.iter().map(|b| b.name.to_string()).collect();
+        names.sort();
+        assert_eq!(
+            names, files,
+            "a book of books/ not in BOOKS, or the other way"
+        );
+        for b in BOOKS {
+            let rules =
+                Rules::new(b.pits as u32, b.seeds as u32, b.empty_capture, b.sweep).unwrap();
             let (name, book) = default_book(rules).unwrap();
-            let text = BOOKS.iter().find(|b| b.1 == name).unwrap().2;
+            assert_eq!(name, b.name, "one book a board");
+            let ec = if b.empty_capture {
+                "-empty-capture"
+            } else {
+                ""
+            };
+            assert_eq!(name, format!("kalah-{}x{}{ec}", b.pits, b.seeds));
             let positions: HashSet<Position> =
                 book.iter().map(|o| o.position(rules).unwrap()).collect();
             assert_eq!(positions.len(), book.len(), "{name}: a position twice");
             assert!(book.len() >= 1000, "{name}: {} openings", book.len());
-            let values: Vec<i32> = text
+            let values: Vec<i32> = b
+                .text
                 .lines()
                 .filter(|l| !l.starts_with('#'))
                 .map(|l| {
@@ -1066,19 +1129,45 @@ mod tests {
                 .collect();
             assert_eq!(values.len(), book.len());
             assert!(values.iter().all(|v| v.abs() <= 2), "{name}");
-            let command = text
+            let command = b
+                .text
                 .lines()
                 .find(|l| l.starts_with("# kalaha openings "))
                 .unwrap();
-            assert_eq!(
-                command.contains("--empty-capture"),
-                empty_capture,
-                "{command}"
+            let plies: usize = command
+                .split("--plies ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .and_then(|k| k.parse().ok())
+                .unwrap_or_else(|| panic!("{command}"));
+            assert!(
+                book.iter()
+                    .all(|o| o.start.is_none() && o.pits.len() == plies)
             );
+            let board = format!(
+                " --pits {} --seeds {}{} --sweep owner ",
+                b.pits,
+                b.seeds,
+                if b.empty_capture {
+                    " --empty-capture"
+                } else {
+                    ""
+                }
+            );
+            assert!(command.contains(&board), "{command}: not{board}");
             assert!(command.contains("--budget none"), "{command}");
+            assert!(command.contains("--max-value 2 "), "{command}");
         }
-        assert!(default_book(Rules::new(6, 5, false, Sweep::Owner).unwrap()).is_none());
-        assert!(default_book(Rules::new(6, 4, false, Sweep::EmptySide).unwrap()).is_none());
+        for (pits, seeds, sweep) in [
+            (6, 5, Sweep::Owner),
+            (6, 4, Sweep::EmptySide),
+            (3, 3, Sweep::Owner),
+        ] {
+            for ec in [false, true] {
+                let rules = Rules::new(pits, seeds, ec, sweep).unwrap();
+                assert!(default_book(rules).is_none(), "{rules}");
+            }
+        }
     }
 
     /// `openings --help`'s example finds its five openings; with fewer sowings there are

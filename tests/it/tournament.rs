@@ -1045,6 +1045,79 @@ fn an_sprt_of_deterministic_engines_never_plays_a_game_twice() {
     assert_eq!(openings.len(), 1000, "one opening a pair");
 }
 
+/// On every board with a book in `books/` (with or without empty captures), a run plays
+/// that book by default: its start line names the book, and each game pair's opening is a
+/// line of it.
+#[test]
+fn a_run_on_a_board_with_a_book_plays_it_by_default() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("books");
+    let mut boards = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".openings"))
+        else {
+            continue;
+        };
+        let book = std::fs::read_to_string(&path).unwrap();
+        let command = book
+            .lines()
+            .find(|l| l.starts_with("# kalaha openings "))
+            .unwrap();
+        let flag = |f: &str| {
+            let after = command.split(&format!(" {f} ")).nth(1).unwrap();
+            after.split(' ').next().unwrap().to_string()
+        };
+        let lines: BTreeSet<String> = book
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split('#').next().unwrap().trim().replace(' ', ","))
+            .collect();
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let mut args: Vec<String> = [
+            "match",
+            "random",
+            "first",
+            "--games",
+            "4",
+            "--move-time",
+            "20ms",
+            "-j",
+            "1",
+            "--pits",
+            &flag("--pits"),
+            "--seeds",
+            &flag("--seeds"),
+        ]
+        .map(String::from)
+        .to_vec();
+        if command.contains(" --empty-capture ") {
+            args.push("--empty-capture".into());
+        }
+        args.extend(["--out".into(), out.display().to_string()]);
+        let o = run(&args);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        assert!(
+            text(&o).contains(&format!("distinct positions of the book {name}, ")),
+            "{name}: {}",
+            text(&o)
+        );
+        let games = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+        assert_eq!(games.lines().count(), 4, "{name}");
+        for line in games.lines() {
+            let g: serde_json::Value = serde_json::from_str(line).unwrap();
+            let opening = g["opening"].to_string();
+            let opening = opening.trim_start_matches('[').trim_end_matches(']');
+            assert!(lines.contains(opening), "{name}: {opening}");
+        }
+        boards += 1;
+    }
+    assert!(boards >= 10, "{boards} books");
+}
+
 /// Distinct openings of more than one length: once the positions after one sowing run out,
 /// those after two follow, and deterministic engines went through many of them in earlier
 /// games. Every game with the moves of an earlier game (same seats, same start) is marked

@@ -65,7 +65,8 @@ macro_rules! with_settings {
             /// Openings of K random legal sowings from the start, a distinct position for each
             /// round (after more sowings once they run out), instead of the board's book (0:
             /// every game from the start position, so deterministic engines repeat their
-            /// games) [default: the book on Kalah(6,4), else 4].
+            /// games) [default: the board's book, on the boards of books/ (6x4, 6x3, 5x4, 4x4
+            /// and 4x3, with or without empty captures), else 4].
             opening_plies: u32 {
                 flag: "opening-plies",
                 arg: (value_name = "K"),
