@@ -10,8 +10,9 @@
 //! when its display's output is closed, and the command fails. The end of the run waits
 //! [`END_WAIT`] at most for the last lines to be taken.
 //!
-//! Warnings that come before `run_started` (the machine's load, games at once) wait and
-//! follow it, so that the stream of a run begins with `run_started`.
+//! Warnings that come before `run_started` (the machine's load, games at once), and the
+//! start of games the game loop began meanwhile, wait and follow it, so that the stream of
+//! a run begins with `run_started`.
 
 use super::{Event, Reason, RunFinished};
 use crate::results::RunKind;
@@ -175,7 +176,9 @@ pub fn emit(event: &Event<'_>) {
     };
     let line = event.line();
     match event {
-        Event::Warning(_) if !s.started => s.waiting.push(line),
+        // Warnings (the machine's load), and the first games, which the game loop may start
+        // before the recorder has said `run_started`, wait for it.
+        Event::Warning(_) | Event::GameStarted(_) if !s.started => s.waiting.push(line),
         Event::RunStarted(_) => {
             s.started = true;
             s.send(line);
