@@ -945,10 +945,20 @@ fn the_ci_job_of_sprt_md_passes_and_fails_as_it_says() {
         ("no-such-command", "engine random", 40, 2, ""),
     ] {
         let work = tempfile::tempdir().unwrap();
+        // The engines' kalaha in their working folder: one built under /tmp would be out of
+        // an engine's sandbox, which has a /tmp of its own.
+        let kalaha = work.path().join("kalaha-engine");
+        if std::fs::hard_link(me, &kalaha).is_err() {
+            std::fs::copy(me, &kalaha).unwrap();
+        }
         for (dir, engine) in [("new", new), ("old", old)] {
             std::fs::create_dir(work.path().join(dir)).unwrap();
             let file = work.path().join(dir).join("engine");
-            std::fs::write(&file, format!("#!/bin/sh\nexec {me} {engine}\n")).unwrap();
+            std::fs::write(
+                &file,
+                format!("#!/bin/sh\nexec {} {engine}\n", kalaha.display()),
+            )
+            .unwrap();
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
