@@ -55,8 +55,6 @@
 //!   one-game-per-process engine);
 //! - `move-after-game-over`: plays `good`, with a stray `move` after each `game_over`;
 //! - `hang-after-game-over`: plays `good`, but sleeps 6 s after its first `game_over`;
-//! - `pong-twice-after-game-over`: plays `good`, but answers the first `ping` after each
-//!   `game_over` twice;
 //! - `escape`: plays `good`, after trying at start what a hostile engine would to get out
 //!   of its sandbox: write its marker (the second argument) to every terminal it can
 //!   open and read from them, create a file named after the marker in each folder of its
@@ -101,8 +99,6 @@ fn main() {
     let mut out = std::io::stdout().lock();
     let mut gos = 0;
     let mut game_overs = 0;
-    // A game_over came, and no ping since.
-    let mut just_over = false;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let Ok(msg) = ToEngine::parse(&line) else {
@@ -133,12 +129,8 @@ fn main() {
             }
             ToEngine::Ping { id } => {
                 send(&mut out, &FromEngine::Pong { id });
-                let after_game_over = std::mem::take(&mut just_over);
                 match mode.as_str() {
                     "stray-pong" => send(&mut out, &FromEngine::Pong { id }),
-                    "pong-twice-after-game-over" if after_game_over => {
-                        send(&mut out, &FromEngine::Pong { id })
-                    }
                     "early-move" => send(&mut out, &FromEngine::Move { pit: 1 }),
                     _ => {}
                 }
@@ -155,7 +147,6 @@ fn main() {
             }
             ToEngine::GameOver { .. } => {
                 game_overs += 1;
-                just_over = true;
                 match mode.as_str() {
                     "exit-after-game-over" => return,
                     "move-after-game-over" => send(&mut out, &FromEngine::Move { pit: 1 }),
@@ -243,8 +234,7 @@ fn before_start(mode: &str) -> bool {
         | "tty-probe"
         | "exit-after-game-over"
         | "move-after-game-over"
-        | "hang-after-game-over"
-        | "pong-twice-after-game-over" => {}
+        | "hang-after-game-over" => {}
         other => {
             eprintln!("fake_engine: unknown mode {other:?}");
             std::process::exit(2);

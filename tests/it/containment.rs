@@ -848,7 +848,6 @@ fn faults_between_games_are_charged_to_no_game() {
         ("exit-after-game-over", "6", 5),
         ("move-after-game-over", "6", 5),
         ("hang-after-game-over", "2", 1),
-        ("pong-twice-after-game-over", "6", 5),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("r");
