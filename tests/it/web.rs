@@ -73,6 +73,17 @@ fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<(u1
     http_with(port, method, path, body, "")
 }
 
+/// Reads what has come, again when a signal interrupted the read (the test process gets
+/// signals of the children it runs).
+fn read_some(s: &mut TcpStream, chunk: &mut [u8]) -> Result<usize, String> {
+    loop {
+        match s.read(chunk) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other.map_err(|e| e.to_string()),
+        }
+    }
+}
+
 /// [`http`] with more header lines (`extra`, each ending in CRLF). A body that is not
 /// JSON is returned as a string.
 fn http_with(
@@ -99,7 +110,7 @@ fn http_with(
         if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
             break i;
         }
-        let n = s.read(&mut chunk).map_err(|e| e.to_string())?;
+        let n = read_some(&mut s, &mut chunk)?;
         if n == 0 {
             return Err("the connection closed before the response head".into());
         }
@@ -114,7 +125,7 @@ fn http_with(
     match length {
         Some(n) => {
             while content.len() < n {
-                let got = s.read(&mut chunk).map_err(|e| e.to_string())?;
+                let got = read_some(&mut s, &mut chunk)?;
                 if got == 0 {
                     return Err("the connection closed in the response body".into());
                 }
