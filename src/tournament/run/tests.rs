@@ -86,6 +86,21 @@ fn config(engines: usize, games: u64) -> TournamentConfig {
     .unwrap()
 }
 
+/// A recorder of `config`'s games from none, writing into `dir` when given.
+fn recorder(config: &TournamentConfig, dir: Option<&std::path::Path>) -> Recorder {
+    Recorder {
+        writer: dir.map(|d| crate::results::ResultsWriter::open(d).unwrap()),
+        tally: Tally::new(),
+        info: StartInfo {
+            id: config.id.clone(),
+            names: config.names(),
+            total: config.schedule.games_in_shard(),
+            done: 0,
+            notes: Vec::new(),
+        },
+    }
+}
+
 fn run(
     launcher: FakeLauncher,
     config: &TournamentConfig,
@@ -108,17 +123,7 @@ fn run(
     } else {
         std::mem::forget(tx);
     }
-    let recorder = Recorder {
-        writer: dir.map(|d| crate::results::ResultsWriter::open(d).unwrap()),
-        tally: Tally::new(),
-        info: StartInfo {
-            id: config.id.clone(),
-            names: config.names(),
-            total: config.schedule.games_in_shard(),
-            done: 0,
-            notes: Vec::new(),
-        },
-    };
+    let recorder = recorder(config, dir);
     let input = RunInput {
         games: config.schedule.games(),
         concurrency,
@@ -355,17 +360,7 @@ fn games_wait_for_a_recorder_that_falls_behind() {
         .build()
         .unwrap();
     let (_tx, rx) = mpsc::unbounded_channel();
-    let recorder = Recorder {
-        writer: None,
-        tally: Tally::new(),
-        info: StartInfo {
-            id: config.id.clone(),
-            names: config.names(),
-            total: config.schedule.games_in_shard(),
-            done: 0,
-            notes: Vec::new(),
-        },
-    };
+    let recorder = recorder(&config, None);
     let input = RunInput {
         games: config.schedule.games(),
         concurrency: 2,
