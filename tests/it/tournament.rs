@@ -985,6 +985,22 @@ fn a_closed_output_stops_the_run_and_says_how_to_resume() {
     assert!(out.join("tournament.toml").exists());
 }
 
+/// What makes two records of `games.jsonl` the same game: the engines in their seats, the
+/// start and every sowing.
+fn same_game_key(g: &serde_json::Value) -> (String, String, String, Vec<u64>) {
+    (
+        g["south"].as_str().unwrap().to_string(),
+        g["north"].as_str().unwrap().to_string(),
+        g["start"].as_str().unwrap_or("").to_string(),
+        g["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["pit"].as_u64().unwrap())
+            .collect(),
+    )
+}
+
 /// An SPRT of two deterministic built-ins with the default openings plays no game twice
 /// over 1,000 game pairs: the book's positions, then distinct random ones, never the same
 /// opening position twice (with openings drawn at random each time, hundreds of games
@@ -1022,18 +1038,7 @@ fn an_sprt_of_deterministic_engines_never_plays_a_game_twice() {
     let mut count = 0;
     for line in games.lines() {
         let g: serde_json::Value = serde_json::from_str(line).unwrap();
-        let moves: Vec<u64> = g["moves"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["pit"].as_u64().unwrap())
-            .collect();
-        let key = (
-            g["south"].as_str().unwrap().to_string(),
-            g["north"].as_str().unwrap().to_string(),
-            g["start"].as_str().unwrap_or("").to_string(),
-            moves,
-        );
+        let key = same_game_key(&g);
         let id = g["game"].as_str().unwrap().to_string();
         if let Some(earlier) = seen.insert(key, id.clone()) {
             panic!("game {id} repeats game {earlier} move for move");
@@ -1147,17 +1152,7 @@ fn a_longer_opening_where_an_earlier_game_went_is_marked_a_repeat() {
     let (mut expected, mut marked) = (0, 0);
     for line in games.lines() {
         let g: serde_json::Value = serde_json::from_str(line).unwrap();
-        let moves: Vec<u64> = g["moves"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["pit"].as_u64().unwrap())
-            .collect();
-        let key = (
-            g["south"].as_str().unwrap().to_string(),
-            g["north"].as_str().unwrap().to_string(),
-            moves,
-        );
+        let key = same_game_key(&g);
         let id = g["game"].as_str().unwrap().to_string();
         let earlier = first.get(&key).cloned();
         first.entry(key).or_insert(id.clone());
