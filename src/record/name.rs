@@ -146,7 +146,10 @@ fn is_default_ignorable(c: char) -> bool {
 pub fn escaped(name: &str) -> String {
     name.chars()
         .map(|c| {
-            if c.is_ascii() {
+            if c == '\\' {
+                // So that no name reads as another's escape.
+                "\\\\".to_string()
+            } else if c.is_ascii() {
                 c.to_string()
             } else {
                 format!("\\u{{{:x}}}", c as u32)

@@ -160,12 +160,23 @@ pub(crate) fn write_reports(
 pub(crate) fn look_alike_renames(
     standings: &Standings,
 ) -> std::collections::HashMap<String, String> {
-    crate::record::look_alike_groups(standings.rows.iter().map(|r| r.engine.as_str()))
-        .iter()
-        .flatten()
-        .filter(|n| !n.is_ascii())
-        .map(|n| (n.to_string(), crate::record::escaped(n)))
-        .collect()
+    let mut renamed: std::collections::HashMap<String, String> =
+        crate::record::look_alike_groups(standings.rows.iter().map(|r| r.engine.as_str()))
+            .iter()
+            .flatten()
+            .filter(|n| !n.is_ascii())
+            .map(|n| (n.to_string(), crate::record::escaped(n)))
+            .collect();
+    if !renamed.is_empty() {
+        // A name that holds a backslash could read as another's escape (`h\\u{430}rd`
+        // typed as such): it is escaped too, its backslashes doubled.
+        for r in standings.rows.iter().filter(|r| r.engine.contains('\\')) {
+            renamed
+                .entry(r.engine.clone())
+                .or_insert_with(|| crate::record::escaped(&r.engine));
+        }
+    }
+    renamed
 }
 
 /// The standings and context with every name that looks like another one (`h\u{430}rd`

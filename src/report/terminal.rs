@@ -137,8 +137,22 @@ mod tests {
             loser: None,
             repeat: false,
         });
+        // A third engine whose name is that escape typed out is shown otherwise.
+        t.add(&crate::record::GameRow {
+            game: "t-2",
+            pair: Some(1),
+            south: r"h\u{430}rd",
+            north: "hard",
+            result: crate::record::GameResult::SouthWins,
+            south_score: Some(30),
+            north_score: Some(18),
+            termination: crate::record::Termination::Normal,
+            loser: None,
+            repeat: false,
+        });
         let table = standings_table(&t.standings(None).unwrap(), 100, 10);
-        assert!(table.contains("h\\u{430}rd"), "{table}");
+        assert!(table.contains(r" h\u{430}rd "), "{table}");
+        assert!(table.contains(r" h\\u{430}rd "), "{table}");
         assert!(!table.contains("h\u{430}rd"), "{table}");
         assert!(table.contains(" hard "), "{table}");
     }
