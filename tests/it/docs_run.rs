@@ -589,14 +589,20 @@ fn the_readme_is_short_and_its_first_command_prints_what_it_shows() {
     );
 }
 
-/// The Markdown pages of the repository (outside `target/` and hidden folders), as paths
-/// from its root with `/` between folders, sorted.
+/// The Markdown pages of the repository (outside `target/`, hidden folders and the results
+/// folders of runs, such as the one README's first command writes into `results/`), as
+/// paths from its root with `/` between folders, sorted.
 fn markdown_pages(root: &Path) -> Vec<String> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             if name.starts_with('.') || path == root.join("target") {
+                continue;
+            }
+            // A run's leaderboard is written by kalaha, not a page of the repository.
+            let a_run = path.join("tournament.toml").exists() || path.join("games.csv").exists();
+            if path.is_dir() && a_run {
                 continue;
             }
             if path.is_dir() {
