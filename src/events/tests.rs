@@ -87,3 +87,20 @@ fn every_event_has_its_name() {
         assert_eq!(v["event"], e.name(), "{v}");
     }
 }
+
+/// A number read back from an event line is the number written: the `llr` of a verdict
+/// (this one came from a run) must equal the one `sprt-result.toml` holds. serde_json's
+/// default reader may be one unit in the last place off; `float_roundtrip` makes it exact.
+#[test]
+fn a_number_reads_back_as_written() {
+    for x in [
+        3.0725335782431014_f64,
+        3.072533578243102,
+        0.1 + 0.2,
+        -2.9444389791664403,
+    ] {
+        let line = serde_json::to_string(&x).unwrap();
+        let back: f64 = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.to_bits(), x.to_bits(), "{line}");
+    }
+}
