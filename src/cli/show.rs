@@ -152,7 +152,7 @@ pub(crate) fn run(args: Args) -> CliResult {
         g.result, g.south_score, g.north_score, g.termination
     )?;
     if let Some(l) = g.loser_name() {
-        writeln!(out, "lost by {}: {}", clean_text(l), clean_text(&g.detail))?;
+        writeln!(out, "{} lost: {}", clean_text(l), clean_text(&g.detail))?;
     } else if !g.detail.is_empty() {
         writeln!(out, "{}", clean_text(&g.detail))?;
     }

@@ -184,7 +184,7 @@ fn solve_with_progress(
                 let nodes = live.load(Ordering::Relaxed) - start_nodes;
                 let secs = started.elapsed().as_secs_f64().max(1e-9);
                 let range = match *bounds.lock().expect("not poisoned") {
-                    Some(s) => format!("value in {}..={}", s.lower, s.upper),
+                    Some(s) => format!("value from {} to {}", s.lower, s.upper),
                     None => "first search".to_string(),
                 };
                 bar.set_message(format!(
@@ -203,7 +203,7 @@ fn solve_with_progress(
             steps += 1;
             *bounds.lock().expect("not poisoned") = Some(*s);
             bar.println(format!(
-                "search {steps}: value in {}..={} after {:.1} s, {:.1} M nodes ({:.2} M nodes/s), transposition table {:.1}% full",
+                "search {steps}: value from {} to {} after {:.1} s, {:.1} M nodes ({:.2} M nodes/s), transposition table {:.1}% full",
                 s.lower,
                 s.upper,
                 s.elapsed.as_secs_f64(),

@@ -236,7 +236,7 @@ mod tests {
                     self.depth = d;
                     Ok(())
                 }
-                ("depth", _) => Err(format!("expected an integer in 1..=9, got {value}")),
+                ("depth", _) => Err(format!("expected an integer from 1 to 9, got {value}")),
                 _ => Err(format!("unknown option {name:?}")),
             }
         }

@@ -51,7 +51,9 @@ impl EngineOption {
         match &self.kind {
             OptionKind::Int { min, max, .. } => match value.as_i64() {
                 Some(v) if (*min..=*max).contains(&v) => Ok(()),
-                _ => Err(format!("expected an integer in {min}..={max}, got {value}")),
+                _ => Err(format!(
+                    "expected an integer from {min} to {max}, got {value}"
+                )),
             },
             OptionKind::Bool { .. } => match value {
                 Value::Bool(_) => Ok(()),
@@ -154,7 +156,7 @@ mod tests {
                 .unwrap_err()
                 .contains("not an integer")
         );
-        assert!(int().parse_text("99").unwrap_err().contains("1..=9"));
+        assert!(int().parse_text("99").unwrap_err().contains("from 1 to 9"));
         let b = EngineOption {
             name: "book".into(),
             kind: OptionKind::Bool { default: true },

@@ -48,6 +48,13 @@ pub(crate) fn standings_table(s: &Standings, width: usize, max_rows: usize) -> S
         .max(6)
         .min(width.saturating_sub(FIXED).max(8))
         .min(crate::record::MAX_NAME_CHARS);
+    // Else a finite Elo beside a score of 100% reads as a mistake (the leaderboard's notes
+    // say more). The note takes an engine's line where lines are counted.
+    let note = s.groups.iter().any(|g| g.regularized);
+    let max_rows = match note && max_rows < s.rows.len() {
+        true => max_rows.saturating_sub(1).max(1),
+        false => max_rows,
+    };
     let mut out = format!(
         "{:>3}  {:<name_width$}  {:>13}  {:>6}  {:>6}  {:>7}  {:>6}\n",
         "#", "engine", "elo", "games", "score", "margin", "faults"
@@ -66,6 +73,11 @@ pub(crate) fn standings_table(s: &Standings, width: usize, max_rows: usize) -> S
     }
     if s.rows.len() > max_rows {
         out.push_str(&format!("     ... {} more\n", s.rows.len() - max_rows));
+    }
+    if note {
+        out.push_str(
+            "(elo counts one unplayed draw a pairing: an engine won or lost every game)\n",
+        );
     }
     out
 }
@@ -118,6 +130,42 @@ mod tests {
         assert!(t.lines().all(|l| l.chars().count() <= 8 + FIXED), "{t}");
         assert!(t.ends_with("... 2 more\n"), "{t}");
         assert!(standings_line(&s).contains("plain"));
+    }
+
+    /// A finite Elo beside a score of 100% comes with the words that explain it, and only
+    /// then.
+    #[test]
+    fn virtual_draws_are_noted_under_the_table() {
+        let s = super::super::tests::sample();
+        assert!(!standings_table(&s, 80, 24).contains("unplayed draw"));
+        use crate::record::{GameResult, GameRow, Termination};
+        let mut t = crate::stats::Tally::new();
+        for k in 0..4u64 {
+            let game = format!("g-{k}");
+            let (south, north, result) = if k % 2 == 0 {
+                ("strong", "weak", GameResult::SouthWins)
+            } else {
+                ("weak", "strong", GameResult::NorthWins)
+            };
+            t.add(&GameRow {
+                game: &game,
+                pair: Some(k / 2),
+                south,
+                north,
+                result,
+                south_score: Some(30),
+                north_score: Some(18),
+                termination: Termination::Normal,
+                loser: None,
+                repeat: false,
+            });
+        }
+        let table = standings_table(&t.standings(None).unwrap(), 80, 24);
+        assert!(
+            table.ends_with("an engine won or lost every game)\n"),
+            "{table}"
+        );
+        assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
     }
 
     /// `hard` and `h\u{430}rd` (a Cyrillic a) are two engines: the table shows the

@@ -6,7 +6,7 @@ use crate::record::{TimeControl, check_name, clean_text, fit_width};
 use crate::supervisor::{EngineCommand, ResourceLimits};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One engine of a tournament, as given by the user and as written to `tournament.toml`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -277,6 +277,21 @@ impl SpecError {
                     "there is no built-in engine {word:?}: did you mean builtin={near}? \
                      (built-ins: {builtins})"
                 ),
+                // A path is most likely the engine's program.
+                None if word.contains('/') || Path::new(word).is_file() => format!(
+                    "expected KEY=VALUE: a program is given as cmd=PROGRAM, write \
+                     cmd={word} (its arguments as arg=, one each)"
+                ),
+                // A plain word is most likely meant as a built-in's name.
+                None if word
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_') =>
+                {
+                    format!(
+                        "expected KEY=VALUE: there is no built-in engine {word:?} (built-ins: \
+                         {builtins}), and a program is given as cmd=PROGRAM"
+                    )
+                }
                 None => format!(
                     "expected KEY=VALUE, e.g. cmd=PROGRAM for a program or builtin=NAME for a \
                      built-in engine ({builtins})"

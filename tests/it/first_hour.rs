@@ -756,7 +756,8 @@ fn a_mistyped_built_in_name_gets_the_built_in_it_means() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("expected KEY=VALUE") && !err.contains("did you mean"),
+        err.contains("expected KEY=VALUE: there is no built-in engine \"myengine\"")
+            && !err.contains("did you mean"),
         "{err}"
     );
     assert!(!tmp.path().join("out").exists());

@@ -558,6 +558,34 @@ fn show_prints_a_recorded_game() {
     crate::common::assert_no_survivors(None, Some(&mark));
 }
 
+/// A game lost by a fault is shown ending with who lost and why, in that order.
+#[test]
+fn show_says_who_lost_a_game_by_a_fault_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = crate::common::marker("show-fault");
+    let args = [
+        vec!["match".to_string()],
+        engine("illegal-move", "cheat", &mark),
+        engine("good", "fair", &mark),
+        ["--quiet", "--games", "2", "--time-margin", "5s", "--out"]
+            .map(String::from)
+            .to_vec(),
+        vec![out.display().to_string()],
+    ]
+    .concat();
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = kalaha()
+        .args(["show", &out.display().to_string(), "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("\ncheat lost: illegal move"), "{s}");
+    crate::common::assert_no_survivors(None, Some(&mark));
+}
+
 #[test]
 fn a_folder_that_is_not_a_results_folder_is_named_for_what_it_is() {
     let dir = tempfile::tempdir().unwrap();

@@ -74,7 +74,7 @@ impl IllegalMove {
     fn describe(&self) -> String {
         match self.reason {
             IllegalReason::OutOfRange => format!(
-                "illegal move: pit {} is out of range, {} pits are numbered 1..={}",
+                "illegal move: pit {} is out of range, {} pits are numbered 1 to {}",
                 self.pit, self.side, self.pits
             ),
             IllegalReason::EmptyPit => {

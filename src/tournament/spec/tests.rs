@@ -349,3 +349,18 @@ fn a_bare_word_after_cmd_is_said_to_be_an_arg() {
     let e = EngineSpec::parse(&["eng/mine.py"]).unwrap_err().to_string();
     assert!(e.contains("expected KEY=VALUE"), "{e}");
 }
+
+/// A bare word that is no built-in's near miss is said to be what it most likely is: a
+/// path the program (`cmd=`), a plain word the name of a built-in that does not exist.
+#[test]
+fn a_bare_word_is_said_to_be_a_program_or_an_unknown_built_in() {
+    let e = EngineSpec::parse(&["./eng.py"]).unwrap_err().to_string();
+    assert!(e.contains("write cmd=./eng.py"), "{e}");
+    let e = EngineSpec::parse(&["hardest"]).unwrap_err().to_string();
+    assert!(
+        e.contains("there is no built-in engine \"hardest\" (built-ins: random,"),
+        "{e}"
+    );
+    let e = EngineSpec::parse(&["x:y"]).unwrap_err().to_string();
+    assert!(e.contains("e.g. cmd=PROGRAM for a program"), "{e}");
+}
