@@ -201,6 +201,31 @@ fn an_empty_name_fails_hello_fields() {
     assert_no_survivors(None, Some(&mark));
 }
 
+/// A declared option that breaks the engine fails the `options` step, named with its
+/// value; the engine is started again for the next steps, and the count stays the same.
+#[test]
+fn an_option_that_breaks_the_engine_fails_the_options_step_by_name() {
+    let (code, out, _, mark) = check_fake("option-breaks");
+    assert_eq!(code, 1, "{out}");
+    assert_report_shape(&out);
+    let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert_eq!(failed.len(), 1, "{out}");
+    assert!(
+        failed[0]
+            .starts_with("FAIL options: option depth set to 1: a line that is not a JSON object")
+            && failed[0].ends_with(" (received: not json)"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .last()
+            .unwrap()
+            .starts_with("24 of 27 steps passed, 1 failed or not run, 2 skipped"),
+        "{out}"
+    );
+    assert_no_survivors(None, Some(&mark));
+}
+
 #[test]
 fn malformed_log_and_info_lines_pass() {
     let (code, out, _, mark) = check_fake("bad-log-info");
