@@ -19,6 +19,8 @@
 //!   line that is not UTF-8) before each answer (`hello`, `pong`, `move`);
 //! - `minimal-hello`: plays `good` with a `hello` of only `protocol` and `name`;
 //! - `with-options`: plays `good`, declaring an int option `depth` (default 3, 1 to 9);
+//! - `option-breaks`: plays `with-options`, but answers `depth` set to 1 with a line that is
+//!   not JSON;
 //! - `empty-name`: plays `good` with an empty `name` in its `hello`;
 //! - `long-name`: plays `good` with a 70 000-byte `hello` name that starts with an escape
 //!   sequence;
@@ -156,6 +158,10 @@ fn main() {
                     _ => {}
                 }
             }
+            ToEngine::Option { value, .. } if mode == "option-breaks" && value == 1 => {
+                let _ = writeln!(out, "not json");
+                let _ = out.flush();
+            }
             ToEngine::Quit if mode != "ignore-quit" => return,
             _ => {}
         }
@@ -231,6 +237,7 @@ fn before_start(mode: &str) -> bool {
         | "chatty"
         | "escape-level"
         | "with-options"
+        | "option-breaks"
         | "tty-probe"
         | "exit-after-game-over"
         | "move-after-game-over"
@@ -246,7 +253,7 @@ fn before_start(mode: &str) -> bool {
 /// The `hello` of a mode.
 fn hello(out: &mut impl Write, mode: &str) {
     match mode {
-        "with-options" => {
+        "with-options" | "option-breaks" => {
             let _ = writeln!(
                 out,
                 r#"{{"type":"hello","protocol":1,"name":"fake-with-options","version":"0","author":"tests","options":[{{"name":"depth","type":"int","default":3,"min":1,"max":9}}]}}"#

@@ -1,6 +1,6 @@
 # A one-node Slurm on this machine, for the tests of the recipes (sourced by test-slurm.sh
-# and test-slurm-sprt.sh, which define log, skip and fail, TASKS (the node's CPUs) and
-# SLURM_PORT (slurmctld's port; slurmd takes the next)).
+# and test-slurm-sprt.sh after test-common.sh, which defines log, skip and fail; they
+# define TASKS (the node's CPUs) and SLURM_PORT (slurmctld's port; slurmd takes the next)).
 #
 # - Installs Debian's slurm-wlm and munge when they are missing (needs root and apt).
 # - Starts munged (unless one answers), then slurmctld and slurmd with a minimal slurm.conf

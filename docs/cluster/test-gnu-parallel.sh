@@ -15,43 +15,9 @@
 # cannot be installed it prints a line starting with "SKIP:" and exits 0.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-KALAHA=${KALAHA:-$ROOT/target/release/kalaha}
+source "$(dirname "$0")/test-common.sh"
 
-log() { printf 'test-gnu-parallel: %s %s\n' "$(date +%T)" "$*"; }
-skip() {
-    printf 'SKIP: test-gnu-parallel: %s\n' "$*"
-    exit 0
-}
-fail() {
-    printf 'FAIL: test-gnu-parallel: %s\n' "$*" >&2
-    exit 1
-}
-
-if [ ! -x "$KALAHA" ]; then
-    log "building $KALAHA"
-    (cd "$ROOT" && cargo build --release --quiet) || fail "cargo build --release failed"
-fi
-KALAHA=$(cd "$(dirname "$KALAHA")" && pwd)/$(basename "$KALAHA")
-
-if ! command -v parallel >/dev/null; then
-    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null ||
-        skip "GNU parallel is not installed (apt-get install parallel)"
-    log "installing parallel"
-    export DEBIAN_FRONTEND=noninteractive
-    { apt-get update -qq && apt-get install -y -qq parallel >/dev/null; } ||
-        skip "apt-get could not install parallel"
-fi
-parallel --version 2>/dev/null | grep -q 'GNU parallel' || fail "parallel is not GNU parallel"
-
-WORK=$(mktemp -d /tmp/kalaha-parallel.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-# The recipe calls `kalaha` from the PATH; GNU parallel asks for a citation unless told.
-mkdir -p "$WORK/bin" "$WORK/home/.parallel"
-ln -s "$KALAHA" "$WORK/bin/kalaha"
-touch "$WORK/home/.parallel/will-cite"
-export PATH="$WORK/bin:$PATH" HOME="$WORK/home"
+use_parallel
 
 # Deterministic built-ins: first and greedy; medium and hard with a fixed depth and far more
 # time than they need; random is seeded by the game id.

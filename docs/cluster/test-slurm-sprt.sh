@@ -20,28 +20,10 @@
 # installed or started here it prints a line starting with "SKIP:" and exits 0.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-KALAHA=${KALAHA:-$ROOT/target/release/kalaha}
+source "$(dirname "$0")/test-common.sh"
 TASKS=4
 SLURM_PORT=${SLURM_PORT:-16827}
 TIMEOUT=${TIMEOUT:-300} # seconds for the array job
-
-log() { printf 'test-slurm-sprt: %s %s\n' "$(date +%T)" "$*"; }
-skip() {
-    printf 'SKIP: test-slurm-sprt: %s\n' "$*"
-    exit 0
-}
-fail() {
-    printf 'FAIL: test-slurm-sprt: %s\n' "$*" >&2
-    exit 1
-}
-
-if [ ! -x "$KALAHA" ]; then
-    log "building $KALAHA"
-    (cd "$ROOT" && cargo build --release --quiet) || fail "cargo build --release failed"
-fi
-KALAHA=$(cd "$(dirname "$KALAHA")" && pwd)/$(basename "$KALAHA")
 
 source "$HERE/slurm-local.sh"
 

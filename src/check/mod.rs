@@ -24,14 +24,33 @@ pub(crate) use steps::{StepOutcome, Steps, Subject};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepResult {
     pub name: String,
-    /// `None` when the step passed.
-    pub failure: Option<Failure>,
+    pub outcome: Outcome,
     /// Things a passed step noticed that the protocol allows but advises against (such
     /// as a `hello` without `version`); they do not fail the step.
     pub warnings: Vec<String>,
     /// Steps this result stands for: 1, or the number of steps not run after the engine
     /// died.
     pub steps: usize,
+}
+
+/// What became of a step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Passed,
+    Failed(Failure),
+    /// The step does not apply to this engine (it declares no option, the spec gives
+    /// none): the reason. Every check counts the same steps; these are said as skipped.
+    Skipped(String),
+}
+
+impl StepResult {
+    /// The failure, if the step failed.
+    pub fn failure(&self) -> Option<&Failure> {
+        match &self.outcome {
+            Outcome::Failed(f) => Some(f),
+            Outcome::Passed | Outcome::Skipped(_) => None,
+        }
+    }
 }
 
 /// Why a step failed, and the line that showed it (if any).
@@ -44,17 +63,20 @@ pub struct Failure {
 impl std::fmt::Display for StepResult {
     /// One line, with whatever came from the engine made safe to show.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = match &self.failure {
-            None if self.warnings.is_empty() => format!("PASS {}", self.name),
-            None => format!("PASS {} (warning: {})", self.name, self.warnings.join("; ")),
+        let text = match &self.outcome {
+            Outcome::Passed if self.warnings.is_empty() => format!("PASS {}", self.name),
+            Outcome::Passed => {
+                format!("PASS {} (warning: {})", self.name, self.warnings.join("; "))
+            }
+            Outcome::Skipped(reason) => format!("SKIP {}: {reason}", self.name),
             // A reason that already quotes the line does not get it twice.
-            Some(Failure {
+            Outcome::Failed(Failure {
                 reason,
                 received: Some(line),
             }) if !reason.contains(&*crate::record::clean_text(line)) => {
                 format!("FAIL {}: {reason} (received: {line})", self.name)
             }
-            Some(Failure { reason, .. }) => format!("FAIL {}: {reason}", self.name),
+            Outcome::Failed(Failure { reason, .. }) => format!("FAIL {}: {reason}", self.name),
         };
         f.write_str(&crate::record::clean_text(&text))
     }
@@ -157,6 +179,8 @@ impl Checker<'_> {
             Ok(e) => e,
             Err(e) => {
                 self.steps.give_up(format!("not run: {e}"));
+                // handshake and hello-fields
+                self.steps.not_run += 2;
                 self.steps.push("start", Some(Failure::from(e)), Vec::new());
                 return;
             }
@@ -175,18 +199,26 @@ impl Checker<'_> {
             Err(e) => {
                 engine.shutdown().await;
                 self.steps.give_up("not run: no handshake");
+                // hello-fields
+                self.steps.not_run += 1;
                 self.steps.push("handshake", Some(e.into()), Vec::new());
             }
         }
     }
 
     /// Sets the options of the engine spec, as a tournament does after the handshake (and
-    /// again after the steps that try other values, so that later steps see the user's).
-    /// An option the engine does not declare, or a value that does not fit, stops the check
-    /// as a usage error.
+    /// again after the steps that try other values, so that later steps see the user's);
+    /// skipped when the spec gives none. An option the engine does not declare, or a value
+    /// that does not fit, stops the check as a usage error.
     async fn spec_options_step(&mut self, name: &str) {
-        if self.options.is_empty() || self.steps.dead.is_some() {
+        if self.steps.dead.is_some() {
+            self.steps.not_run += 1;
             return;
+        }
+        if self.options.is_empty() {
+            return self
+                .steps
+                .skip(name, "the engine spec gives no option.NAME=VALUE");
         }
         let options = self.options;
         if let Ok(e) = self.steps.subject().await
@@ -214,33 +246,34 @@ impl Checker<'_> {
         .await;
     }
 
+    /// Every declared option, in one step (skipped when the engine declares none), then an
+    /// unknown option ignored.
     async fn option_steps(&mut self) {
-        let options = match self.steps.subject().await {
-            Ok(e) => e.hello().options.clone(),
-            Err(_) => Vec::new(),
-        };
-        for opt in options {
-            let name = format!("option {}", opt.name);
-            let values: Vec<Value> = match &opt.kind {
-                // Not the maximum: for sizes such as a hash table it may not fit this
-                // machine, and the result would depend on where the check runs.
-                OptionKind::Int { default, min, .. } => vec![json!(min), json!(default)],
-                OptionKind::Bool { default } => vec![json!(!default), json!(default)],
-                OptionKind::String { default } => vec![json!(default)],
-                OptionKind::Choice { default, values } => values
-                    .iter()
-                    .map(|v| json!(v))
-                    .chain([json!(default)])
-                    .collect(),
-            };
-            self.step(&name, async |e: &mut Engine| {
-                for v in values {
-                    e.set_option(&opt.name, v).await.map_err(fail)?;
-                    e.ping().await.map_err(fail)?;
-                }
-                Ok(())
-            })
-            .await;
+        match self.steps.subject().await {
+            Err(_) => self.steps.not_run += 1,
+            Ok(e) if e.hello().options.is_empty() => {
+                self.steps.skip("options", "the engine declares no option")
+            }
+            Ok(e) => {
+                let options = e.hello().options.clone();
+                self.step("options", async |e: &mut Engine| {
+                    for opt in options {
+                        for v in tried_values(&opt.kind) {
+                            let named = |(mut f, fatal): (Failure, bool)| {
+                                f.reason = format!("option {} set to {v}: {}", opt.name, f.reason);
+                                (f, fatal)
+                            };
+                            e.set_option(&opt.name, v.clone())
+                                .await
+                                .map_err(fail)
+                                .map_err(named)?;
+                            e.ping().await.map_err(fail).map_err(named)?;
+                        }
+                    }
+                    Ok(())
+                })
+                .await;
+            }
         }
         self.step("bad-option-ignored", async |e: &mut Engine| {
             let bad = ToEngine::Option {
@@ -464,6 +497,23 @@ impl Checker<'_> {
             ))),
         };
         self.steps.push("quit", failure, Vec::new());
+    }
+}
+
+/// The values the `options` step sets an option of `kind` to, in order: the minimum and
+/// the default of an `int` (not the maximum: for sizes such as a hash table it may not fit
+/// this machine, and the result would depend on where the check runs), both values of a
+/// `bool`, every value of a `choice` then its default, the default of a `string`.
+fn tried_values(kind: &OptionKind) -> Vec<Value> {
+    match kind {
+        OptionKind::Int { default, min, .. } => vec![json!(min), json!(default)],
+        OptionKind::Bool { default } => vec![json!(!default), json!(default)],
+        OptionKind::String { default } => vec![json!(default)],
+        OptionKind::Choice { default, values } => values
+            .iter()
+            .map(|v| json!(v))
+            .chain([json!(default)])
+            .collect(),
     }
 }
 

@@ -1,9 +1,10 @@
 //! The step runner both checks share (`kalaha check` for kalaha engines and for KGP
 //! agents): steps run one after another against one running program, which is started
 //! again after a step fails; once it cannot be used, the remaining steps are counted and
-//! reported in one last line, as not run, with the reason.
+//! reported in one last line, as not run, with the reason. A step that does not apply to
+//! the program is said as skipped: every check of one kind counts the same steps.
 
-use super::{Failure, StepResult};
+use super::{Failure, Outcome, StepResult};
 
 /// What a step returns: the warnings of a passed step, or the failure and whether the
 /// program can no longer be used (`true`: the remaining steps do not run).
@@ -30,7 +31,7 @@ pub(crate) struct Steps<'a, T: Subject> {
     /// run.
     pub dead: Option<String>,
     /// Steps not run because the program is dead.
-    pub skipped: usize,
+    pub not_run: usize,
     results: Vec<StepResult>,
     report: &'a mut dyn FnMut(&StepResult),
 }
@@ -42,7 +43,7 @@ impl<'a, T: Subject> Steps<'a, T> {
             start,
             subject: None,
             dead: None,
-            skipped: 0,
+            not_run: 0,
             results: Vec::new(),
             report,
         }
@@ -55,9 +56,22 @@ impl<'a, T: Subject> Steps<'a, T> {
 
     /// Records the result of a step.
     pub(crate) fn push(&mut self, name: &str, failure: Option<Failure>, warnings: Vec<String>) {
+        let outcome = match failure {
+            Some(f) => Outcome::Failed(f),
+            None => Outcome::Passed,
+        };
+        self.record(name, outcome, warnings);
+    }
+
+    /// Records a step that does not apply to this program, for `reason`.
+    pub(crate) fn skip(&mut self, name: &str, reason: &str) {
+        self.record(name, Outcome::Skipped(reason.to_string()), Vec::new());
+    }
+
+    fn record(&mut self, name: &str, outcome: Outcome, warnings: Vec<String>) {
         let r = StepResult {
             name: name.to_string(),
-            failure,
+            outcome,
             warnings,
             steps: 1,
         };
@@ -103,7 +117,7 @@ impl<'a, T: Subject> Steps<'a, T> {
         let subject = match self.subject().await {
             Ok(s) => s,
             Err(_) => {
-                self.skipped += 1;
+                self.not_run += 1;
                 return;
             }
         };
@@ -125,7 +139,7 @@ impl<'a, T: Subject> Steps<'a, T> {
     /// cannot be started again; the step is then counted as not run).
     pub(crate) async fn take_for_last_step(&mut self) -> Option<T> {
         if self.subject().await.is_err() {
-            self.skipped += 1;
+            self.not_run += 1;
             return None;
         }
         self.subject.take()
@@ -141,15 +155,15 @@ impl<'a, T: Subject> Steps<'a, T> {
     /// Every result, the steps not run counted in one last line with the reason.
     pub(crate) async fn finish(mut self) -> Vec<StepResult> {
         self.stop().await;
-        if self.skipped > 0 {
+        if self.not_run > 0 {
             let reason = self.dead.clone().unwrap_or_default();
             let name = format!(
                 "{} more",
-                crate::record::counted(self.skipped as u64, "step")
+                crate::record::counted(self.not_run as u64, "step")
             );
             self.fail(&name, reason);
             if let Some(last) = self.results.last_mut() {
-                last.steps = self.skipped;
+                last.steps = self.not_run;
             }
         }
         self.results

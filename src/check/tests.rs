@@ -30,7 +30,7 @@ fn test_positions_exist() {
 fn results_print_as_specified() {
     let r = StepResult {
         name: "go-start".into(),
-        failure: Some(Failure::with_line("bad", "move 3")),
+        outcome: Outcome::Failed(Failure::with_line("bad", "move 3")),
         warnings: Vec::new(),
         steps: 1,
     };
@@ -38,7 +38,7 @@ fn results_print_as_specified() {
     let stray = r#"{"type":"move","pit":1}"#;
     let r = StepResult {
         name: "go-clock".into(),
-        failure: Some(Failure::from(EngineError::Unrequested {
+        outcome: Outcome::Failed(Failure::from(EngineError::Unrequested {
             kind: "move",
             line: stray.into(),
         })),
@@ -51,7 +51,7 @@ fn results_print_as_specified() {
     );
     let r = StepResult {
         name: "hello-fields".into(),
-        failure: None,
+        outcome: Outcome::Passed,
         warnings: vec!["no version".into(), "no author".into()],
         steps: 1,
     };
@@ -59,4 +59,11 @@ fn results_print_as_specified() {
         r.to_string(),
         "PASS hello-fields (warning: no version; no author)"
     );
+    let r = StepResult {
+        name: "options".into(),
+        outcome: Outcome::Skipped("the engine declares no option".into()),
+        warnings: Vec::new(),
+        steps: 1,
+    };
+    assert_eq!(r.to_string(), "SKIP options: the engine declares no option");
 }

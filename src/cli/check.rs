@@ -14,8 +14,9 @@ use std::time::Duration;
 /// Check that an engine follows the protocol (protocol.md).
 ///
 /// Prints one line per step, `PASS step` (with `(warning: ...)` for what the protocol allows
-/// but advises against) or `FAIL step: reason (received: line)`, and exits with 1 if any
-/// step failed.
+/// but advises against), `FAIL step: reason (received: line)` or `SKIP step: reason` (a step
+/// that does not apply to the engine), then how many of the steps passed: the same number
+/// of steps for every engine. Exits with 1 if any step failed.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example:\n  kalaha check -- python3 engines/python/example.py\n  \
@@ -157,22 +158,38 @@ pub(crate) fn run(args: Args) -> CliResult {
     if let Some(e) = write_error {
         return Err(e.into());
     }
-    let steps: usize = results.iter().map(|r| r.steps).sum();
-    let failed: usize = results
-        .iter()
-        .filter(|r| r.failure.is_some())
-        .map(|r| r.steps)
-        .sum();
-    writeln!(
-        out,
-        "{} of {steps} steps passed: {}",
-        steps - failed,
-        match (failed, protocol) {
-            (0, EngineProtocol::Kalaha) => "the engine follows the protocol",
-            (_, EngineProtocol::Kalaha) => "the engine does NOT follow the protocol",
-            (0, EngineProtocol::Kgp) => "the agent plays KGP as kalaha needs it",
-            (_, EngineProtocol::Kgp) => "the agent does NOT play KGP as kalaha needs it",
-        }
-    )?;
-    Ok(if failed == 0 { 0 } else { 1 })
+    writeln!(out, "{}", summary(&results, protocol))?;
+    let failed = results.iter().any(|r| r.failure().is_some());
+    Ok(if failed { 1 } else { 0 })
+}
+
+/// The last line of a check: how many of its steps passed, failed (or were not run) and
+/// were skipped, of a total that is the same for every program a check of `protocol`
+/// runs, and what that means.
+fn summary(results: &[crate::check::StepResult], protocol: EngineProtocol) -> String {
+    use crate::check::Outcome;
+    let count = |f: fn(&Outcome) -> bool| -> usize {
+        results
+            .iter()
+            .filter(|r| f(&r.outcome))
+            .map(|r| r.steps)
+            .sum()
+    };
+    let passed = count(|o| matches!(o, Outcome::Passed));
+    let failed = count(|o| matches!(o, Outcome::Failed(_)));
+    let skipped = count(|o| matches!(o, Outcome::Skipped(_)));
+    let mut text = format!("{passed} of {} steps passed", passed + failed + skipped);
+    if failed > 0 {
+        text.push_str(&format!(", {failed} failed or not run"));
+    }
+    if skipped > 0 {
+        text.push_str(&format!(", {skipped} skipped (they do not apply)"));
+    }
+    let meaning = match (failed, protocol) {
+        (0, EngineProtocol::Kalaha) => "the engine follows the protocol",
+        (_, EngineProtocol::Kalaha) => "the engine does NOT follow the protocol",
+        (0, EngineProtocol::Kgp) => "the agent plays KGP as kalaha needs it",
+        (_, EngineProtocol::Kgp) => "the agent does NOT play KGP as kalaha needs it",
+    };
+    format!("{text}: {meaning}")
 }

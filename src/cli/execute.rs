@@ -224,11 +224,17 @@ fn print_header(
             (RunKind::Tournament, ScheduleKind::RoundRobin) => "round robin",
             (RunKind::Tournament, ScheduleKind::Gauntlet) => "gauntlet",
         };
-        let games = 2 * config.schedule.pairs_per_pairing;
-        // An SPRT stops as soon as it decides: its game count is a limit.
+        // An SPRT stops as soon as it decides: its game count is a limit, said here once.
+        // A worker of a test that several play plays its own pairs: its limit is theirs.
         let games = match kind {
-            RunKind::Sprt => format!("at most {games} games"),
-            _ => format!("{games} games per pairing"),
+            RunKind::Sprt => format!(
+                "at most {}",
+                crate::record::counted(config.schedule.games_in_shard(), "game")
+            ),
+            _ => format!(
+                "{} games per pairing",
+                2 * config.schedule.pairs_per_pairing
+            ),
         };
         let (openings, note) = config
             .schedule

@@ -30,7 +30,7 @@ fn every_event_has_its_name() {
         beta: 0.05,
         model: crate::stats::SprtModel::Normalized,
     }
-    .status(crate::stats::Pentanomial([1, 2, 3, 2, 1]), 18);
+    .status(crate::stats::Pentanomial([1, 2, 3, 2, 1]));
     let judgement = Judgement {
         status,
         penta: [1, 2, 3, 2, 1],

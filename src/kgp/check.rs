@@ -79,7 +79,7 @@ impl Checker<'_> {
             Ok(l) => l,
             Err(e) => {
                 steps.give_up(format!("not run: {e}"));
-                steps.skipped += 3;
+                steps.not_run += 3;
                 return steps.push("start", Some(failure(&e)), Vec::new());
             }
         };
@@ -88,7 +88,7 @@ impl Checker<'_> {
             Ok(a) => a,
             Err(e) => {
                 steps.give_up("not run: the agent never connected");
-                steps.skipped += 2;
+                steps.not_run += 2;
                 return steps.push("connect", Some(failure(&e)), Vec::new());
             }
         };
@@ -96,7 +96,7 @@ impl Checker<'_> {
         if let Err(e) = agent.handshake(end).await {
             agent.shutdown().await;
             steps.give_up("not run: no mode");
-            steps.skipped += 1;
+            steps.not_run += 1;
             return steps.push("mode", Some(failure(&e)), Vec::new());
         }
         steps.push("mode", None, Vec::new());

@@ -199,7 +199,7 @@ impl Test {
             _ => None,
         }
         .unwrap_or_default();
-        let status = self.sprt.status(pairing.penta, pairing.wdl.games());
+        let status = self.sprt.status(pairing.penta);
         let penta = pairing.penta.0;
         Judgement {
             status,
@@ -379,6 +379,35 @@ mod tests {
         }
     }
 
+    /// The games of a judgement are those of the pairs its LLR counts: not the first game
+    /// of a pair whose second has not finished, nor the game beside a repeated one.
+    #[test]
+    fn a_judgement_counts_the_games_of_its_pairs() {
+        let test = Test::new(&settings(), "new", "base");
+        let mut tally = Tally::new();
+        let mut add = |n: u64, repeat: bool| {
+            let (south, north) = if n % 2 == 1 {
+                ("new", "base")
+            } else {
+                ("base", "new")
+            };
+            let g = crate::results::sample_record("t", n, south, north);
+            tally.add(&crate::record::GameRow { repeat, ..g.row() });
+            let s = test.judge(&tally).status;
+            (s.pairs, s.games)
+        };
+        assert_eq!(add(1, false), (0, 0));
+        assert_eq!(add(2, false), (1, 2));
+        // The first game of pair 2 is played, its second is not yet.
+        assert_eq!(add(3, false), (1, 2));
+        assert_eq!(add(4, false), (2, 4));
+        // Pair 3 has a game that repeats an earlier one: it never completes.
+        assert_eq!(add(5, false), (2, 4));
+        assert_eq!(add(6, true), (2, 4));
+        assert_eq!(add(8, false), (2, 4));
+        assert_eq!(add(7, false), (3, 6));
+    }
+
     #[test]
     fn absurd_settings_are_refused_by_name() {
         let bad = |f: &dyn Fn(&mut SprtSettings)| {
@@ -437,7 +466,7 @@ mod tests {
         }
         .sprt();
         let penta = [1, 2, 3, 2, 1];
-        let s = sprt.status(crate::stats::Pentanomial(penta), 18);
+        let s = sprt.status(crate::stats::Pentanomial(penta));
         assert!(s.llr.is_nan());
         assert!(matches!(end_of(s, penta), Some(SprtEnd::Undefined(_))));
         let (code, text) = verdict(end_of(s, penta), s, penta, None, "a", "b");
@@ -449,7 +478,7 @@ mod tests {
     fn a_test_where_every_pair_scores_alike_stalls() {
         let sprt = settings().sprt();
         let penta = [0, 0, STALL_PAIRS, 0, 0];
-        let s = sprt.status(crate::stats::Pentanomial(penta), 2 * STALL_PAIRS);
+        let s = sprt.status(crate::stats::Pentanomial(penta));
         assert_eq!(s.decision, SprtDecision::Continue);
         assert!(matches!(end_of(s, penta), Some(SprtEnd::Stalled(_))));
         let (code, text) = verdict(end_of(s, penta), s, penta, None, "a", "b");
@@ -459,11 +488,11 @@ mod tests {
             "{text}"
         );
         let fewer = [0, 0, 10, 0, 0];
-        let s = sprt.status(crate::stats::Pentanomial(fewer), 20);
+        let s = sprt.status(crate::stats::Pentanomial(fewer));
         assert_eq!(end_of(s, fewer), None);
         // A sweep is not a stall: the LLR rises.
         let sweep = [0, 0, 0, 0, STALL_PAIRS];
-        let s = sprt.status(crate::stats::Pentanomial(sweep), 2 * STALL_PAIRS);
+        let s = sprt.status(crate::stats::Pentanomial(sweep));
         assert_eq!(end_of(s, sweep), None);
     }
 
@@ -474,8 +503,7 @@ mod tests {
     fn a_game_limit_reached_with_every_pair_drawn_says_why_there_was_no_decision() {
         let sprt = settings().sprt();
         let say = |penta: [u64; 5]| {
-            let pairs = penta.iter().sum::<u64>();
-            let s = sprt.status(crate::stats::Pentanomial(penta), 2 * pairs);
+            let s = sprt.status(crate::stats::Pentanomial(penta));
             assert_eq!(end_of(s, penta), None, "{penta:?}");
             let (code, text, _) = conclusion(&settings(), None, s, penta, "new", "old");
             assert_eq!(code, Verdict::NoDecision);

@@ -459,7 +459,8 @@ impl WorkerView {
         let games: u64 = pool.games_by_worker().iter().sum();
         writeln!(
             io::stdout().lock(),
-            "pooled {games} games of {} workers, in order {}{waiting}",
+            "pooled {} of {} workers, in order {}{waiting}",
+            crate::record::counted(games, "game"),
             self.worker.settings.workers.unwrap_or(1),
             pool.last().status.line()
         )

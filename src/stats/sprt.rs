@@ -103,7 +103,10 @@ impl Sprt {
 /// Where a test stands after a pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SprtStatus {
+    /// The completed game pairs the LLR counts.
     pub pairs: u64,
+    /// The games of those pairs: two a pair. A game whose partner has not finished, or
+    /// whose partner repeats an earlier game, is not among them.
     pub games: u64,
     pub llr: f64,
     pub lower: f64,
@@ -116,14 +119,14 @@ pub struct SprtStatus {
 }
 
 impl Sprt {
-    /// Where the test stands with the new engine's results `penta` (game pairs, what the
-    /// LLR uses) out of `games` games.
-    pub fn status(&self, penta: Pentanomial, games: u64) -> SprtStatus {
+    /// Where the test stands with the new engine's results `penta` (the game pairs the
+    /// LLR counts).
+    pub fn status(&self, penta: Pentanomial) -> SprtStatus {
         let llr = self.llr(&penta.0);
         let (lower, upper) = self.bounds();
         SprtStatus {
             pairs: penta.pairs(),
-            games,
+            games: 2 * penta.pairs(),
             llr,
             lower,
             upper,

@@ -233,11 +233,10 @@ impl View for LiveDisplay {
                 self.bar = Some(bar);
                 self.refresh_bar(tally, true);
             }
+            // The game limit is the header's (`cli::execute`), not repeated here.
             DisplayMode::Lines if self.until_decided => self.say(&format!(
-                "tournament {}: game pairs until the test decides, at most {} ({} done)",
-                info.id,
-                crate::record::counted(info.total, "game"),
-                info.done
+                "tournament {}: game pairs until the test decides ({} done)",
+                info.id, info.done
             ))?,
             DisplayMode::Lines => self.say(&format!(
                 "tournament {}: {} to play ({} done)",

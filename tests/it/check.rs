@@ -29,14 +29,42 @@ fn check_fake(mode: &str) -> (i32, String, Duration, String) {
     (code, out, took, mark)
 }
 
-/// Every line is a PASS or FAIL line, then the summary.
+/// The steps of every check of a kalaha engine, whatever it declares and however it fails.
+const STEPS: usize = 27;
+
+/// Every line is a PASS, FAIL or SKIP line, then the summary, which counts them: the same
+/// number of steps for every engine.
 fn assert_report_shape(out: &str) {
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines.len() >= 3, "{out}");
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     for l in &lines[..lines.len() - 1] {
-        assert!(l.starts_with("PASS ") || l.starts_with("FAIL "), "{l}");
+        let (kind, rest) = l.split_at(5);
+        // The steps not run after the engine died: one line, "N steps more: not run ...".
+        let steps = match rest.split_once(" more: ") {
+            Some((n, _)) => n
+                .trim_end_matches(['s', 't', 'e', 'p', ' '])
+                .parse()
+                .unwrap(),
+            None => 1,
+        };
+        match kind {
+            "PASS " => passed += steps,
+            "FAIL " => failed += steps,
+            "SKIP " => skipped += steps,
+            _ => panic!("{l}"),
+        }
     }
-    assert!(lines.last().unwrap().contains("steps passed"), "{out}");
+    assert_eq!(passed + failed + skipped, STEPS, "{out}");
+    let mut summary = format!("{passed} of {STEPS} steps passed");
+    if failed > 0 {
+        summary.push_str(&format!(", {failed} failed or not run"));
+    }
+    if skipped > 0 {
+        summary.push_str(&format!(", {skipped} skipped (they do not apply)"));
+    }
+    let last = lines.last().unwrap();
+    assert!(last.starts_with(&format!("{summary}: ")), "{out}");
 }
 
 #[test]
@@ -57,7 +85,7 @@ fn the_python_example_passes() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/engines/python/example.py");
     let (code, out, _) = check(&["--", "python3", script]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("PASS option extra_turn_bonus"), "{out}");
+    assert!(out.contains("PASS options\n"), "{out}");
     assert_report_shape(&out);
 }
 
@@ -81,6 +109,7 @@ fn builtin_engines_pass() {
             s.spawn(move || {
                 let (code, out, _) = check(&[&format!("builtin={name}")]);
                 assert_eq!(code, 0, "builtin={name}:\n{out}");
+                assert_report_shape(&out);
             });
         }
     });
@@ -169,6 +198,31 @@ fn an_empty_name_fails_hello_fields() {
     assert!(line.contains("\"name\" is empty"), "{line}");
     // Only that step fails.
     assert_eq!(out.matches("FAIL").count(), 1, "{out}");
+    assert_no_survivors(None, Some(&mark));
+}
+
+/// A declared option that breaks the engine fails the `options` step, named with its
+/// value; the engine is started again for the next steps, and the count stays the same.
+#[test]
+fn an_option_that_breaks_the_engine_fails_the_options_step_by_name() {
+    let (code, out, _, mark) = check_fake("option-breaks");
+    assert_eq!(code, 1, "{out}");
+    assert_report_shape(&out);
+    let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert_eq!(failed.len(), 1, "{out}");
+    assert!(
+        failed[0]
+            .starts_with("FAIL options: option depth set to 1: a line that is not a JSON object")
+            && failed[0].ends_with(" (received: not json)"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .last()
+            .unwrap()
+            .starts_with("24 of 27 steps passed, 1 failed or not run, 2 skipped"),
+        "{out}"
+    );
     assert_no_survivors(None, Some(&mark));
 }
 
@@ -290,7 +344,9 @@ fn the_spec_options_are_set_and_set_again_after_the_option_steps() {
     ]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("PASS spec-options\n"), "{out}");
-    assert!(out.contains("PASS option depth\n"), "{out}");
+    assert!(out.contains("PASS options\n"), "{out}");
+    assert!(out.contains("PASS spec-options-again\n"), "{out}");
+    assert_report_shape(&out);
     let sent = sent(&dir.path().join("check.1.transcript"));
     let depth = |m: &serde_json::Value| {
         (m["type"] == "option" && m["name"] == "depth").then(|| m["value"].clone())

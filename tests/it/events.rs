@@ -299,6 +299,8 @@ fn sprt_to_stdout(dir: &Path) -> Vec<Value> {
         let cells: Vec<&str> = line.split(',').collect();
         assert_eq!(s["pairs"].to_string(), cells[0]);
         assert_eq!(s["games"].to_string(), cells[1]);
+        // The games of the pairs counted.
+        assert_eq!(s["games"], 2 * s["pairs"].as_u64().unwrap(), "{s}");
         let penta: Vec<String> = (0..5).map(|i| s["penta"][i].to_string()).collect();
         assert_eq!(penta, cells[2..7]);
         assert_eq!(format!("{:.4}", s["llr"].as_f64().unwrap()), cells[7]);

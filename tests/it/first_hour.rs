@@ -187,10 +187,12 @@ fn the_sprt_header_gives_its_game_limit() {
     // The game limit is not a plan: no "games to play", no progress towards the limit,
     // and the end counts the games played, not a fraction of the limit.
     assert!(
-        stdout.contains("game pairs until the test decides, at most 2 games (0 done)"),
+        stdout.contains("game pairs until the test decides (0 done)"),
         "{}",
         text(&o)
     );
+    // The limit is said once, in the header.
+    assert_eq!(stdout.matches("at most").count(), 1, "{}", text(&o));
     assert!(!stdout.contains("to play"), "{}", text(&o));
     assert!(
         !stdout.contains("/2]") && !stdout.contains("2/2 done"),

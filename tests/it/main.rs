@@ -8,6 +8,7 @@ mod analysis;
 mod architecture;
 mod check;
 mod cli_doc;
+mod cluster_doc;
 mod containment;
 mod docs_run;
 mod events;

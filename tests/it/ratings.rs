@@ -431,19 +431,36 @@ fn sprt_accepts_h1_for_a_much_stronger_engine() {
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r[0].parse::<usize>().unwrap(), i + 1);
     }
-    // No game after the decision is recorded: games.csv holds the games the verdict
-    // counts, and the result file agrees with the verdict.
+    // No game after the decision is recorded: the pairs of games.csv with both games are
+    // the pairs the verdict counts, and their games its games (a game whose partner was
+    // still being played at the decision is not among them).
     let result: toml::Table = std::fs::read_to_string(out.join("sprt-result.toml"))
         .unwrap()
         .parse()
         .unwrap();
-    let csv_games = std::fs::read_to_string(out.join("games.csv"))
+    let mut games = csv::Reader::from_path(out.join("games.csv")).unwrap();
+    let pair = games
+        .headers()
         .unwrap()
-        .lines()
-        .count()
-        - 1;
-    assert_eq!(result["games"].as_integer(), Some(csv_games as i64));
+        .iter()
+        .position(|h| h == "pair")
+        .unwrap();
+    let mut by_pair = std::collections::HashMap::<String, i64>::new();
+    for r in games.records() {
+        *by_pair.entry(r.unwrap()[pair].to_string()).or_default() += 1;
+    }
+    let whole = by_pair.values().filter(|&&n| n == 2).count() as i64;
+    assert!(by_pair.values().all(|&n| n <= 2), "{by_pair:?}");
     assert_eq!(result["pairs"].as_integer(), Some(rows.len() as i64));
+    assert_eq!(result["pairs"].as_integer(), Some(whole));
+    assert_eq!(result["games"].as_integer(), Some(2 * whole));
+    // Every row of sprt.csv: two games a pair.
+    for r in &rows {
+        assert_eq!(
+            r[1].parse::<u64>().unwrap(),
+            2 * r[0].parse::<u64>().unwrap()
+        );
+    }
 }
 
 #[test]

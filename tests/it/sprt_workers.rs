@@ -171,6 +171,51 @@ fn workers_reach_the_verdict_of_one_machine_playing_the_pairs_in_order() {
     assert_eq!((lines(&w1), result(&w1)), (games, own));
 }
 
+/// A worker says its game limit once as it starts, and it is its own: the games of its
+/// pairs (here 3 of the test's 6 pairs), not the test's `--max-games`.
+#[test]
+fn a_worker_starts_by_saying_one_game_limit_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    let workers: Vec<Child> = (1..=2)
+        .map(|k| {
+            let mut args = worker_args(&shared, k, 2, &["--max-games", "12", "--id", "lines"]);
+            args.retain(|a| a != "-q");
+            start(&args)
+        })
+        .collect();
+    for (k, child) in (1..=2).zip(workers) {
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            matches!(o.status.code(), Some(0 | 3 | 4)),
+            "worker {k}: {}",
+            text(&o)
+        );
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        // The lines up to the first game.
+        let start: Vec<&str> = stdout
+            .lines()
+            .take_while(|l| !l.starts_with("pooled "))
+            .collect();
+        assert!(
+            start[0].starts_with(&format!(
+                "worker {k} of 2 of the SPRT of hard (new) against greedy (base) in "
+            )) && start[0].ends_with(&format!("; pairs {k}, {}, {}, ...", k + 2, k + 4)),
+            "{stdout}"
+        );
+        assert!(
+            start[1].starts_with("starting SPRT games: 2 engines, at most 6 games, 6x4, "),
+            "{stdout}"
+        );
+        assert!(
+            start.contains(&"tournament lines: game pairs until the test decides (0 done)"),
+            "{stdout}"
+        );
+        let limits: Vec<&&str> = start.iter().filter(|l| l.contains("at most")).collect();
+        assert_eq!(limits.len(), 1, "{stdout}");
+    }
+}
+
 /// Waits until `dir` holds at least `games` complete records.
 fn wait_for_games(dir: &Path, games: usize) {
     let t0 = Instant::now();

@@ -26,11 +26,11 @@ fn status_counts_pairs_until_a_decision() {
         model: SprtModel::Normalized,
     };
     let mut penta = Pentanomial([0, 0, 0, 1, 0]);
-    let mut status = sprt.status(penta, 3);
-    assert_eq!((status.pairs, status.games), (1, 3));
+    let mut status = sprt.status(penta);
+    assert_eq!((status.pairs, status.games), (1, 2));
     for _ in 0..2000 {
         penta.add_pair(4);
-        status = sprt.status(penta, 2 * penta.pairs());
+        status = sprt.status(penta);
         if status.decision != SprtDecision::Continue {
             break;
         }
