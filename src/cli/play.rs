@@ -188,7 +188,9 @@ pub(crate) fn run(args: Args) -> CliResult {
     // Titled by who plays once the engines have their names.
     let live = Live::new(mode, "kalaha play", Some(out.clone()));
     live.set_guide(Variant::of(&config.rules()), args.learn);
-    let mut page = live_page(live.clone(), args.port.unwrap_or(0), args.open, "the game")?;
+    // A session that could not begin keeps nothing, as one that recorded no game.
+    let mut page = live_page(live.clone(), args.port.unwrap_or(0), args.open, "the game")
+        .inspect_err(|_| remove_made(&made))?;
     println!(
         "games are written to {}; Ctrl-C ends the session",
         crate::record::shown_path(&out)
@@ -216,19 +218,7 @@ pub(crate) fn run(args: Args) -> CliResult {
         return Err(CliError::from(anyhow::anyhow!("{failure}")));
     }
     if summary.played == 0 {
-        // The innermost first: the session's folder, then a `results` made for it.
-        for (i, dir) in made.iter().enumerate() {
-            // The parent only if it is empty: another run may have put a folder there.
-            let removed = match i {
-                0 => std::fs::remove_dir_all(dir),
-                _ => std::fs::remove_dir(dir),
-            };
-            if let Err(e) = removed
-                && i == 0
-            {
-                eprintln!("failed to remove {}: {e}", crate::record::shown_path(dir));
-            }
-        }
+        remove_made(&made);
         println!("no game was played: no results were kept");
         return Ok(super::exit::OK);
     }
@@ -239,6 +229,23 @@ pub(crate) fn run(args: Args) -> CliResult {
         crate::record::shown_path(&out)
     );
     Ok(super::exit::OK)
+}
+
+/// Removes the folders made for a session that kept no game: `made[0]`, the session's
+/// folder, with what it holds, then the folders made for it, each only if it is empty
+/// (another run may have put a folder there).
+fn remove_made(made: &[std::path::PathBuf]) {
+    for (i, dir) in made.iter().enumerate() {
+        let removed = match i {
+            0 => std::fs::remove_dir_all(dir),
+            _ => std::fs::remove_dir(dir),
+        };
+        if let Err(e) = removed
+            && i == 0
+        {
+            eprintln!("failed to remove {}: {e}", crate::record::shown_path(dir));
+        }
+    }
 }
 
 /// Serves `live` on 127.0.0.1:`port`, prints the address (naming `what` it shows), opens

@@ -2516,3 +2516,22 @@ fn a_best_of_three_match_chosen_on_the_page_in_chromium() {
         "{standings}"
     );
 }
+
+/// A session whose page cannot be served (its port is taken) says so, and keeps nothing:
+/// neither its folder nor the `results/` made for it.
+#[test]
+fn a_session_on_a_taken_port_keeps_nothing() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args(["play", "--engine", "random", "--port", &port])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("choose another --port"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
