@@ -1613,3 +1613,68 @@ fn a_missing_tournament_toml_is_put_back_from_the_played_settings() {
     let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+/// A run stopped in its first moments, before its settings are saved (here SIGTERM while
+/// an engine starts; a full disk or `kill -9` leave the same folder), has nothing to
+/// resume: the resume says so and what to run instead, and that command takes the folder.
+#[test]
+fn a_run_stopped_before_its_settings_are_saved_starts_again_in_its_folder() {
+    for command in ["tournament", "sprt"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r");
+        let mark = marker("first-moments");
+        let mut args = vec![command.to_string(), "--quiet".into()];
+        args.extend(engine("slow-hello", "slow", &mark));
+        args.extend(strings(&[
+            "--engine",
+            "builtin=first",
+            "--pits",
+            "3",
+            "--seeds",
+            "2",
+        ]));
+        args.extend(strings(match command {
+            "sprt" => &["--max-games", "2"],
+            _ => &["--games", "2"],
+        }));
+        args.push("--out".into());
+        args.push(out.display().to_string());
+        let child = kalaha().args(&args).spawn().unwrap();
+        let end = Instant::now() + Duration::from_secs(10);
+        // The folder is claimed, and the engine takes a second to answer.
+        while !out.join("logs").is_dir() {
+            assert!(
+                Instant::now() < end,
+                "{command}: the run never claimed its folder"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // SAFETY: sending a signal to our own child has no memory-safety preconditions.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGTERM);
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_ne!(o.status.code(), Some(0), "{command}: {}", text(&o));
+        assert!(!out.join("tournament.toml").exists(), "{command}");
+        let resume = strings(&[command, "-q", "--resume", out.to_str().unwrap()]);
+        let o = run(&resume);
+        assert_eq!(o.status.code(), Some(2), "{command}: {}", text(&o));
+        let said = text(&o);
+        let again = format!("`kalaha {command} ... --out {}`", out.display());
+        assert!(
+            said.contains("holds no games and no tournament.toml: its run stopped before it saved its settings")
+                && said.contains(&again),
+            "{command}: {said}"
+        );
+        // The command that began the run, run again.
+        let o = run(&args);
+        assert!(
+            matches!(o.status.code(), Some(0 | 3 | 4)),
+            "{command}: {}",
+            text(&o)
+        );
+        assert_eq!(csv_rows(&out).len(), 2, "{command}");
+        assert!(out.join("tournament.toml").is_file(), "{command}");
+        assert_no_survivors(None, Some(&mark));
+    }
+}
