@@ -1232,7 +1232,9 @@ fn a_resume_refuses_a_schedule_that_gives_its_recorded_games_other_openings() {
         text(&o)
     );
     assert!(
-        text(&o).contains("the seed, the openings or the engines were changed after the run began"),
+        text(&o).contains(
+            ": the seed or opening_plies changed after the run began; put them back as they were"
+        ),
         "{}",
         text(&o)
     );
@@ -1249,6 +1251,68 @@ fn a_resume_refuses_a_schedule_that_gives_its_recorded_games_other_openings() {
         out.to_str().unwrap(),
     ]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// `games` lowered in `tournament.toml` and in the kept settings alike: the games
+/// recorded past the end of the shorter schedule name the setting and the least it must
+/// be. Raised, the games played are the first of the longer run, which goes on. The
+/// engines reordered in both files give the games played other seats, which is refused.
+#[test]
+fn a_resume_refuses_games_lowered_or_engines_reordered_in_both_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &["--games", "6", "--pits", "3", "--seeds", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let set_games = |from: &str, to: &str| {
+        for file in ["tournament.toml", ".played.toml"] {
+            let path = out.join(file);
+            let before = std::fs::read_to_string(&path).unwrap();
+            assert!(before.contains(from), "{before}");
+            std::fs::write(&path, before.replacen(from, to, 1)).unwrap();
+        }
+    };
+    let resume = || {
+        run(&strings(&[
+            "tournament",
+            "-q",
+            "--resume",
+            out.to_str().unwrap(),
+        ]))
+    };
+    set_games("games = 6", "games = 4");
+    let o = resume();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let said = text(&o);
+    assert!(
+        said.contains("tournament.toml, games: it says 4, but game ")
+            && said.contains(
+                " was played, of round 3 (games = 6 at least): games was lowered after the \
+                 run began; put it back as it was, or start a new run"
+            ),
+        "{said}"
+    );
+    set_games("games = 4", "games = 8");
+    let o = resume();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(csv_rows(&out).len(), 8);
+    for file in ["tournament.toml", ".played.toml"] {
+        let path = out.join(file);
+        let before = std::fs::read_to_string(&path).unwrap();
+        let parts: Vec<&str> = before.split("[[engine]]").collect();
+        assert_eq!(parts.len(), 3, "{before}");
+        let swapped = format!("{}[[engine]]{}[[engine]]{}", parts[0], parts[2], parts[1]);
+        std::fs::write(&path, swapped).unwrap();
+    }
+    let o = resume();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "the engines (their number or order) or the schedule were changed after the run \
+             began"
+        ),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
