@@ -112,7 +112,7 @@ pub(super) fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         }
         RunKind::Tournament | RunKind::Match => {}
     }
-    if let Some(e) = super::common::no_settings_to_resume(dir, kind.command()) {
+    if let Some(e) = super::common::no_settings_to_resume(dir) {
         return Err(e);
     }
     super::common::require_results_file(

@@ -1724,7 +1724,11 @@ fn a_run_stopped_before_its_settings_are_saved_starts_again_in_its_folder() {
         let o = run(&resume);
         assert_eq!(o.status.code(), Some(2), "{command}: {}", text(&o));
         let said = text(&o);
-        let again = format!("`kalaha {command} ... --out {}`", out.display());
+        let again = format!(
+            "run the command that began it again, with `--out {}` (a new run takes this \
+             folder)",
+            out.display()
+        );
         assert!(
             said.contains("holds no games and no tournament.toml: its run stopped before it saved its settings")
                 && said.contains(&again),
