@@ -15,6 +15,7 @@
 //! - `ignore-quit`: plays `good`, but ignores `quit`, the end of its input and SIGTERM;
 //! - `grandchild`: starts a child that holds stdout open, then exits at once;
 //! - `silent`: never answers anything;
+//! - `slow-hello`: plays `good`, but reads nothing for its first second;
 //! - `bad-log-info`: plays `good`, but sends malformed `log` and `info` lines (and a `log`
 //!   line that is not UTF-8) before each answer (`hello`, `pong`, `move`);
 //! - `minimal-hello`: plays `good` with a `hello` of only `protocol` and `name`;
@@ -206,6 +207,8 @@ fn before_start(mode: &str) -> bool {
             }
         }
         "daemon" => start_daemon(),
+        // Plays well, but takes a second to start.
+        "slow-hello" => std::thread::sleep(std::time::Duration::from_secs(1)),
         "fuzz" => {
             fuzz();
             return false;

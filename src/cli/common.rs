@@ -484,6 +484,39 @@ pub(crate) fn runs_inside(dir: &Path, file: fn(&Files) -> PathBuf) -> String {
 
 /// Checks that `dir` is a results folder holding `file`, with an error that says which of
 /// the three it is not (missing, not a folder, without the file) and what to `give`.
+/// Why the folder `dir`, given to `--resume`, holds no `tournament.toml`
+/// to resume from, when it is a results folder that lost it or never had it whole: its
+/// `.played.toml` keeps the settings (the command that puts it back), or the run stopped
+/// before it saved them (killed, or a full disk, in its first moments): nothing was
+/// played, so the command that began it, run again into the folder, starts it anew (a
+/// folder like that takes a new run). `None` otherwise.
+pub(crate) fn no_settings_to_resume(dir: &Path) -> Option<CliError> {
+    let files = Files::of(dir);
+    if !dir.is_dir() || files.tournament_toml().exists() {
+        return None;
+    }
+    let shown = crate::record::shown_path(dir);
+    if files.played_toml().is_file() {
+        // Deleted while the run went on, or since: the settings are still in the folder.
+        return Some(CliError::input_msg(format!(
+            "{shown} holds no tournament.toml, but its .played.toml keeps the settings the run \
+             began with: `cp {} {}` puts it back; then resume again",
+            super::shell::shell_path(&files.played_toml()),
+            super::shell::shell_path(&files.tournament_toml())
+        )));
+    }
+    let begun = files.logs().is_dir() || files.sprt_toml().is_file();
+    if files.hold_games() || !begun {
+        return None;
+    }
+    Some(CliError::input_msg(format!(
+        "{shown} holds no games and no tournament.toml: its run stopped before it saved its \
+         settings, so there is nothing to resume; run the command that began it again, \
+         with `--out {}` (a new run takes this folder), or remove the folder",
+        super::shell::shell_path(dir)
+    )))
+}
+
 pub(crate) fn require_results_file(
     dir: &Path,
     file: fn(&Files) -> PathBuf,

@@ -189,6 +189,9 @@ pub(crate) fn run(args: Args) -> CliResult {
                     super::shell::shell_path(dir)
                 )));
             }
+            if let Some(e) = super::common::no_settings_to_resume(dir) {
+                return Err(e);
+            }
             super::common::require_results_file(
                 dir,
                 crate::results::Files::sprt_toml,

@@ -112,16 +112,8 @@ pub(super) fn resume(dir: &std::path::Path, common: &CommonArgs) -> CliResult {
         }
         RunKind::Tournament | RunKind::Match => {}
     }
-    let files = crate::results::Files::of(dir);
-    if !files.tournament_toml().exists() && files.played_toml().is_file() {
-        // Deleted while the run went on, or since: the settings are still in the folder.
-        return Err(CliError::input_msg(format!(
-            "{} holds no tournament.toml, but its .played.toml keeps the settings the run \
-             began with: `cp {} {}` puts it back; then resume again",
-            crate::record::shown_path(dir),
-            super::shell::shell_path(&files.played_toml()),
-            super::shell::shell_path(&files.tournament_toml())
-        )));
+    if let Some(e) = super::common::no_settings_to_resume(dir) {
+        return Err(e);
     }
     super::common::require_results_file(
         dir,

@@ -236,8 +236,8 @@ impl ReadSummary {
     }
 }
 
-/// The columns the reader uses, by name; the first five must be present.
-const READ_COLUMNS: [&str; 9] = [
+/// The columns the reader uses, by name; the first four must be present.
+const READ_COLUMNS: [&str; 10] = [
     "game",
     "south",
     "north",
@@ -247,9 +247,12 @@ const READ_COLUMNS: [&str; 9] = [
     "north_score",
     "termination",
     "loser",
+    "plies",
 ];
 /// Their positions in the standard column order (for files without a header).
-const STANDARD_POSITIONS: [usize; 9] = [0, 3, 4, 6, 2, 7, 8, 10, 11];
+const STANDARD_POSITIONS: [usize; 10] = [0, 3, 4, 6, 2, 7, 8, 10, 11, 9];
+/// The place of `loser` in [`READ_COLUMNS`].
+const LOSER: usize = 8;
 const REQUIRED: usize = 4;
 
 /// A pair id that is not a number (a foreign file) still pairs its two games: hash it.
@@ -292,7 +295,7 @@ pub fn read_games_from(
         .buffer_capacity(1 << 16)
         .from_reader(file);
     let mut record = csv::ByteRecord::new();
-    let mut cols: [Option<usize>; 9] = STANDARD_POSITIONS.map(Some);
+    let mut cols: [Option<usize>; 10] = STANDARD_POSITIONS.map(Some);
     let mut summary = ReadSummary::default();
     let mut first = true;
     // The header's width: every row has as many columns.
@@ -355,7 +358,7 @@ pub fn read_games_from(
 /// One row as a [`GameRow`], or why it cannot be read.
 fn parse_row<'r>(
     record: &'r csv::ByteRecord,
-    cols: &[Option<usize>; 9],
+    cols: &[Option<usize>; 10],
 ) -> Result<GameRow<'r>, String> {
     let field = |k: usize| -> Result<Option<&'r str>, String> {
         match cols[k].and_then(|i| record.get(i)) {
@@ -392,7 +395,8 @@ fn parse_row<'r>(
         None | Some("") => Termination::Normal,
         Some(t) => t.parse()?,
     };
-    let loser = match field(8)?.map(from_text_cell) {
+    let loser_cell = field(LOSER)?;
+    let loser = match loser_cell.map(from_text_cell) {
         None | Some("") => None,
         Some("south") => Some(Side::South),
         Some("north") => Some(Side::North),
@@ -401,6 +405,27 @@ fn parse_row<'r>(
         Some(name) if name == north => Some(Side::North),
         Some(other) => return Err(format!("loser {other:?} is neither side")),
     };
+    // Every games.csv kalaha wrote has a `loser` column, filled for every fault and
+    // resignation; a file without the column (not kalaha's) has its loser read from the
+    // result, which makes the loser lose.
+    let loser = match (loser, loser_cell.is_some(), termination.names_loser()) {
+        (None, true, true) => {
+            return Err(format!("termination {termination} names no loser"));
+        }
+        (None, false, true) => match result {
+            GameResult::SouthWins => Some(Side::North),
+            GameResult::NorthWins => Some(Side::South),
+            GameResult::Draw => {
+                return Err(format!("termination {termination} with a drawn result"));
+            }
+        },
+        (loser, _, _) => loser,
+    };
+    if let Some(plies) = field(9)?.filter(|s| !s.is_empty())
+        && plies.parse::<u64>().is_err()
+    {
+        return Err(format!("plies {plies:?} is not a number of sowings"));
+    }
     let (south_score, north_score) = (score(5)?, score(6)?);
     check_consistent(result, south_score, north_score, termination, loser)?;
     Ok(GameRow {
@@ -419,8 +444,8 @@ fn parse_row<'r>(
 }
 
 /// A row kalaha could not have written is refused: a game played to its end whose result
-/// is not its stores' (or that names a loser), and a fault whose result does not make
-/// its loser lose.
+/// is not its stores', a loser named where no side lost by a fault or a resignation, and
+/// a fault whose result does not make its loser lose.
 fn check_consistent(
     result: GameResult,
     south: Option<u16>,
@@ -428,22 +453,27 @@ fn check_consistent(
     termination: Termination,
     loser: Option<Side>,
 ) -> Result<(), String> {
-    if termination == Termination::Normal {
-        if let Some(side) = loser {
-            return Err(format!("a game played to its end names a loser ({side})"));
-        }
-        if let (Some(s), Some(n)) = (south, north) {
-            let by_stores = match s.cmp(&n) {
-                std::cmp::Ordering::Greater => GameResult::SouthWins,
-                std::cmp::Ordering::Equal => GameResult::Draw,
-                std::cmp::Ordering::Less => GameResult::NorthWins,
-            };
-            if by_stores != result {
-                return Err(format!(
-                    "result {} does not match the stores {s}-{n} of a game played to its end",
-                    result.as_str()
-                ));
-            }
+    if let Some(side) = loser
+        && !termination.names_loser()
+    {
+        return Err(match termination {
+            Termination::Normal => format!("a game played to its end names a loser ({side})"),
+            _ => format!("a game that ended {termination} names a loser ({side})"),
+        });
+    }
+    if termination == Termination::Normal
+        && let (Some(s), Some(n)) = (south, north)
+    {
+        let by_stores = match s.cmp(&n) {
+            std::cmp::Ordering::Greater => GameResult::SouthWins,
+            std::cmp::Ordering::Equal => GameResult::Draw,
+            std::cmp::Ordering::Less => GameResult::NorthWins,
+        };
+        if by_stores != result {
+            return Err(format!(
+                "result {} does not match the stores {s}-{n} of a game played to its end",
+                result.as_str()
+            ));
         }
     }
     let lost = match loser {
@@ -567,13 +597,95 @@ mod tests {
             good.replacen("1-0,30,18", "1/2-1/2,30,10", 1),
             // Ten columns only.
             "t-3,1,2,a,b,,1-0,30,18,40".to_string(),
+            // A fault that names no loser.
+            "t-4,1,2,b,a,,1-0,30,18,40,timeout,,,5".to_string(),
+            // A resignation that names no loser.
+            "t-5,1,3,a,b,,0-1,30,18,40,resigned,,,5".to_string(),
+            // Negative plies, and plies that are not a number.
+            "t-6,1,3,b,a,,1-0,30,18,-40,normal,,,5".to_string(),
+            "t-7,1,4,a,b,,1-0,30,18,4x,normal,,,5".to_string(),
+            // A loser of a game adjudicated.
+            "t-8,1,4,b,a,,1-0,30,18,40,adjudicated,north,,5".to_string(),
+            // A fault that names its loser.
+            "t-9,1,5,a,b,,0-1,30,18,40,crash,south,,5".to_string(),
         ];
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         let (games, summary) = read_all(&path);
-        assert_eq!(games.len(), 1, "{games:?} {:?}", summary.warning());
+        assert_eq!(games.len(), 2, "{games:?} {:?}", summary.warning());
         assert!(games[0].starts_with("t-1 "), "{games:?}");
+        assert!(games[1].starts_with("t-9 "), "{games:?}");
+        assert_eq!(summary.malformed, 7, "{summary:?}");
         let w = summary.warning().unwrap();
-        assert!(w.contains("2 unreadable rows"), "{w}");
+        assert!(w.contains("7 unreadable rows"), "{w}");
+        // The first three reasons, with their lines.
+        assert!(
+            w.contains("games.csv:5: termination timeout names no loser"),
+            "{w}"
+        );
+        let reasons = |lines: &[&str]| {
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            read_all(&path).1.problems
+        };
+        let header = header_line();
+        assert_eq!(
+            reasons(&[
+                header.trim_end(),
+                lines[6].as_str(),
+                lines[7].as_str(),
+                lines[8].as_str()
+            ]),
+            [
+                format!(
+                    "{}:2: plies \"-40\" is not a number of sowings",
+                    path.display()
+                ),
+                format!(
+                    "{}:3: plies \"4x\" is not a number of sowings",
+                    path.display()
+                ),
+                format!(
+                    "{}:4: a game that ended adjudicated names a loser (north)",
+                    path.display()
+                ),
+            ]
+        );
+    }
+
+    /// A file without a `loser` column (kalaha's always have one) takes the loser of a
+    /// fault from the result; a fault with a drawn result has none and is refused.
+    #[test]
+    fn without_a_loser_column_a_fault_loses_by_its_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.csv");
+        std::fs::write(
+            &path,
+            "game,south,north,result,termination\n\
+             t-1,a,b,0-1,timeout\n\
+             t-2,b,a,0-1,stall\n\
+             t-3,a,b,1/2-1/2,crash\n",
+        )
+        .unwrap();
+        let (games, summary) = read_all(&path);
+        assert_eq!(
+            games,
+            [
+                format!(
+                    "t-1 None a b 0-1 {:?} Some(South)",
+                    Termination::Fault(FaultKind::Timeout)
+                ),
+                format!(
+                    "t-2 None b a 0-1 {:?} Some(South)",
+                    Termination::Fault(FaultKind::Stall)
+                ),
+            ]
+        );
+        assert_eq!(
+            summary.problems,
+            [format!(
+                "{}:4: termination crash with a drawn result",
+                path.display()
+            )]
+        );
     }
 
     #[test]

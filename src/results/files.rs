@@ -22,6 +22,22 @@ pub(super) const SPRT_RESULT_TOML: &str = "sprt-result.toml";
 /// The engines' logs (and protocol transcripts with `--debug`).
 pub(super) const LOGS: &str = "logs";
 
+/// Whether `name`, in a results folder, is a file kalaha writes there before the run's
+/// settings are saved whole (`tournament.toml`): the lock, the logs, `.played.toml`, and
+/// the temporary file of a file being replaced (`.NAME.tmp`, see
+/// [`super::temporary_path`]). A folder that holds only these (and no games) is that of a
+/// run stopped before its first game: a new run may take it.
+pub(super) fn written_as_a_run_begins(name: &str) -> bool {
+    let own = [TOURNAMENT_TOML, PLAYED_TOML, SPRT_TOML, SPRT_CSV];
+    name == LOGS
+        || name == super::lock::LOCK_FILE
+        || name == PLAYED_TOML
+        || name
+            .strip_prefix('.')
+            .and_then(|n| n.strip_suffix(".tmp"))
+            .is_some_and(|n| own.contains(&n))
+}
+
 /// The paths of the files of the results folder `dir` (which need not exist).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Files {

@@ -132,7 +132,9 @@ fn holds_games_message(path: &Path, claim: Claim) -> String {
 /// Whether `path` can take a run as `claim` says, checked before anything is printed or
 /// written: not a file; a folder of other files (say `--out .` or a documents folder) is
 /// refused rather than filled with results files; a folder with games only on a resume; a
-/// folder another run holds, with the name of that run.
+/// folder another run holds, with the name of that run. A folder that holds only what a
+/// run writes before its settings are saved whole (its logs, `.played.toml`: a run stopped
+/// or failed in its first moments, with nothing to resume) takes a new run.
 pub fn check(path: &Path, claim: Claim) -> Result<(), ClaimError> {
     if path.exists() && !path.is_dir() {
         return Err(ClaimError(format!(
@@ -162,7 +164,7 @@ pub fn check(path: &Path, claim: Claim) -> Result<(), ClaimError> {
         let others: Vec<String> = entries
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|name| name != LOGS && name != LOCK_FILE)
+            .filter(|name| !super::files::written_as_a_run_begins(name))
             .collect();
         if let Some(first) = others.first() {
             let more = match others.len() {
@@ -237,6 +239,28 @@ mod tests {
         let e = ResultsFolder::claim(dir.path(), Claim::Session).unwrap_err();
         assert!(e.0.contains("each session has its own folder"), "{e}");
         ResultsFolder::claim(dir.path(), Claim::Resume).unwrap();
+    }
+
+    /// What a run writes before its settings are saved whole (a run killed, or stopped by
+    /// a full disk, in its first moments) does not keep a new run out; a file of the user's
+    /// beside it does.
+    #[test]
+    fn a_folder_of_a_run_stopped_before_its_settings_takes_a_new_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r");
+        std::fs::create_dir_all(out.join(LOGS)).unwrap();
+        std::fs::write(out.join(LOGS).join("a.1.log"), "started").unwrap();
+        std::fs::write(out.join(LOCK_FILE), "pid 1: kalaha tournament").unwrap();
+        std::fs::write(Files::of(&out).played_toml(), "games = 2").unwrap();
+        std::fs::write(out.join(".tournament.toml.tmp"), "games =").unwrap();
+        check(&out, Claim::New).unwrap();
+        drop(ResultsFolder::claim(&out, Claim::New).unwrap());
+        std::fs::write(out.join(".notes.tmp"), "mine").unwrap();
+        let e = check(&out, Claim::New).unwrap_err();
+        assert!(
+            e.0.contains("already holds other files (.notes.tmp)"),
+            "{e}"
+        );
     }
 
     #[test]

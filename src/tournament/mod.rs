@@ -256,16 +256,25 @@ fn existing(out: &Path, config: &TournamentConfig) -> Result<orchestration::Coun
     })
 }
 
-/// The first recorded game of the run that its schedule gives another opening or other
-/// seats, said as an error: the seed, the openings or the engines were changed after the
-/// run began (in `.played.toml` too, or in a folder older than it), and games played from
-/// here on would not be the pairs' partners of those recorded.
+/// The first recorded game of the run that its settings would not have played, said as
+/// an error naming the setting: a game past the end of the schedule (`games` lowered), or
+/// one the schedule gives another opening (the seed or the openings changed) or other
+/// seats (the engines or the schedule changed). This catches what was changed after the
+/// run began in `.played.toml` too (or in a folder older than it), where games played
+/// from here on would not be the pairs' partners of those recorded. What the records do
+/// not show (the time control, the margin) only `.played.toml` checks.
 fn first_game_played_otherwise(
     out: &Path,
     config: &TournamentConfig,
     repaired: &results::Repaired,
 ) -> io::Result<Option<String>> {
     let names = config.names();
+    let schedule = &config.schedule;
+    let folder = crate::record::shown_path(out);
+    let (put_it_back, put_them_back) = (
+        "put it back as it was, or start a new run",
+        "put them back as they were, or start a new run",
+    );
     let mut changed = None;
     results::read_jsonl(&crate::results::Files::of(out).games_jsonl(), |rec, _| {
         if changed.is_some() || repaired.unplayable_games.contains(&rec.game) {
@@ -282,35 +291,64 @@ fn first_game_played_otherwise(
         // A game the schedule has not, or of engines not in the run, is not counted, and
         // said so elsewhere.
         let ours = |name: &str| names.iter().any(|n| n == name);
-        let Some(game) = config.schedule.game(number) else {
-            return;
-        };
         if rec.south == rec.north || !ours(&rec.south) || !ours(&rec.north) {
             return;
         }
+        // A record numbered as kalaha numbers the games (its pair and round those of its
+        // number) past the last game: the schedule was longer when it was played.
+        let pairings = schedule.pairings().len() as u64;
+        let laid_out = number > 0
+            && rec.number == number
+            && rec.pair == number.div_ceil(2)
+            && pairings > 0
+            && rec.round == (rec.pair - 1) / pairings + 1;
+        if laid_out && number > 2 * schedule.total_pairs() {
+            changed = Some(format!(
+                "{folder}/tournament.toml, games: it says {}, but game {} was played, of \
+                 round {} (games = {} at least): games was lowered after the run began; \
+                 {put_it_back}",
+                2 * schedule.pairs_per_pairing,
+                crate::record::clean_text(&rec.game),
+                rec.round,
+                2 * rec.round,
+            ));
+            return;
+        }
+        let Some(game) = schedule.game(number) else {
+            return;
+        };
         let played = crate::record::Opening {
             start: rec.start.clone(),
             pits: rec.opening.clone(),
         };
+        let said = |o: &crate::record::Opening| match o.to_string() {
+            t if t.is_empty() => "the start position".to_string(),
+            t => format!("the opening {t}"),
+        };
         let (south, north) = (&names[game.south], &names[game.north]);
-        if played != game.opening || rec.south != *south || rec.north != *north {
-            let said = |o: &crate::record::Opening| match o.to_string() {
-                t if t.is_empty() => "the start position".to_string(),
-                t => format!("the opening {t}"),
-            };
+        if rec.south != *south || rec.north != *north {
             changed = Some(format!(
-                "{}/tournament.toml gives game {} {} with {} south and {} north, but it was \
-                 played from {} with {} south and {} north: the seed, the openings or the \
-                 engines were changed after the run began; put them back as they were, or \
-                 start a new run",
-                crate::record::shown_path(out),
+                "{folder}/tournament.toml gives game {} {} south and {} north, but it was \
+                 played with {} south and {} north: the engines (their number or order) or \
+                 the schedule were changed after the run began; {put_them_back}",
                 rec.game,
-                said(&game.opening),
-                south,
-                north,
-                said(&played),
+                crate::record::clean_text(south),
+                crate::record::clean_text(north),
                 crate::record::clean_text(&rec.south),
                 crate::record::clean_text(&rec.north),
+            ));
+        } else if played != game.opening {
+            let (setting, put_back) = match &schedule.openings {
+                schedule::Openings::Distinct(_) => ("the seed or opening_plies", put_them_back),
+                schedule::Openings::List(_) => ("opening_list", put_it_back),
+                schedule::Openings::Start => ("opening_plies", put_it_back),
+            };
+            changed = Some(format!(
+                "{folder}/tournament.toml gives game {} {}, but it was played from {}: \
+                 {setting} changed after the run began; {put_back}",
+                rec.game,
+                said(&game.opening),
+                said(&played),
             ));
         }
     })?;

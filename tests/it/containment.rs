@@ -1232,7 +1232,9 @@ fn a_resume_refuses_a_schedule_that_gives_its_recorded_games_other_openings() {
         text(&o)
     );
     assert!(
-        text(&o).contains("the seed, the openings or the engines were changed after the run began"),
+        text(&o).contains(
+            ": the seed or opening_plies changed after the run began; put them back as they were"
+        ),
         "{}",
         text(&o)
     );
@@ -1249,6 +1251,68 @@ fn a_resume_refuses_a_schedule_that_gives_its_recorded_games_other_openings() {
         out.to_str().unwrap(),
     ]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// `games` lowered in `tournament.toml` and in the kept settings alike: the games
+/// recorded past the end of the shorter schedule name the setting and the least it must
+/// be. Raised, the games played are the first of the longer run, which goes on. The
+/// engines reordered in both files give the games played other seats, which is refused.
+#[test]
+fn a_resume_refuses_games_lowered_or_engines_reordered_in_both_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = small_run(&out, &["--games", "6", "--pits", "3", "--seeds", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let set_games = |from: &str, to: &str| {
+        for file in ["tournament.toml", ".played.toml"] {
+            let path = out.join(file);
+            let before = std::fs::read_to_string(&path).unwrap();
+            assert!(before.contains(from), "{before}");
+            std::fs::write(&path, before.replacen(from, to, 1)).unwrap();
+        }
+    };
+    let resume = || {
+        run(&strings(&[
+            "tournament",
+            "-q",
+            "--resume",
+            out.to_str().unwrap(),
+        ]))
+    };
+    set_games("games = 6", "games = 4");
+    let o = resume();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let said = text(&o);
+    assert!(
+        said.contains("tournament.toml, games: it says 4, but game ")
+            && said.contains(
+                " was played, of round 3 (games = 6 at least): games was lowered after the \
+                 run began; put it back as it was, or start a new run"
+            ),
+        "{said}"
+    );
+    set_games("games = 4", "games = 8");
+    let o = resume();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(csv_rows(&out).len(), 8);
+    for file in ["tournament.toml", ".played.toml"] {
+        let path = out.join(file);
+        let before = std::fs::read_to_string(&path).unwrap();
+        let parts: Vec<&str> = before.split("[[engine]]").collect();
+        assert_eq!(parts.len(), 3, "{before}");
+        let swapped = format!("{}[[engine]]{}[[engine]]{}", parts[0], parts[2], parts[1]);
+        std::fs::write(&path, swapped).unwrap();
+    }
+    let o = resume();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "the engines (their number or order) or the schedule were changed after the run \
+             began"
+        ),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
@@ -1612,4 +1676,73 @@ fn a_missing_tournament_toml_is_put_back_from_the_played_settings() {
     std::fs::copy(words[1], words[2]).unwrap();
     let o = run(&strings(&["tournament", "--resume", out.to_str().unwrap()]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// A run stopped in its first moments, before its settings are saved (here SIGTERM while
+/// an engine starts; a full disk or `kill -9` leave the same folder), has nothing to
+/// resume: the resume says so and what to run instead, and that command takes the folder.
+#[test]
+fn a_run_stopped_before_its_settings_are_saved_starts_again_in_its_folder() {
+    for command in ["tournament", "sprt"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r");
+        let mark = marker("first-moments");
+        let mut args = vec![command.to_string(), "--quiet".into()];
+        args.extend(engine("slow-hello", "slow", &mark));
+        args.extend(strings(&[
+            "--engine",
+            "builtin=first",
+            "--pits",
+            "3",
+            "--seeds",
+            "2",
+        ]));
+        args.extend(strings(match command {
+            "sprt" => &["--max-games", "2"],
+            _ => &["--games", "2"],
+        }));
+        args.push("--out".into());
+        args.push(out.display().to_string());
+        let child = kalaha().args(&args).spawn().unwrap();
+        let end = Instant::now() + Duration::from_secs(10);
+        // The folder is claimed, and the engine takes a second to answer.
+        while !out.join("logs").is_dir() {
+            assert!(
+                Instant::now() < end,
+                "{command}: the run never claimed its folder"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // SAFETY: sending a signal to our own child has no memory-safety preconditions.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGTERM);
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_ne!(o.status.code(), Some(0), "{command}: {}", text(&o));
+        assert!(!out.join("tournament.toml").exists(), "{command}");
+        let resume = strings(&[command, "-q", "--resume", out.to_str().unwrap()]);
+        let o = run(&resume);
+        assert_eq!(o.status.code(), Some(2), "{command}: {}", text(&o));
+        let said = text(&o);
+        let again = format!(
+            "run the command that began it again, with `--out {}` (a new run takes this \
+             folder)",
+            out.display()
+        );
+        assert!(
+            said.contains("holds no games and no tournament.toml: its run stopped before it saved its settings")
+                && said.contains(&again),
+            "{command}: {said}"
+        );
+        // The command that began the run, run again.
+        let o = run(&args);
+        assert!(
+            matches!(o.status.code(), Some(0 | 3 | 4)),
+            "{command}: {}",
+            text(&o)
+        );
+        assert_eq!(csv_rows(&out).len(), 2, "{command}");
+        assert!(out.join("tournament.toml").is_file(), "{command}");
+        assert_no_survivors(None, Some(&mark));
+    }
 }

@@ -894,6 +894,55 @@ fn ratings_leave_other_files_alone_and_skip_impossible_names() {
     assert!(html.len() < 60_000, "{} bytes", html.len());
 }
 
+/// Rows kalaha could not have written (a fault or a resignation that names no loser,
+/// plies that are not a count of sowings) are skipped as unreadable, counted with the
+/// reasons, and rate nothing.
+#[test]
+fn ratings_skip_faults_without_a_loser_and_negative_plies() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("games.csv");
+    std::fs::write(
+        &csv,
+        "game,round,pair,south,north,opening,result,south_score,north_score,plies,termination,loser,detail,duration_ms\n\
+         g-1,1,1,a,b,,1-0,30,18,40,normal,,,5\n\
+         g-2,1,1,b,a,,0-1,18,30,40,normal,,,5\n\
+         g-3,2,2,a,b,,0-1,0,0,12,timeout,,,5\n\
+         g-4,2,2,b,a,,1-0,0,0,12,resigned,,,5\n\
+         g-5,3,3,a,b,,1-0,30,18,-40,normal,,,5\n",
+    )
+    .unwrap();
+    let board = dir.path().join("board");
+    let o = ratings(std::slice::from_ref(&csv), &board, &[]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("2 games counted"), "{out}");
+    assert!(out.contains("3 unreadable rows skipped"), "{out}");
+    let said = describe(&o);
+    for reason in [
+        "games.csv:4: termination timeout names no loser",
+        "games.csv:5: termination resigned names no loser",
+        "games.csv:6: plies \"-40\" is not a number of sowings",
+    ] {
+        assert!(said.contains(reason), "{reason}: {said}");
+    }
+    // No engine is charged a fault the file does not name.
+    let standings = std::fs::read_to_string(board.join("standings.csv")).unwrap();
+    let header: Vec<&str> = standings.lines().next().unwrap().split(',').collect();
+    for row in standings.lines().skip(1) {
+        let cells: Vec<&str> = row.split(',').collect();
+        for kind in [
+            "timeouts",
+            "illegal_moves",
+            "protocol_errors",
+            "crashes",
+            "stalls",
+        ] {
+            let k = header.iter().position(|c| *c == kind).expect(kind);
+            assert_eq!(cells[k], "0", "{kind}: {standings}");
+        }
+    }
+}
+
 /// In a folder with games.jsonl, ratings rate the record: a result edited in games.csv,
 /// a row added there and a record outside the tournament's schedule change nothing, and
 /// each is warned about, naming the folder and the game.
