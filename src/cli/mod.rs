@@ -355,21 +355,41 @@ pub fn main() -> ExitCode {
         Ok(code) => (code, None),
         Err(e) => (e.report(), Some(e.message())),
     };
-    // The event stream's last line says how the command ended; a stream that could not
-    // be written fails the command (said once: it may be what stopped the run).
+    // The event stream's last line says how the command ended.
     let said = message.clone().unwrap_or_default();
     match crate::events::stream::finish(code, |kind| exit::reason(kind, code), message) {
-        Some(failure) => {
-            if !said.contains(&failure) {
+        Some(failure) => ExitCode::from(events_failed(code, &said, &failure)),
+        None => ExitCode::from(code),
+    }
+}
+
+/// Says that the event stream of a command that ended with `code` (and printed the error
+/// `said`, if it failed) could not be written (`failure`), and returns the command's exit
+/// code:
+/// - an interrupted run (Ctrl-C, SIGTERM) stays interrupted (130): it said how to resume;
+/// - a command that succeeded (a run that ended as it would have: its results are
+///   complete) fails (1), saying that only the stream was cut;
+/// - a failed command keeps its code, and says the stream's failure unless its error did
+///   (it may be what stopped the run).
+fn events_failed(code: u8, said: &str, failure: &str) -> u8 {
+    match code {
+        exit::INTERRUPTED => {
+            tracing::warn!("{failure}; the event stream ends without its last lines");
+            code
+        }
+        exit::USAGE | exit::FAILURE => {
+            if !said.contains(failure) {
                 eprintln!("error: {failure}");
             }
-            ExitCode::from(if code == exit::USAGE {
-                code
-            } else {
-                exit::FAILURE
-            })
+            code
         }
-        None => ExitCode::from(code),
+        _ => {
+            eprintln!(
+                "error: {failure}; only the event stream was cut: the run ended as it would \
+                 have, and its results are complete (nothing is left to resume)"
+            );
+            exit::FAILURE
+        }
     }
 }
 
