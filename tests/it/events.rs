@@ -658,3 +658,211 @@ fn a_reader_that_stops_reading_the_events_stops_the_run_and_it_ends() {
     assert!(err.contains("stopped reading"), "{err}");
     assert!(out.join("games.jsonl").exists());
 }
+
+/// A pipe that holds one page (4 KiB): kalaha's standard output for a reader that never
+/// reads, which it fills within a few games (the run stops it, at 10,000 lines untaken,
+/// some seconds later). The test keeps the reading end.
+fn small_pipe() -> (std::io::PipeReader, std::io::PipeWriter) {
+    use std::os::fd::AsRawFd;
+    let (reader, writer) = std::io::pipe().unwrap();
+    // SAFETY: F_SETPIPE_SZ on a pipe this test owns.
+    let size = unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETPIPE_SZ, 4096) };
+    assert_eq!(size, 4096, "{}", std::io::Error::last_os_error());
+    (reader, writer)
+}
+
+/// Bytes written into `pipe` and not read.
+fn unread(pipe: &std::io::PipeReader) -> usize {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int, into `n`.
+    assert_eq!(
+        unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut n) },
+        0
+    );
+    n as usize
+}
+
+/// Waits for `child` (60 s at most); its status, and how long it took from `from`.
+fn wait_for(
+    child: &mut std::process::Child,
+    from: std::time::Instant,
+) -> (std::process::ExitStatus, std::time::Duration) {
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, from.elapsed());
+        }
+        if from.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("kalaha did not end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// What a run printed on standard error, without the warnings the machine's load and the
+/// opening-less games cause.
+fn said(stderr: impl std::io::Read) -> Vec<String> {
+    std::io::read_to_string(stderr)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            !l.starts_with("warning: the load average")
+                && !(l.starts_with("warning: ") && l.contains("repeated an earlier game"))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Ctrl-C (or SIGTERM) with `--events -` and a reader that keeps the pipe open but has
+/// stopped reading: the run ends as interrupted at once (exit 130, the command that
+/// resumes it), not after waiting for the reader; the end waits for it
+/// `INTERRUPTED_END_WAIT` and says the stream lost its last lines. The folder resumes.
+fn a_signal_with_a_stalled_reader_interrupts_the_run_at_once(signal: libc::c_int) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let (pipe, stdout) = small_pipe();
+    let mut child = kalaha()
+        .args(["match", "--engine", "first", "--engine", "greedy"])
+        .args(["--opening-plies", "0", "--games", "100000"])
+        .args([
+            "--pits", "4", "--seeds", "3", "-q", "--events", "-", "--out",
+        ])
+        .arg(&out)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pipe fills: the writer waits, with a line that does not fit (lines are written
+    // whole), until the reader takes one.
+    let started = std::time::Instant::now();
+    let mut last = (0, started);
+    while last.0 < 3072 || last.1.elapsed() < std::time::Duration::from_millis(200) {
+        let now = unread(&pipe);
+        if now != last.0 {
+            last = (now, std::time::Instant::now());
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60)
+            || child.try_wait().is_ok_and(|s| s.is_some())
+        {
+            let _ = child.kill();
+            panic!(
+                "kalaha did not fill the pipe: {:?}",
+                said(child.stderr.take().unwrap())
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let sent = std::time::Instant::now();
+    // SAFETY: signals the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let (status, took) = wait_for(&mut child, sent);
+    let err = said(child.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(130), "{err:?}");
+    // Stopping the engines takes a moment; the reader is waited for 0.5 s, not 5.
+    assert!(
+        took < kalaha::events::stream::END_WAIT,
+        "{took:?} after the signal: {err:?}"
+    );
+    assert_eq!(err.len(), 3, "{err:?}");
+    assert!(
+        err[0].starts_with("interrupted: ")
+            && err[0].ends_with(" stopped and not recorded. Resume with:"),
+        "{err:?}"
+    );
+    assert_eq!(err[1], format!("  kalaha match --resume {}", out.display()));
+    assert_eq!(
+        err[2],
+        "warning: the program reading the events took none of the last ones within 500ms: it \
+         stopped reading; the event stream ends without its last lines"
+    );
+    drop(pipe);
+    // The folder resumes: the resumed run counts the games recorded.
+    let recorded = crate::common::csv_rows(&out).len();
+    assert!(recorded > 0);
+    let events = tmp.path().join("resumed.jsonl");
+    let mut resumed = kalaha()
+        .args(["match", "-q", "--resume"])
+        .arg(&out)
+        .arg("--events")
+        .arg(&events)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&events).is_ok_and(|t| t.contains("\"run_started\"")) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the resume did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(resumed.id() as i32, libc::SIGINT) };
+    let (status, _) = wait_for(&mut resumed, std::time::Instant::now());
+    let err = said(resumed.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(130), "{err:?}");
+    let lines = read(&events);
+    assert_eq!(lines[0]["event"], "run_started");
+    assert_eq!(lines[0]["resumed"], true);
+    assert_eq!(lines[0]["games_done"], recorded, "{}", lines[0]);
+    assert_eq!(lines.last().unwrap()["reason"], "interrupted");
+}
+
+#[test]
+fn ctrl_c_with_a_stalled_events_reader_interrupts_the_run_at_once() {
+    a_signal_with_a_stalled_reader_interrupts_the_run_at_once(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_with_a_stalled_events_reader_interrupts_the_run_at_once() {
+    a_signal_with_a_stalled_reader_interrupts_the_run_at_once(libc::SIGTERM);
+}
+
+/// A reader that stops reading at the end of a run, after the last game: every game is
+/// played and recorded, the leaderboards are written, and the error says that only the
+/// stream was cut (nothing to resume), once the end has waited `END_WAIT` for the reader;
+/// the command fails (exit 1). The lines the reader may still take are whole.
+#[test]
+fn a_reader_that_stops_reading_at_the_end_cuts_only_the_stream() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let (pipe, stdout) = small_pipe();
+    let mut child = kalaha()
+        .args(["match", "--engine", "first", "--engine", "greedy"])
+        .args(["--opening-plies", "0", "--games", "40"])
+        .args([
+            "--pits", "4", "--seeds", "3", "-q", "--events", "-", "--out",
+        ])
+        .arg(&out)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (status, _) = wait_for(&mut child, std::time::Instant::now());
+    let err = said(child.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(1), "{err:?}");
+    assert_eq!(
+        err,
+        [
+            "error: the program reading the events took none of the last ones within 5s: it \
+          stopped reading; only the event stream was cut: the run ended as it would have, and \
+          its results are complete (nothing is left to resume)"
+        ]
+    );
+    assert_eq!(crate::common::csv_rows(&out).len(), 40);
+    for file in [
+        "standings.csv",
+        "h2h.csv",
+        "leaderboard.md",
+        "leaderboard.html",
+    ] {
+        assert!(out.join(file).exists(), "{file}");
+    }
+    let taken = std::io::read_to_string(pipe).unwrap();
+    assert!(taken.ends_with('\n'), "{taken}");
+    let lines = parse(&taken);
+    assert_eq!(lines[0]["event"], "run_started");
+    assert!(of(&lines, "run_finished").is_empty());
+}
