@@ -866,3 +866,106 @@ fn a_reader_that_stops_reading_at_the_end_cuts_only_the_stream() {
     assert_eq!(lines[0]["event"], "run_started");
     assert!(of(&lines, "run_finished").is_empty());
 }
+
+/// Ctrl-C while the end of a run waits for a reader that stopped reading cuts the wait
+/// short (0.5 s after it): the run ended on its own, so the command says, as without it,
+/// that only the stream was cut (exit 1).
+#[test]
+fn ctrl_c_cuts_the_end_short_when_the_reader_stopped_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let (_pipe, stdout) = small_pipe();
+    let mut child = kalaha()
+        .args(["match", "--engine", "first", "--engine", "greedy"])
+        .args(["--opening-plies", "0", "--games", "40"])
+        .args([
+            "--pits", "4", "--seeds", "3", "-q", "--events", "-", "--out",
+        ])
+        .arg(&out)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The leaderboards are written when the run ends, before the stream's end waits.
+    let started = std::time::Instant::now();
+    while !out.join("leaderboard.html").exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the run did not end"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let sent = std::time::Instant::now();
+    // SAFETY: signals the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let (status, took) = wait_for(&mut child, sent);
+    let err = said(child.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(1), "{err:?}");
+    assert!(
+        took < kalaha::events::stream::END_WAIT - std::time::Duration::from_secs(1),
+        "{took:?} after Ctrl-C: {err:?}"
+    );
+    assert_eq!(err.len(), 1, "{err:?}");
+    let (waited, rest) = err[0]
+        .strip_prefix("error: the program reading the events took none of the last ones within ")
+        .and_then(|e| e.split_once(": "))
+        .unwrap_or_else(|| panic!("{err:?}"));
+    assert_ne!(waited, "5s", "{err:?}");
+    assert_eq!(
+        rest,
+        "it stopped reading; only the event stream was cut: the run ended as it would have, \
+         and its results are complete (nothing is left to resume)"
+    );
+    assert_eq!(crate::common::csv_rows(&out).len(), 40);
+}
+
+/// A reader that the same Ctrl-C ends (`kalaha ... --events - | reader`, both stopped by
+/// the terminal): the run ends as interrupted (exit 130) and says how to resume; the
+/// stream's failure, if kalaha wrote after the reader was gone, is a warning.
+#[test]
+fn ctrl_c_that_ends_the_reader_too_interrupts_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let mut child = kalaha()
+        .args(["match", "--engine", "first", "--engine", "greedy"])
+        .args(["--opening-plies", "0", "--games", "100000"])
+        .args([
+            "--pits", "4", "--seeds", "3", "-q", "--events", "-", "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut taken = 0;
+    let mut buf = [0u8; 4096];
+    while taken < 64 * 1024 {
+        let n = std::io::Read::read(&mut stdout, &mut buf).unwrap();
+        assert!(
+            n > 0,
+            "the stream ended: {:?}",
+            said(child.stderr.take().unwrap())
+        );
+        taken += n;
+    }
+    let sent = std::time::Instant::now();
+    // SAFETY: signals the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    drop(stdout);
+    let (status, _) = wait_for(&mut child, sent);
+    let err = said(child.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(130), "{err:?}");
+    assert!(err.len() == 2 || err.len() == 3, "{err:?}");
+    assert!(err[0].starts_with("interrupted: "), "{err:?}");
+    assert_eq!(err[1], format!("  kalaha match --resume {}", out.display()));
+    if let Some(warning) = err.get(2) {
+        assert_eq!(
+            warning,
+            "warning: failed to write the events to standard output: Broken pipe (os error \
+             32) (the program reading them closed its end of the pipe); the event stream ends \
+             without its last lines"
+        );
+    }
+}
