@@ -969,3 +969,46 @@ fn ctrl_c_that_ends_the_reader_too_interrupts_the_run() {
         );
     }
 }
+
+/// An SPRT whose reader stops reading at its end saves and prints its verdict
+/// (`sprt-result.toml`, its leaderboards) before the command fails for the stream.
+#[test]
+fn an_sprt_whose_reader_stops_reading_at_the_end_keeps_its_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("s");
+    let (_pipe, stdout) = small_pipe();
+    let mut child = kalaha()
+        .args(["sprt", "--engine", "greedy", "--engine", "random"])
+        .args(["--elo0", "0", "--elo1", "50", "--pits", "4", "--seeds", "3"])
+        .args([
+            "--move-time",
+            "10ms",
+            "--seed",
+            "1",
+            "-q",
+            "--events",
+            "-",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (status, _) = wait_for(&mut child, std::time::Instant::now());
+    let err = said(child.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(1), "{err:?}");
+    let result: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out.join("sprt-result.toml")).unwrap()).unwrap();
+    // What the run prints for people goes to standard error with `--events -`.
+    assert_eq!(
+        err,
+        [
+            result["verdict"].as_str().unwrap(),
+            "error: the program reading the events took none of the last ones within 5s: it \
+             stopped reading; only the event stream was cut: the run ended as it would have, \
+             and its results are complete (nothing is left to resume)"
+        ]
+    );
+    assert!(out.join("leaderboard.md").exists());
+}
