@@ -351,10 +351,19 @@ pub fn main() -> ExitCode {
         Command::Tables(a) => tables::run(a),
         Command::Play(a) => play::run(a),
     };
-    let (code, message) = match result {
+    let (mut code, mut message) = match result {
         Ok(code) => (code, None),
         Err(e) => (e.report(), Some(e.message())),
     };
+    // A stream that failed already at the end of a command that succeeded (its reader
+    // went away after the last game) fails the command, and its last line says so.
+    if let Err(failure) = crate::events::stream::check()
+        && !matches!(code, exit::USAGE | exit::FAILURE | exit::INTERRUPTED)
+    {
+        let error = only_the_stream_was_cut(&failure.to_string());
+        eprintln!("error: {error}");
+        (code, message) = (exit::FAILURE, Some(error));
+    }
     // The event stream's last line says how the command ended.
     let said = message.clone().unwrap_or_default();
     match crate::events::stream::finish(code, |kind| exit::reason(kind, code), message) {
@@ -384,13 +393,18 @@ fn events_failed(code: u8, said: &str, failure: &str) -> u8 {
             code
         }
         _ => {
-            eprintln!(
-                "error: {failure}; only the event stream was cut: the run ended as it would \
-                 have, and its results are complete (nothing is left to resume)"
-            );
+            eprintln!("error: {}", only_the_stream_was_cut(failure));
             exit::FAILURE
         }
     }
+}
+
+/// The error of a run that ended as it would have but whose event stream failed.
+fn only_the_stream_was_cut(failure: &str) -> String {
+    format!(
+        "{failure}; only the event stream was cut: the run ended as it would have, and its \
+         results are complete (nothing is left to resume)"
+    )
 }
 
 #[cfg(test)]

@@ -707,8 +707,9 @@ fn said(stderr: impl std::io::Read) -> Vec<String> {
         .unwrap()
         .lines()
         .filter(|l| {
-            !l.starts_with("warning: the load average")
-                && !(l.starts_with("warning: ") && l.contains("repeated an earlier game"))
+            let load = l.starts_with("warning: the load average");
+            let repeats = l.starts_with("warning: ") && l.contains("repeated an earlier game");
+            !load && !repeats
         })
         .map(str::to_string)
         .collect()
