@@ -376,16 +376,21 @@ pub fn main() -> ExitCode {
 /// `said`, if it failed) could not be written (`failure`), and returns the command's exit
 /// code:
 /// - an interrupted run (Ctrl-C, SIGTERM) stays interrupted (130): it said how to resume;
+///   so does any command whose stream failed after Ctrl-C (its reader ended with it);
 /// - a command that succeeded (a run that ended as it would have: its results are
 ///   complete) fails (1), saying that only the stream was cut;
 /// - a failed command keeps its code, and says the stream's failure unless its error did
 ///   (it may be what stopped the run).
-fn events_failed(code: u8, said: &str, failure: &str) -> u8 {
+fn events_failed(code: u8, said: &str, failure: &crate::events::stream::Failure) -> u8 {
+    if code == exit::INTERRUPTED || failure.after_interrupt {
+        tracing::warn!(
+            "{}; the event stream ends without its last lines",
+            failure.message
+        );
+        return code;
+    }
+    let failure = failure.message.as_str();
     match code {
-        exit::INTERRUPTED => {
-            tracing::warn!("{failure}; the event stream ends without its last lines");
-            code
-        }
         exit::USAGE | exit::FAILURE => {
             if !said.contains(failure) {
                 eprintln!("error: {failure}");
@@ -410,6 +415,36 @@ fn only_the_stream_was_cut(failure: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_event_stream_fails_only_a_command_that_succeeded() {
+        use crate::events::stream::Failure;
+        let stalled = Failure {
+            message: "the reader stopped reading".into(),
+            after_interrupt: false,
+        };
+        let after_ctrl_c = Failure {
+            after_interrupt: true,
+            ..stalled.clone()
+        };
+        // Interrupted stays interrupted; a reader that Ctrl-C ended changes no code.
+        assert_eq!(
+            events_failed(exit::INTERRUPTED, "", &stalled),
+            exit::INTERRUPTED
+        );
+        assert_eq!(events_failed(exit::OK, "", &after_ctrl_c), exit::OK);
+        // A run that ended as it would have (a verdict too) fails for its stream.
+        for code in [exit::OK, exit::H0_ACCEPTED, exit::NO_DECISION] {
+            assert_eq!(events_failed(code, "", &stalled), exit::FAILURE);
+        }
+        // A failed command keeps its code.
+        assert_eq!(
+            events_failed(exit::USAGE, "bad flag", &stalled),
+            exit::USAGE
+        );
+        assert_eq!(events_failed(exit::FAILURE, "", &stalled), exit::FAILURE);
+        assert!(only_the_stream_was_cut("x").ends_with("(nothing is left to resume)"));
+    }
 
     #[test]
     fn cutechess_spellings_get_a_hint() {

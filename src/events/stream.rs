@@ -40,11 +40,12 @@ pub const END_WAIT: Duration = Duration::from_secs(5);
 pub const INTERRUPTED_END_WAIT: Duration = Duration::from_millis(500);
 
 /// The first failure to write the stream.
-struct Failure {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
     /// Said for the user.
-    message: String,
-    /// It came after Ctrl-C or SIGTERM.
-    after_interrupt: bool,
+    pub message: String,
+    /// A write failed after Ctrl-C or SIGTERM came (a reader that the same Ctrl-C ended).
+    pub after_interrupt: bool,
 }
 
 /// Keeps `message` as the stream's failure, unless one is kept already.
@@ -252,12 +253,13 @@ pub fn ran(played: u64, interrupted: u64) {
 /// Ends the stream, if one is open: the warnings still waiting, then `run_finished` with
 /// the exit code `code`, `reason(kind of run)` and the error `message`; waits for the
 /// reader to take them, [`END_WAIT`] at most, [`INTERRUPTED_END_WAIT`] once Ctrl-C or
-/// SIGTERM came. Returns the failure to write the stream, if any.
+/// SIGTERM came. Returns the failure to write the stream, if any: a reader that took none
+/// of the last lines by then has stopped reading.
 pub fn finish(
     code: u8,
     reason: impl FnOnce(RunKind) -> Reason,
     message: Option<String>,
-) -> Option<String> {
+) -> Option<Failure> {
     let mut s = stream().take()?;
     for w in std::mem::take(&mut s.waiting) {
         s.send(w);
@@ -276,19 +278,16 @@ pub fn finish(
     // A reader that stopped reading holds the writing thread in its write: the command
     // ends all the same, after a while.
     let given_up = wait_for_writer(&s.writer_ended);
-    let failure = s
-        .failure
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take()
-        .map(|f| f.message);
+    let failure = s.failure.lock().unwrap_or_else(|e| e.into_inner()).take();
     match given_up {
-        Some(wait) => Some(failure.unwrap_or_else(|| {
-            format!(
+        Some(wait) => Some(failure.unwrap_or_else(|| Failure {
+            message: format!(
                 "the program reading the events took none of the last ones within {}: it \
                  stopped reading",
                 crate::record::format_duration(wait)
-            )
+            ),
+            // It stopped reading before.
+            after_interrupt: false,
         })),
         None => failure,
     }

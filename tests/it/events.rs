@@ -922,8 +922,9 @@ fn ctrl_c_cuts_the_end_short_when_the_reader_stopped_reading() {
 }
 
 /// A reader that the same Ctrl-C ends (`kalaha ... --events - | reader`, both stopped by
-/// the terminal): the run ends as interrupted (exit 130) and says how to resume; the
-/// stream's failure, if kalaha wrote after the reader was gone, is a warning.
+/// the terminal), once kalaha has taken the signal: the run ends as interrupted (exit
+/// 130) and says how to resume; the stream's failure, if kalaha wrote after the reader
+/// was gone, is a warning.
 #[test]
 fn ctrl_c_that_ends_the_reader_too_interrupts_the_run() {
     let tmp = tempfile::tempdir().unwrap();
@@ -954,6 +955,24 @@ fn ctrl_c_that_ends_the_reader_too_interrupts_the_run() {
     let sent = std::time::Instant::now();
     // SAFETY: signals the child this test started and has not reaped.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // The reader ends once kalaha has taken the signal (it is no longer pending), as a
+    // terminal's Ctrl-C ends both at once and the reader takes a while to go.
+    let status_file = format!("/proc/{}/status", child.id());
+    let pending = || {
+        let status = std::fs::read_to_string(&status_file).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("ShdPnd:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1 << (libc::SIGINT - 1)) != 0)
+    };
+    while pending() {
+        assert!(
+            sent.elapsed() < std::time::Duration::from_secs(60),
+            "SIGINT stays pending"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     drop(stdout);
     let (status, _) = wait_for(&mut child, sent);
     let err = said(child.stderr.take().unwrap());
