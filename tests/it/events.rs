@@ -715,6 +715,22 @@ fn said(stderr: impl std::io::Read) -> Vec<String> {
         .collect()
 }
 
+/// A match of `games` fast games into `out`, its events on standard output (`stdout`), its
+/// standard error piped.
+fn fast_match(out: &Path, games: u64, stdout: impl Into<Stdio>) -> std::process::Child {
+    kalaha()
+        .args(["match", "--engine", "first", "--engine", "greedy"])
+        .args(["--opening-plies", "0", "--pits", "4", "--seeds", "3"])
+        .args(["-q", "--events", "-", "--games"])
+        .arg(games.to_string())
+        .arg("--out")
+        .arg(out)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// Ctrl-C (or SIGTERM) with `--events -` and a reader that keeps the pipe open but has
 /// stopped reading: the run ends as interrupted at once (exit 130, the command that
 /// resumes it), not after waiting for the reader; the end waits for it
@@ -723,17 +739,7 @@ fn a_signal_with_a_stalled_reader_interrupts_the_run_at_once(signal: libc::c_int
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
     let (pipe, stdout) = small_pipe();
-    let mut child = kalaha()
-        .args(["match", "--engine", "first", "--engine", "greedy"])
-        .args(["--opening-plies", "0", "--games", "100000"])
-        .args([
-            "--pits", "4", "--seeds", "3", "-q", "--events", "-", "--out",
-        ])
-        .arg(&out)
-        .stdout(stdout)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = fast_match(&out, 100000, stdout);
     // The pipe fills: the writer waits, with a line that does not fit (lines are written
     // whole), until the reader takes one.
     let started = std::time::Instant::now();
@@ -830,17 +836,7 @@ fn a_reader_that_stops_reading_at_the_end_cuts_only_the_stream() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
     let (pipe, stdout) = small_pipe();
-    let mut child = kalaha()
-        .args(["match", "--engine", "first", "--engine", "greedy"])
-        .args(["--opening-plies", "0", "--games", "40"])
-        .args([
-            "--pits", "4", "--seeds", "3", "-q", "--events", "-", "--out",
-        ])
-        .arg(&out)
-        .stdout(stdout)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = fast_match(&out, 40, stdout);
     let (status, _) = wait_for(&mut child, std::time::Instant::now());
     let err = said(child.stderr.take().unwrap());
     assert_eq!(status.code(), Some(1), "{err:?}");
@@ -876,17 +872,7 @@ fn ctrl_c_cuts_the_end_short_when_the_reader_stopped_reading() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
     let (_pipe, stdout) = small_pipe();
-    let mut child = kalaha()
-        .args(["match", "--engine", "first", "--engine", "greedy"])
-        .args(["--opening-plies", "0", "--games", "40"])
-        .args([
-            "--pits", "4", "--seeds", "3", "-q", "--events", "-", "--out",
-        ])
-        .arg(&out)
-        .stdout(stdout)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = fast_match(&out, 40, stdout);
     // The leaderboards are written when the run ends, before the stream's end waits.
     let started = std::time::Instant::now();
     while !out.join("leaderboard.html").exists() {
@@ -929,17 +915,7 @@ fn ctrl_c_cuts_the_end_short_when_the_reader_stopped_reading() {
 fn ctrl_c_that_ends_the_reader_too_interrupts_the_run() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
-    let mut child = kalaha()
-        .args(["match", "--engine", "first", "--engine", "greedy"])
-        .args(["--opening-plies", "0", "--games", "100000"])
-        .args([
-            "--pits", "4", "--seeds", "3", "-q", "--events", "-", "--out",
-        ])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = fast_match(&out, 100000, Stdio::piped());
     let mut stdout = child.stdout.take().unwrap();
     let mut taken = 0;
     let mut buf = [0u8; 4096];
