@@ -351,31 +351,100 @@ pub fn main() -> ExitCode {
         Command::Tables(a) => tables::run(a),
         Command::Play(a) => play::run(a),
     };
-    let (code, message) = match result {
+    let (mut code, mut message) = match result {
         Ok(code) => (code, None),
         Err(e) => (e.report(), Some(e.message())),
     };
-    // The event stream's last line says how the command ended; a stream that could not
-    // be written fails the command (said once: it may be what stopped the run).
+    // A stream that failed already at the end of a command that succeeded (its reader
+    // went away after the last game) fails the command, and its last line says so.
+    if let Err(failure) = crate::events::stream::check()
+        && !matches!(code, exit::USAGE | exit::FAILURE | exit::INTERRUPTED)
+    {
+        let error = only_the_stream_was_cut(&failure.to_string());
+        eprintln!("error: {error}");
+        (code, message) = (exit::FAILURE, Some(error));
+    }
+    // The event stream's last line says how the command ended.
     let said = message.clone().unwrap_or_default();
     match crate::events::stream::finish(code, |kind| exit::reason(kind, code), message) {
-        Some(failure) => {
-            if !said.contains(&failure) {
-                eprintln!("error: {failure}");
-            }
-            ExitCode::from(if code == exit::USAGE {
-                code
-            } else {
-                exit::FAILURE
-            })
-        }
+        Some(failure) => ExitCode::from(events_failed(code, &said, &failure)),
         None => ExitCode::from(code),
     }
+}
+
+/// Says that the event stream of a command that ended with `code` (and printed the error
+/// `said`, if it failed) could not be written (`failure`), and returns the command's exit
+/// code:
+/// - an interrupted run (Ctrl-C, SIGTERM) stays interrupted (130): it said how to resume;
+///   so does any command whose stream failed after Ctrl-C (its reader ended with it);
+/// - a command that succeeded (a run that ended as it would have: its results are
+///   complete) fails (1), saying that only the stream was cut;
+/// - a failed command keeps its code, and says the stream's failure unless its error did
+///   (it may be what stopped the run).
+fn events_failed(code: u8, said: &str, failure: &crate::events::stream::Failure) -> u8 {
+    if code == exit::INTERRUPTED || failure.after_interrupt {
+        tracing::warn!(
+            "{}; the event stream ends without its last lines",
+            failure.message
+        );
+        return code;
+    }
+    let failure = failure.message.as_str();
+    match code {
+        exit::USAGE | exit::FAILURE => {
+            if !said.contains(failure) {
+                eprintln!("error: {failure}");
+            }
+            code
+        }
+        _ => {
+            eprintln!("error: {}", only_the_stream_was_cut(failure));
+            exit::FAILURE
+        }
+    }
+}
+
+/// The error of a run that ended as it would have but whose event stream failed.
+fn only_the_stream_was_cut(failure: &str) -> String {
+    format!(
+        "{failure}; only the event stream was cut: the run ended as it would have, and its \
+         results are complete (nothing is left to resume)"
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_event_stream_fails_only_a_command_that_succeeded() {
+        use crate::events::stream::Failure;
+        let stalled = Failure {
+            message: "the reader stopped reading".into(),
+            after_interrupt: false,
+        };
+        let after_ctrl_c = Failure {
+            after_interrupt: true,
+            ..stalled.clone()
+        };
+        // Interrupted stays interrupted; a reader that Ctrl-C ended changes no code.
+        assert_eq!(
+            events_failed(exit::INTERRUPTED, "", &stalled),
+            exit::INTERRUPTED
+        );
+        assert_eq!(events_failed(exit::OK, "", &after_ctrl_c), exit::OK);
+        // A run that ended as it would have (a verdict too) fails for its stream.
+        for code in [exit::OK, exit::H0_ACCEPTED, exit::NO_DECISION] {
+            assert_eq!(events_failed(code, "", &stalled), exit::FAILURE);
+        }
+        // A failed command keeps its code.
+        assert_eq!(
+            events_failed(exit::USAGE, "bad flag", &stalled),
+            exit::USAGE
+        );
+        assert_eq!(events_failed(exit::FAILURE, "", &stalled), exit::FAILURE);
+        assert!(only_the_stream_was_cut("x").ends_with("(nothing is left to resume)"));
+    }
 
     #[test]
     fn cutechess_spellings_get_a_hint() {

@@ -7,8 +7,12 @@
 //! wait in memory, [`MAX_WAITING_LINES`] at most). The first failure to write (a full
 //! disk, a reader that closed its end of the pipe, or one that stopped reading) is kept,
 //! said in so many words, and handed to the run by [`check`]: the run stops as it does
-//! when its display's output is closed, and the command fails. The end of the run waits
-//! [`END_WAIT`] at most for the last lines to be taken.
+//! when its display's output is closed, and the command fails. A failure after Ctrl-C or
+//! SIGTERM is not handed to the run: it is stopping already, and ends as interrupted.
+//!
+//! [`finish`] waits [`END_WAIT`] at most for the reader to take the last lines, and
+//! [`INTERRUPTED_END_WAIT`] at most once Ctrl-C or SIGTERM came (during the run, or while
+//! it waits): a reader that stopped reading does not hold up a person who stops the run.
 //!
 //! Warnings that come before `run_started` (the machine's load, games at once), and the
 //! start of games the game loop began meanwhile, wait and follow it, so that the stream of
@@ -22,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The most lines written and not yet taken by the reader: beyond, the reader has stopped
 /// reading (a pager not scrolled, a program stuck), which fails the stream rather than
@@ -32,21 +36,36 @@ pub const MAX_WAITING_LINES: usize = 10_000;
 /// How long the end of a run waits for the reader to take the last lines.
 pub const END_WAIT: Duration = Duration::from_secs(5);
 
-/// What the writing thread is asked.
-enum Message {
-    Line(String),
-    /// Answer once every line before this one is written.
-    Sync(mpsc::Sender<()>),
+/// How long the end of a run waits for them once Ctrl-C or SIGTERM came.
+pub const INTERRUPTED_END_WAIT: Duration = Duration::from_millis(500);
+
+/// The first failure to write the stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// Said for the user.
+    pub message: String,
+    /// A write failed after Ctrl-C or SIGTERM came (a reader that the same Ctrl-C ended).
+    pub after_interrupt: bool,
+}
+
+/// Keeps `message` as the stream's failure, unless one is kept already.
+fn fail(failure: &Mutex<Option<Failure>>, message: impl FnOnce() -> String) {
+    failure
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(|| Failure {
+            message: message(),
+            after_interrupt: crate::sys::interrupted(),
+        });
 }
 
 struct Stream {
-    lines: mpsc::Sender<Message>,
+    lines: mpsc::Sender<String>,
     /// Lines sent and not yet written.
     waiting_lines: Arc<AtomicUsize>,
     /// Disconnected once the writing thread has ended.
     writer_ended: mpsc::Receiver<()>,
-    /// The first failure to write, said for the user.
-    failure: Arc<Mutex<Option<String>>>,
+    failure: Arc<Mutex<Option<Failure>>>,
     kind: RunKind,
     started: bool,
     /// Warnings before `run_started`.
@@ -122,8 +141,8 @@ pub fn open(target: &Path, kind: RunKind, given: &str, fresh: Option<&Path>) -> 
 fn write_lines(
     mut out: Out,
     shown: &str,
-    from: mpsc::Receiver<Message>,
-    failure: &Mutex<Option<String>>,
+    from: mpsc::Receiver<String>,
+    failure: &Mutex<Option<Failure>>,
     waiting: &AtomicUsize,
 ) {
     let mut failed = false;
@@ -136,29 +155,23 @@ fn write_lines(
             Out::Later(_) => unreachable!("created above"),
         }
     };
-    for m in from {
-        if matches!(m, Message::Line(_)) {
-            waiting.fetch_sub(1, Ordering::Relaxed);
+    for line in from {
+        waiting.fetch_sub(1, Ordering::Relaxed);
+        if failed {
+            continue;
         }
-        match m {
-            Message::Line(line) if !failed => {
-                if let Err(e) = write(&mut out, &line) {
-                    failed = true;
-                    let why = match e.kind() {
-                        io::ErrorKind::BrokenPipe => {
-                            " (the program reading them closed its end of the pipe)"
-                        }
-                        io::ErrorKind::StorageFull => " (the disk is full)",
-                        _ => "",
-                    };
-                    *failure.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(format!("failed to write the events to {shown}: {e}{why}"));
+        if let Err(e) = write(&mut out, &line) {
+            failed = true;
+            let why = match e.kind() {
+                io::ErrorKind::BrokenPipe => {
+                    " (the program reading them closed its end of the pipe)"
                 }
-            }
-            Message::Line(_) => {}
-            Message::Sync(done) => {
-                let _ = done.send(());
-            }
+                io::ErrorKind::StorageFull => " (the disk is full)",
+                _ => "",
+            };
+            fail(failure, || {
+                format!("failed to write the events to {shown}: {e}{why}")
+            });
         }
     }
 }
@@ -195,54 +208,39 @@ impl Stream {
     /// [`MAX_WAITING_LINES`] untaken: then the stream fails, and the line is dropped.
     fn send(&self, line: String) {
         if self.waiting_lines.load(Ordering::Relaxed) >= MAX_WAITING_LINES {
-            let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
-            if failure.is_none() {
-                *failure = Some(format!(
+            fail(&self.failure, || {
+                format!(
                     "the program reading the events has not taken the last {MAX_WAITING_LINES} \
                      lines: it stopped reading, and the events stopped (write them to a file, \
                      or read them as they come)"
-                ));
-            }
+                )
+            });
             return;
         }
         self.waiting_lines.fetch_add(1, Ordering::Relaxed);
-        if self.lines.send(Message::Line(line)).is_err() {
+        if self.lines.send(line).is_err() {
             self.waiting_lines.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
 
-/// The failure to write the stream, if any, as an error for the run.
+/// The failure to write the stream, if any, as an error for the run; not one that came
+/// after Ctrl-C or SIGTERM, which the end of the command says ([`finish`]).
 pub fn check() -> io::Result<()> {
     let failure = match stream().as_ref() {
-        Some(s) => s.failure.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        Some(s) => s
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .filter(|f| !f.after_interrupt)
+            .map(|f| f.message.clone()),
         None => None,
     };
     match failure {
         Some(f) => Err(io::Error::other(f)),
         None => Ok(()),
     }
-}
-
-/// Waits until every event so far is written, then [`check`]s.
-pub fn sync() -> io::Result<()> {
-    let (done, wait) = mpsc::channel();
-    let sent = stream()
-        .as_ref()
-        .is_some_and(|s| s.lines.send(Message::Sync(done)).is_ok());
-    if sent && wait.recv_timeout(END_WAIT).is_err() {
-        let s = stream();
-        if let Some(s) = s.as_ref() {
-            let mut failure = s.failure.lock().unwrap_or_else(|e| e.into_inner());
-            failure.get_or_insert_with(|| {
-                format!(
-                    "the program reading the events took none for {} s: it stopped reading",
-                    END_WAIT.as_secs()
-                )
-            });
-        }
-    }
-    check()
 }
 
 /// Keeps the games the run recorded and stopped, for `run_finished`.
@@ -253,13 +251,15 @@ pub fn ran(played: u64, interrupted: u64) {
 }
 
 /// Ends the stream, if one is open: the warnings still waiting, then `run_finished` with
-/// the exit code `code`, `reason(kind of run)` and the error `message`. Returns the
-/// failure to write the stream, if any.
+/// the exit code `code`, `reason(kind of run)` and the error `message`; waits for the
+/// reader to take them, [`END_WAIT`] at most, [`INTERRUPTED_END_WAIT`] once Ctrl-C or
+/// SIGTERM came. Returns the failure to write the stream, if any: a reader that took none
+/// of the last lines by then has stopped reading.
 pub fn finish(
     code: u8,
     reason: impl FnOnce(RunKind) -> Reason,
     message: Option<String>,
-) -> Option<String> {
+) -> Option<Failure> {
     let mut s = stream().take()?;
     for w in std::mem::take(&mut s.waiting) {
         s.send(w);
@@ -273,20 +273,49 @@ pub fn finish(
     });
     // The last line is sent even past the bound: the reader may take it yet.
     s.waiting_lines.fetch_add(1, Ordering::Relaxed);
-    let _ = s.lines.send(Message::Line(end.line()));
+    let _ = s.lines.send(end.line());
     drop(s.lines);
-    // A reader that stopped reading holds the writing thread in its write: the run ends
-    // all the same, after a while.
-    let ended = s.writer_ended.recv_timeout(END_WAIT);
+    // A reader that stopped reading holds the writing thread in its write: the command
+    // ends all the same, after a while.
+    let given_up = wait_for_writer(&s.writer_ended);
     let failure = s.failure.lock().unwrap_or_else(|e| e.into_inner()).take();
-    match ended {
-        Err(mpsc::RecvTimeoutError::Timeout) => Some(failure.unwrap_or_else(|| {
-            format!(
-                "the program reading the events took none of the last ones for {} s: it \
+    match given_up {
+        Some(wait) => Some(failure.unwrap_or_else(|| Failure {
+            message: format!(
+                "the program reading the events took none of the last ones within {}: it \
                  stopped reading",
-                END_WAIT.as_secs()
-            )
+                crate::record::format_duration(wait)
+            ),
+            // It stopped reading before.
+            after_interrupt: false,
         })),
-        _ => failure,
+        None => failure,
+    }
+}
+
+/// Waits for the writing thread to end ([`END_WAIT`] at most, [`INTERRUPTED_END_WAIT`]
+/// once Ctrl-C or SIGTERM came); how long it waited, if it gave up.
+fn wait_for_writer(writer_ended: &mpsc::Receiver<()>) -> Option<Duration> {
+    /// How often the wait looks whether Ctrl-C or SIGTERM came.
+    const LOOK: Duration = Duration::from_millis(10);
+    let started = Instant::now();
+    let mut deadline = started + END_WAIT;
+    let mut interrupted = false;
+    loop {
+        let now = Instant::now();
+        if !interrupted && crate::sys::interrupted() {
+            interrupted = true;
+            deadline = deadline.min(now + INTERRUPTED_END_WAIT);
+        }
+        let left = deadline.saturating_duration_since(now);
+        if left.is_zero() {
+            let waited = deadline.duration_since(started);
+            return Some(Duration::from_millis(waited.as_millis() as u64));
+        }
+        match writer_ended.recv_timeout(left.min(LOOK)) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            // Disconnected: the thread has ended (it never sends).
+            _ => return None,
+        }
     }
 }

@@ -104,9 +104,11 @@ impl View for EventsView {
         Ok(Control::Continue)
     }
 
+    /// The last standings. The stream is not waited for here: the command's end does
+    /// that ([`stream::finish`]), and a reader that stops reading after the last game
+    /// does not fail a run that played every game.
     fn finish(&mut self, summary: &RunSummary, tally: &Tally) -> io::Result<()> {
         stream::ran(summary.played, summary.interrupted);
-        self.standings(tally, true)?;
-        stream::sync()
+        self.standings(tally, true)
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! [`sandbox`] holds the calls that build an engine's sandbox; the functions here serve
 //! the rest: descriptor flags, raw reads of an engine's pipe, the CPU time of a run, the
-//! terminal's size and a socket option of KGP connections.
+//! terminal's size, a socket option of KGP connections, and whether Ctrl-C or SIGTERM
+//! came.
 
 #![allow(unsafe_code)]
 
@@ -129,4 +130,35 @@ pub(crate) fn stdout_to_stderr() -> io::Result<OwnedFd> {
         return Err(io::Error::last_os_error());
     }
     Ok(original)
+}
+
+/// Set once Ctrl-C (SIGINT) or SIGTERM came after [`note_interrupts`].
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on, notes every Ctrl-C (SIGINT) and SIGTERM for [`interrupted`], beside what
+/// else handles them (the run's own handler, which tokio installs). The note stays after
+/// the run's handler is gone, so that the end of the process (the event stream waiting
+/// for its reader) learns of a Ctrl-C pressed while it waits. Call it where the run
+/// takes over these signals: before, they end the process as usual.
+pub(crate) fn note_interrupts() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: the action only stores into an atomic, which is async-signal-safe;
+            // the registry chains it with the other actions of the signal (tokio's).
+            let registered = unsafe {
+                signal_hook_registry::register(signal, || {
+                    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst)
+                })
+            };
+            if let Err(e) = registered {
+                tracing::debug!("failed to note signal {signal}: {e}");
+            }
+        }
+    });
+}
+
+/// Whether Ctrl-C or SIGTERM came since [`note_interrupts`].
+pub(crate) fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
 }

@@ -155,8 +155,12 @@ impl Recorder {
         {
             summary.failed = Some(format!("failed to write the results: {e}"));
         }
+        // Every view ends, even after one failed: the leaderboards of a run are written
+        // though its event stream was cut.
         for v in views.iter_mut() {
-            v.finish(&summary, &self.tally)?;
+            if let Err(e) = v.finish(&summary, &self.tally) {
+                view_error.get_or_insert(e);
+            }
         }
         match view_error {
             Some(e) => Err(e),

@@ -343,26 +343,26 @@ async fn game_loop<L: Launcher, G: Iterator<Item = ScheduledGame>>(
 /// how cluster schedulers (Slurm, Kubernetes) stop a job: it ends the run as cleanly as a
 /// Ctrl-C, so the shard resumes later. Must be called inside the runtime.
 pub(crate) fn ctrl_c_interrupts() -> mpsc::UnboundedReceiver<()> {
+    use tokio::signal::unix::{SignalKind, signal};
     let (tx, rx) = mpsc::unbounded_channel();
-    let term_tx = tx.clone();
-    tokio::spawn(async move {
-        while tokio::signal::ctrl_c().await.is_ok() {
-            if tx.send(()).is_err() {
-                break;
+    // Both handlers are in place before the process notes the signals: from then on a
+    // Ctrl-C no longer ends the process, and it stops the run.
+    for kind in [SignalKind::interrupt(), SignalKind::terminate()] {
+        let tx = tx.clone();
+        match signal(kind) {
+            Ok(mut signals) => {
+                tokio::spawn(async move {
+                    while signals.recv().await.is_some() {
+                        if tx.send(()).is_err() {
+                            break;
+                        }
+                    }
+                });
             }
+            Err(e) => tracing::debug!("failed to handle signal {kind:?}: {e}"),
         }
-    });
-    tokio::spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut term) = signal(SignalKind::terminate()) else {
-            return;
-        };
-        while term.recv().await.is_some() {
-            if term_tx.send(()).is_err() {
-                break;
-            }
-        }
-    });
+    }
+    crate::sys::note_interrupts();
     rx
 }
 

@@ -660,3 +660,353 @@ fn a_reader_that_stops_reading_the_events_stops_the_run_and_it_ends() {
     assert!(err.contains("stopped reading"), "{err}");
     assert!(out.join("games.jsonl").exists());
 }
+
+/// A pipe that holds one page (4 KiB): kalaha's standard output for a reader that never
+/// reads, which it fills within a few games (the run stops it, at 10,000 lines untaken,
+/// some seconds later). The test keeps the reading end.
+fn small_pipe() -> (std::io::PipeReader, std::io::PipeWriter) {
+    use std::os::fd::AsRawFd;
+    let (reader, writer) = std::io::pipe().unwrap();
+    // SAFETY: F_SETPIPE_SZ on a pipe this test owns.
+    let size = unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETPIPE_SZ, 4096) };
+    assert_eq!(size, 4096, "{}", std::io::Error::last_os_error());
+    (reader, writer)
+}
+
+/// Bytes written into `pipe` and not read.
+fn unread(pipe: &std::io::PipeReader) -> usize {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int, into `n`.
+    assert_eq!(
+        unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut n) },
+        0
+    );
+    n as usize
+}
+
+/// Waits for `child` (60 s at most); its status, and how long it took from `from`.
+fn wait_for(
+    child: &mut std::process::Child,
+    from: std::time::Instant,
+) -> (std::process::ExitStatus, std::time::Duration) {
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, from.elapsed());
+        }
+        if from.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("kalaha did not end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// What a run printed on standard error, without the warnings the machine's load and the
+/// opening-less games cause.
+fn said(stderr: impl std::io::Read) -> Vec<String> {
+    std::io::read_to_string(stderr)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            let load = l.starts_with("warning: the load average");
+            let repeats = l.starts_with("warning: ") && l.contains("repeated an earlier game");
+            !load && !repeats
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// A match of `games` fast games into `out`, its events on standard output (`stdout`), its
+/// standard error piped.
+fn fast_match(out: &Path, games: u64, stdout: impl Into<Stdio>) -> std::process::Child {
+    kalaha()
+        .args(["match", "--engine", "first", "--engine", "greedy"])
+        .args(["--opening-plies", "0", "--pits", "4", "--seeds", "3"])
+        .args(["-q", "--events", "-", "--games"])
+        .arg(games.to_string())
+        .arg("--out")
+        .arg(out)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Ctrl-C (or SIGTERM) with `--events -` and a reader that keeps the pipe open but has
+/// stopped reading: the run ends as interrupted at once (exit 130, the command that
+/// resumes it), not after waiting for the reader; the end waits for it
+/// `INTERRUPTED_END_WAIT` and says the stream lost its last lines. The folder resumes.
+fn a_signal_with_a_stalled_reader_interrupts_the_run_at_once(signal: libc::c_int) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let (pipe, stdout) = small_pipe();
+    let mut child = fast_match(&out, 100000, stdout);
+    // The pipe fills: the writer waits, with a line that does not fit (lines are written
+    // whole), until the reader takes one.
+    let started = std::time::Instant::now();
+    let mut last = (0, started);
+    while last.0 < 3072 || last.1.elapsed() < std::time::Duration::from_millis(200) {
+        let now = unread(&pipe);
+        if now != last.0 {
+            last = (now, std::time::Instant::now());
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60)
+            || child.try_wait().is_ok_and(|s| s.is_some())
+        {
+            let _ = child.kill();
+            panic!(
+                "kalaha did not fill the pipe: {:?}",
+                said(child.stderr.take().unwrap())
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let sent = std::time::Instant::now();
+    // SAFETY: signals the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let (status, took) = wait_for(&mut child, sent);
+    let err = said(child.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(130), "{err:?}");
+    // Stopping the engines takes a moment; the reader is waited for 0.5 s, not 5.
+    assert!(
+        took < kalaha::events::stream::END_WAIT,
+        "{took:?} after the signal: {err:?}"
+    );
+    assert_eq!(err.len(), 3, "{err:?}");
+    assert!(
+        err[0].starts_with("interrupted: ")
+            && err[0].ends_with(" stopped and not recorded. Resume with:"),
+        "{err:?}"
+    );
+    assert_eq!(err[1], format!("  kalaha match --resume {}", out.display()));
+    assert_eq!(
+        err[2],
+        "warning: the program reading the events took none of the last ones within 500ms: it \
+         stopped reading; the event stream ends without its last lines"
+    );
+    drop(pipe);
+    // The folder resumes: the resumed run counts the games recorded.
+    let recorded = crate::common::csv_rows(&out).len();
+    assert!(recorded > 0);
+    let events = tmp.path().join("resumed.jsonl");
+    let mut resumed = kalaha()
+        .args(["match", "-q", "--resume"])
+        .arg(&out)
+        .arg("--events")
+        .arg(&events)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&events).is_ok_and(|t| t.contains("\"run_started\"")) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the resume did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(resumed.id() as i32, libc::SIGINT) };
+    let (status, _) = wait_for(&mut resumed, std::time::Instant::now());
+    let err = said(resumed.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(130), "{err:?}");
+    let lines = read(&events);
+    assert_eq!(lines[0]["event"], "run_started");
+    assert_eq!(lines[0]["resumed"], true);
+    assert_eq!(lines[0]["games_done"], recorded, "{}", lines[0]);
+    assert_eq!(lines.last().unwrap()["reason"], "interrupted");
+}
+
+#[test]
+fn ctrl_c_with_a_stalled_events_reader_interrupts_the_run_at_once() {
+    a_signal_with_a_stalled_reader_interrupts_the_run_at_once(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_with_a_stalled_events_reader_interrupts_the_run_at_once() {
+    a_signal_with_a_stalled_reader_interrupts_the_run_at_once(libc::SIGTERM);
+}
+
+/// A reader that stops reading at the end of a run, after the last game: every game is
+/// played and recorded, the leaderboards are written, and the error says that only the
+/// stream was cut (nothing to resume), once the end has waited `END_WAIT` for the reader;
+/// the command fails (exit 1). The lines the reader may still take are whole.
+#[test]
+fn a_reader_that_stops_reading_at_the_end_cuts_only_the_stream() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let (pipe, stdout) = small_pipe();
+    let mut child = fast_match(&out, 40, stdout);
+    let (status, _) = wait_for(&mut child, std::time::Instant::now());
+    let err = said(child.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(1), "{err:?}");
+    assert_eq!(
+        err,
+        [
+            "error: the program reading the events took none of the last ones within 5s: it \
+          stopped reading; only the event stream was cut: the run ended as it would have, and \
+          its results are complete (nothing is left to resume)"
+        ]
+    );
+    assert_eq!(crate::common::csv_rows(&out).len(), 40);
+    for file in [
+        "standings.csv",
+        "h2h.csv",
+        "leaderboard.md",
+        "leaderboard.html",
+    ] {
+        assert!(out.join(file).exists(), "{file}");
+    }
+    let taken = std::io::read_to_string(pipe).unwrap();
+    assert!(taken.ends_with('\n'), "{taken}");
+    let lines = parse(&taken);
+    assert_eq!(lines[0]["event"], "run_started");
+    assert!(of(&lines, "run_finished").is_empty());
+}
+
+/// Ctrl-C while the end of a run waits for a reader that stopped reading cuts the wait
+/// short (0.5 s after it): the run ended on its own, so the command says, as without it,
+/// that only the stream was cut (exit 1).
+#[test]
+fn ctrl_c_cuts_the_end_short_when_the_reader_stopped_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let (_pipe, stdout) = small_pipe();
+    let mut child = fast_match(&out, 40, stdout);
+    // The leaderboards are written when the run ends, before the stream's end waits.
+    let started = std::time::Instant::now();
+    while !out.join("leaderboard.html").exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the run did not end"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let sent = std::time::Instant::now();
+    // SAFETY: signals the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let (status, took) = wait_for(&mut child, sent);
+    let err = said(child.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(1), "{err:?}");
+    assert!(
+        took < kalaha::events::stream::END_WAIT - std::time::Duration::from_secs(1),
+        "{took:?} after Ctrl-C: {err:?}"
+    );
+    assert_eq!(err.len(), 1, "{err:?}");
+    let (waited, rest) = err[0]
+        .strip_prefix("error: the program reading the events took none of the last ones within ")
+        .and_then(|e| e.split_once(": "))
+        .unwrap_or_else(|| panic!("{err:?}"));
+    assert_ne!(waited, "5s", "{err:?}");
+    assert_eq!(
+        rest,
+        "it stopped reading; only the event stream was cut: the run ended as it would have, \
+         and its results are complete (nothing is left to resume)"
+    );
+    assert_eq!(crate::common::csv_rows(&out).len(), 40);
+}
+
+/// A reader that the same Ctrl-C ends (`kalaha ... --events - | reader`, both stopped by
+/// the terminal), once kalaha has taken the signal: the run ends as interrupted (exit
+/// 130) and says how to resume; the stream's failure, if kalaha wrote after the reader
+/// was gone, is a warning.
+#[test]
+fn ctrl_c_that_ends_the_reader_too_interrupts_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let mut child = fast_match(&out, 100000, Stdio::piped());
+    let mut stdout = child.stdout.take().unwrap();
+    let mut taken = 0;
+    let mut buf = [0u8; 4096];
+    while taken < 64 * 1024 {
+        let n = std::io::Read::read(&mut stdout, &mut buf).unwrap();
+        assert!(
+            n > 0,
+            "the stream ended: {:?}",
+            said(child.stderr.take().unwrap())
+        );
+        taken += n;
+    }
+    let sent = std::time::Instant::now();
+    // SAFETY: signals the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // The reader ends once kalaha has taken the signal (it is no longer pending), as a
+    // terminal's Ctrl-C ends both at once and the reader takes a while to go.
+    let status_file = format!("/proc/{}/status", child.id());
+    let pending = || {
+        let status = std::fs::read_to_string(&status_file).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("ShdPnd:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1 << (libc::SIGINT - 1)) != 0)
+    };
+    while pending() {
+        assert!(
+            sent.elapsed() < std::time::Duration::from_secs(60),
+            "SIGINT stays pending"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    drop(stdout);
+    let (status, _) = wait_for(&mut child, sent);
+    let err = said(child.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(130), "{err:?}");
+    assert!(err.len() == 2 || err.len() == 3, "{err:?}");
+    assert!(err[0].starts_with("interrupted: "), "{err:?}");
+    assert_eq!(err[1], format!("  kalaha match --resume {}", out.display()));
+    if let Some(warning) = err.get(2) {
+        assert_eq!(
+            warning,
+            "warning: failed to write the events to standard output: Broken pipe (os error \
+             32) (the program reading them closed its end of the pipe); the event stream ends \
+             without its last lines"
+        );
+    }
+}
+
+/// An SPRT whose reader stops reading at its end saves and prints its verdict
+/// (`sprt-result.toml`, its leaderboards) before the command fails for the stream.
+#[test]
+fn an_sprt_whose_reader_stops_reading_at_the_end_keeps_its_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("s");
+    let (_pipe, stdout) = small_pipe();
+    let mut child = kalaha()
+        .args(["sprt", "--engine", "greedy", "--engine", "random"])
+        .args(["--elo0", "0", "--elo1", "50", "--pits", "4", "--seeds", "3"])
+        .args([
+            "--move-time",
+            "10ms",
+            "--seed",
+            "1",
+            "-q",
+            "--events",
+            "-",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (status, _) = wait_for(&mut child, std::time::Instant::now());
+    let err = said(child.stderr.take().unwrap());
+    assert_eq!(status.code(), Some(1), "{err:?}");
+    let result: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out.join("sprt-result.toml")).unwrap()).unwrap();
+    // What the run prints for people goes to standard error with `--events -`.
+    assert_eq!(
+        err,
+        [
+            result["verdict"].as_str().unwrap(),
+            "error: the program reading the events took none of the last ones within 5s: it \
+             stopped reading; only the event stream was cut: the run ended as it would have, \
+             and its results are complete (nothing is left to resume)"
+        ]
+    );
+    assert!(out.join("leaderboard.md").exists());
+}

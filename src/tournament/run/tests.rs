@@ -388,3 +388,58 @@ fn games_wait_for_a_recorder_that_falls_behind() {
         "{started} games begun while {recorded} were recorded"
     );
 }
+
+/// A view that fails at the end of the run does not keep the views after it from ending
+/// (the leaderboards are written though the event stream was cut); its error is the run's.
+#[test]
+fn every_view_ends_though_one_fails_at_the_end() {
+    struct FailsAtEnd;
+    impl View for FailsAtEnd {
+        fn event(&mut self, _: &Event<'_>, _: &Tally) -> io::Result<Control> {
+            Ok(Control::Continue)
+        }
+        fn finish(&mut self, _: &RunSummary, _: &Tally) -> io::Result<()> {
+            Err(io::Error::other("the reader stopped reading"))
+        }
+    }
+    #[derive(Default)]
+    struct Ends(Option<RunSummary>);
+    impl View for Ends {
+        fn event(&mut self, _: &Event<'_>, _: &Tally) -> io::Result<Control> {
+            Ok(Control::Continue)
+        }
+        fn finish(&mut self, summary: &RunSummary, _: &Tally) -> io::Result<()> {
+            self.0 = Some(summary.clone());
+            Ok(())
+        }
+    }
+    let config = config(2, 4);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_interrupt, interrupts) = mpsc::unbounded_channel();
+    let input = RunInput {
+        games: config.schedule.games(),
+        concurrency: 2,
+        interrupts,
+        stop: None,
+        repeats: Default::default(),
+    };
+    let (mut fails, mut ends) = (FailsAtEnd, Ends::default());
+    let result = run_games(
+        &rt,
+        FakeLauncher::default(),
+        &config,
+        vec![],
+        input,
+        recorder(&config, None),
+        &mut [&mut fails, &mut ends],
+    );
+    let error = result.expect_err("the failing view's error is the run's");
+    assert_eq!(error.to_string(), "the reader stopped reading");
+    let summary = ends.0.expect("the view after it ended");
+    assert_eq!(summary.played, 4);
+    assert!(summary.complete(), "{summary:?}");
+}
