@@ -502,7 +502,11 @@ fn try_set_id() {
         let r = libc::syscall(452, libc::AT_FDCWD, p.as_ptr(), 0o4755, 0);
         said("fchmodat2 4755", r);
         let p = path("open-4755");
-        let fd = libc::open(p.as_ptr(), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0o4755);
+        let fd = libc::open(
+            p.as_ptr(),
+            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+            0o4755,
+        );
         said("open O_CREAT 4755", fd.into());
         libc::close(fd);
         let p = path("openat-2755");
@@ -551,7 +555,10 @@ fn try_set_id() {
             said("creat 4755", r);
             libc::close(r as i32);
             let p = make("chmod-raw-4755");
-            said("chmod (the call) 4755", libc::syscall(libc::SYS_chmod, p.as_ptr(), 0o4755));
+            said(
+                "chmod (the call) 4755",
+                libc::syscall(libc::SYS_chmod, p.as_ptr(), 0o4755),
+            );
             let p = path("mknod-4755");
             let r = libc::syscall(libc::SYS_mknod, p.as_ptr(), libc::S_IFREG | 0o4755, 0);
             said("mknod 4755", r);

@@ -378,9 +378,7 @@ impl Launch {
             Report::Group(g) => Some(*g),
             _ => None,
         });
-        let report = reports
-            .into_iter()
-            .find(|r| !matches!(r, Report::Group(_)));
+        let report = reports.into_iter().find(|r| !matches!(r, Report::Group(_)));
         let fail = |child: &mut tokio::process::Child, msg: String| {
             let _ = child.start_kill();
             io::Error::other(msg)

@@ -46,11 +46,11 @@ const RET_ALLOW: u32 = 0x7fff_0000;
 
 /// Instructions (linux/bpf_common.h): load a word at a fixed offset, the three jumps
 /// against a constant, return a constant.
-const LD_W_ABS: u16 = 0x00 | 0x00 | 0x20;
-const JEQ_K: u16 = 0x05 | 0x10;
-const JGE_K: u16 = 0x05 | 0x30;
-const JSET_K: u16 = 0x05 | 0x40;
-const RET_K: u16 = 0x06;
+const LD_W_ABS: u16 = 0x20; // BPF_LD (0) | BPF_W (0) | BPF_ABS
+const JEQ_K: u16 = 0x05 | 0x10; // BPF_JMP | BPF_JEQ | BPF_K (0)
+const JGE_K: u16 = 0x05 | 0x30; // BPF_JMP | BPF_JGE | BPF_K
+const JSET_K: u16 = 0x05 | 0x40; // BPF_JMP | BPF_JSET | BPF_K
+const RET_K: u16 = 0x06; // BPF_RET | BPF_K
 
 /// Offsets in `struct seccomp_data`: the call's number, its convention, its arguments
 /// (each 64 bits; the low half is read: modes and flags are 32-bit).
@@ -81,45 +81,55 @@ struct Convention {
 
 use Call::{Absent, Mode, Open};
 
-/// x86_64 (arch/x86/entry/syscalls/syscall_64.tbl).
+const fn mode(nr: u32, mode: u32) -> Call {
+    Mode { nr, mode }
+}
+const fn open(nr: u32, flags: u32, mode: u32) -> Call {
+    Open { nr, flags, mode }
+}
+const fn absent(nr: u32) -> Call {
+    Absent { nr }
+}
+
+/// x86_64 (arch/x86/entry/syscalls/syscall_64.tbl): the number, then the arguments.
 const X86_64: &[Call] = &[
-    Open { nr: 2, flags: 1, mode: 2 },      // open
-    Mode { nr: 85, mode: 1 },                // creat
-    Mode { nr: 90, mode: 1 },                // chmod
-    Mode { nr: 91, mode: 1 },                // fchmod
-    Mode { nr: 133, mode: 1 },               // mknod
-    Open { nr: 257, flags: 2, mode: 3 },    // openat
-    Mode { nr: 259, mode: 2 },               // mknodat
-    Mode { nr: 268, mode: 2 },               // fchmodat
-    Absent { nr: 425 },                      // io_uring_setup
-    Absent { nr: 437 },                      // openat2
-    Mode { nr: 452, mode: 2 },               // fchmodat2
+    open(2, 1, 2),   // open(path, flags, mode)
+    mode(85, 1),     // creat(path, mode)
+    mode(90, 1),     // chmod(path, mode)
+    mode(91, 1),     // fchmod(fd, mode)
+    mode(133, 1),    // mknod(path, mode, dev)
+    open(257, 2, 3), // openat(dir, path, flags, mode)
+    mode(259, 2),    // mknodat(dir, path, mode, dev)
+    mode(268, 2),    // fchmodat(dir, path, mode)
+    absent(425),     // io_uring_setup
+    absent(437),     // openat2
+    mode(452, 2),    // fchmodat2(dir, path, mode, flags)
 ];
 
 /// i386 (arch/x86/entry/syscalls/syscall_32.tbl).
 const I386: &[Call] = &[
-    Open { nr: 5, flags: 1, mode: 2 },      // open
-    Mode { nr: 8, mode: 1 },                 // creat
-    Mode { nr: 14, mode: 1 },                // mknod
-    Mode { nr: 15, mode: 1 },                // chmod
-    Mode { nr: 94, mode: 1 },                // fchmod
-    Open { nr: 295, flags: 2, mode: 3 },    // openat
-    Mode { nr: 297, mode: 2 },               // mknodat
-    Mode { nr: 306, mode: 2 },               // fchmodat
-    Absent { nr: 425 },                      // io_uring_setup
-    Absent { nr: 437 },                      // openat2
-    Mode { nr: 452, mode: 2 },               // fchmodat2
+    open(5, 1, 2),   // open
+    mode(8, 1),      // creat
+    mode(14, 1),     // mknod
+    mode(15, 1),     // chmod
+    mode(94, 1),     // fchmod
+    open(295, 2, 3), // openat
+    mode(297, 2),    // mknodat
+    mode(306, 2),    // fchmodat
+    absent(425),     // io_uring_setup
+    absent(437),     // openat2
+    mode(452, 2),    // fchmodat2
 ];
 
 /// arm64 (include/uapi/asm-generic/unistd.h): only the `*at` calls exist.
 const AARCH64: &[Call] = &[
-    Mode { nr: 33, mode: 2 },               // mknodat
-    Mode { nr: 52, mode: 1 },               // fchmod
-    Mode { nr: 53, mode: 2 },               // fchmodat
-    Open { nr: 56, flags: 2, mode: 3 },     // openat
-    Absent { nr: 425 },                     // io_uring_setup
-    Absent { nr: 437 },                     // openat2
-    Mode { nr: 452, mode: 2 },              // fchmodat2
+    mode(33, 2),    // mknodat
+    mode(52, 1),    // fchmod
+    mode(53, 2),    // fchmodat
+    open(56, 2, 3), // openat
+    absent(425),    // io_uring_setup
+    absent(437),    // openat2
+    mode(452, 2),   // fchmodat2
 ];
 
 const CONV_X86_64: Convention = Convention {
@@ -313,11 +323,18 @@ mod tests {
         for nr in [268, 452, 259] {
             assert_eq!(run(&p, a, nr, [0, 0, 0o4755, 0, 0, 0]), EPERM, "{nr}");
             assert_eq!(run(&p, a, nr, [0, 0, 0o2700, 0, 0, 0]), EPERM, "{nr}");
-            assert_eq!(run(&p, a, nr, [0, 0o4755, 0o755, 0, 0, 0]), RET_ALLOW, "{nr}");
+            assert_eq!(
+                run(&p, a, nr, [0, 0o4755, 0o755, 0, 0, 0]),
+                RET_ALLOW,
+                "{nr}"
+            );
         }
         // The kernel reads 32 bits of a mode: the upper half changes nothing.
         assert_eq!(run(&p, a, 90, [0, 1 << 32 | 0o4755, 0, 0, 0, 0]), EPERM);
-        assert_eq!(run(&p, a, 90, [0, 0o7 << 32 | 0o755, 0, 0, 0, 0]), RET_ALLOW);
+        assert_eq!(
+            run(&p, a, 90, [0, 0o7 << 32 | 0o755, 0, 0, 0, 0]),
+            RET_ALLOW
+        );
     }
 
     #[test]

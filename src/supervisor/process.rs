@@ -403,9 +403,7 @@ impl Process {
         // With namespaces the helper is in the group; without, it outlives the group to
         // kill what the engine left, then ends. SIGKILL cannot be ignored; only an
         // uninterruptible sleep delays it.
-        if self.group == self.pid
-            || self.wait_exit(Duration::from_secs(5)).await.is_none()
-        {
+        if self.group == self.pid || self.wait_exit(Duration::from_secs(5)).await.is_none() {
             let _ = self.child.start_kill();
             let _ = self.wait_exit(Duration::from_secs(10)).await;
         }

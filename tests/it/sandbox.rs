@@ -597,7 +597,10 @@ fn network_is_kept_in_tournament_toml_and_a_resume_refuses_it_changed() {
 fn log_lines(out: &Path, name: &str, prefix: &str) -> Vec<String> {
     let mut all = Vec::new();
     for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
-        if e.file_name().to_string_lossy().starts_with(&format!("{name}.")) {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with(&format!("{name}."))
+        {
             let log = std::fs::read_to_string(e.path()).unwrap_or_default();
             all.extend(
                 log.lines()
@@ -637,7 +640,10 @@ fn an_engine_makes_no_set_id_file_where_it_may_write() {
             assert_eq!(o.status.code(), Some(0), "{who}: {}", text(&o));
             let said = log_lines(&out, "plant", "set-id: ");
             // A plain mode still works.
-            assert!(said.iter().any(|l| l == "set-id: chmod 755: ok"), "{who}: {said:?}");
+            assert!(
+                said.iter().any(|l| l == "set-id: chmod 755: ok"),
+                "{who}: {said:?}"
+            );
             let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode();
             assert_eq!(mode(&plant.join("chmod-755")) & 0o7777, 0o755, "{who}");
             if !seccomp {
@@ -660,9 +666,15 @@ fn an_engine_makes_no_set_id_file_where_it_may_write() {
                 .collect();
             assert!(set_id.is_empty(), "{who}: {set_id:?}; {said:?}");
             // Each attempt refused: EPERM, or ENOSYS for openat2 and x32.
-            for what in ["chmod 4755", "chmod 2755", "open O_CREAT 4755", "chmod g+s folder"] {
+            for what in [
+                "chmod 4755",
+                "chmod 2755",
+                "open O_CREAT 4755",
+                "chmod g+s folder",
+            ] {
                 assert!(
-                    said.iter().any(|l| l.starts_with(&format!("set-id: {what}: "))),
+                    said.iter()
+                        .any(|l| l.starts_with(&format!("set-id: {what}: "))),
                     "{who}: {what}: {said:?}"
                 );
             }
@@ -681,10 +693,7 @@ fn without_namespaces_nothing_an_engine_started_outlives_its_kill() {
         let s = Scratch::new(user);
         // One engine is killed on its clock, the other after ignoring quit and SIGTERM;
         // each left a daemon in a session of its own first.
-        for (mode, termination) in [
-            ("daemon-hang", "timeout"),
-            ("daemon-ignore-quit", "normal"),
-        ] {
+        for (mode, termination) in [("daemon-hang", "timeout"), ("daemon-ignore-quit", "normal")] {
             let who = format!("{user:?} {mode}");
             let mark = marker(mode);
             let out = s.root.join(mode);
