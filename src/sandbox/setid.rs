@@ -199,8 +199,9 @@ fn errno(e: i32) -> u32 {
     RET_ERRNO | (e as u32 & 0xffff)
 }
 
-/// The instructions for one call; they end in a return, or fall through to the next
-/// call's when the number is not this one's.
+/// The instructions for one call, entered with the call's number loaded: they end in a
+/// return, or fall through to the next call's (the number still loaded) when the number
+/// is not this one's.
 fn call_block(call: Call) -> Vec<sock_filter> {
     let refuse_if_set_id = |mode: u32| {
         [
@@ -226,16 +227,15 @@ fn call_block(call: Call) -> Vec<sock_filter> {
     let nr = match call {
         Mode { nr, .. } | Open { nr, .. } | Absent { nr } => nr,
     };
-    let mut block = vec![stmt(LD_W_ABS, NR), jump(JEQ_K, nr, 0, body.len())];
+    let mut block = vec![jump(JEQ_K, nr, 0, body.len())];
     block.extend(body);
     block
 }
 
 /// The instructions for one convention, ending in a return.
 fn convention_block(c: &Convention) -> Vec<sock_filter> {
-    let mut block = Vec::new();
+    let mut block = vec![stmt(LD_W_ABS, NR)];
     if c.x32 {
-        block.push(stmt(LD_W_ABS, NR));
         block.push(jump(JGE_K, X32_SYSCALL_BIT, 0, 1));
         block.push(stmt(RET_K, errno(libc::ENOSYS)));
     }

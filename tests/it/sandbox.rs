@@ -107,18 +107,9 @@ fn escape_match(out: &Path, mark: &str, targets: &[&Path], extra: &[String]) -> 
 
 /// The `escape: ...` lines of the escape engine's logs.
 fn said(out: &Path) -> String {
-    let mut all = String::new();
-    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
-        if e.file_name().to_string_lossy().starts_with("escape.") {
-            let log = std::fs::read_to_string(e.path()).unwrap_or_default();
-            for l in log.lines().filter(|l| l.contains("escape: ")) {
-                all.push_str(l);
-                all.push('\n');
-            }
-        }
-    }
-    assert!(!all.is_empty(), "the escape engine said nothing");
-    all
+    let lines = log_lines(out, "escape", "escape: ");
+    assert!(!lines.is_empty(), "the escape engine said nothing");
+    lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
 fn full_sandbox() -> bool {
@@ -592,8 +583,8 @@ fn network_is_kept_in_tournament_toml_and_a_resume_refuses_it_changed() {
     );
 }
 
-/// The lines of the engine logs in `out` that start with `prefix`, from the logs of the
-/// engine named `name`.
+/// The lines of the logs in `out` of the engine named `name` that hold `prefix`, each
+/// from `prefix` on.
 fn log_lines(out: &Path, name: &str, prefix: &str) -> Vec<String> {
     let mut all = Vec::new();
     for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
