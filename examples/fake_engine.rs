@@ -36,9 +36,9 @@
 //! - `set-id`: plays `good`, after trying at start to make set-user-ID and set-group-ID
 //!   files in the folder of its third argument (`chmod` 4755 and 2755, `g+s` on a
 //!   folder, `fchmod`, `fchmodat`, `fchmodat2`, files created with 04755 by `open`,
-//!   `creat`, `mknodat` and `O_TMPFILE`, `openat2`, an x32 `chmod`), and a plain `chmod`
-//!   755 there; says on stderr, one `set-id: WHAT: RESULT` line each, what each call
-//!   returned (`ok` or the error's number);
+//!   `creat`, `mknodat` and `O_TMPFILE`, `openat2`, `io_uring_setup`, an x32 `chmod`),
+//!   and a plain `chmod` 755 there; says on stderr, one `set-id: WHAT: RESULT` line each,
+//!   what each call returned (`ok` or the error's number);
 //! - `stop-parent`: sends SIGSTOP to its parent at its first `go`, then plays `good`;
 //! - `kill-others`: SIGKILLs every other `fake_engine` it can find in `/proc` at its first
 //!   `go`, then plays `good`;
@@ -545,6 +545,13 @@ fn try_set_id() {
         let p = path("openat2-4755");
         let r = libc::syscall(437, libc::AT_FDCWD, p.as_ptr(), how.as_ptr(), 24usize);
         said("openat2 4755", r);
+        if r >= 0 {
+            libc::close(r as i32);
+        }
+        // struct io_uring_params: 120 bytes, zero but the entries asked for.
+        let params = [0u64; 15];
+        let r = libc::syscall(425, 1u32, params.as_ptr());
+        said("io_uring_setup", r);
         if r >= 0 {
             libc::close(r as i32);
         }
