@@ -34,6 +34,14 @@
 //! - `stray-pong`: sends a second, unasked `pong` after each one;
 //! - `daemon`: starts a daemon of its own (a double fork into a new session) at start,
 //!   then plays `good`;
+//! - `daemon-hang`, `daemon-ignore-quit`: start a daemon as `daemon` does and ignore
+//!   SIGTERM, then play as `hang` and `ignore-quit` do;
+//! - `set-id`: plays `good`, after trying at start to make set-user-ID and set-group-ID
+//!   files in the folder of its third argument (`chmod` 4755 and 2755, `g+s` on a
+//!   folder, `fchmod`, `fchmodat`, `fchmodat2`, files created with 04755 by `open`,
+//!   `creat`, `mknodat` and `O_TMPFILE`, `openat2`, `io_uring_setup`, an x32 `chmod`),
+//!   and a plain `chmod` 755 there; says on stderr, one `set-id: WHAT: RESULT` line each,
+//!   what each call returned (`ok` or the error's number);
 //! - `stop-parent`: sends SIGSTOP to its parent at its first `go`, then plays `good`;
 //! - `kill-others`: SIGKILLs every other `fake_engine` it can find in `/proc` at its first
 //!   `go`, then plays `good`;
@@ -98,6 +106,11 @@ fn main() {
     if !before_start(&mode) {
         return;
     }
+    // After its daemon, a `daemon-` mode plays as the mode it names.
+    let mode = match mode.strip_prefix("daemon-") {
+        Some(then) => then.to_string(),
+        None => mode,
+    };
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     let mut gos = 0;
@@ -209,6 +222,14 @@ fn before_start(mode: &str) -> bool {
         "daemon" => start_daemon(),
         // Plays well, but takes a second to start.
         "slow-hello" => std::thread::sleep(std::time::Duration::from_secs(1)),
+        "daemon-hang" | "daemon-ignore-quit" => {
+            start_daemon();
+            // SAFETY: setting a signal disposition to SIG_IGN has no preconditions.
+            unsafe {
+                libc::signal(libc::SIGTERM, libc::SIG_IGN);
+            }
+        }
+        "set-id" => try_set_id(),
         "fuzz" => {
             fuzz();
             return false;
@@ -447,6 +468,124 @@ fn peek_results() {
          appended: {appended}; created: {created}",
         listed.len()
     );
+}
+
+/// The `set-id` mode's attempts, each reported as `set-id: WHAT: RESULT` on stderr.
+fn try_set_id() {
+    use std::ffi::CString;
+    let dir = std::path::PathBuf::from(std::env::args().nth(2).unwrap_or_default());
+    let path = |name: &str| CString::new(dir.join(name).into_os_string().into_encoded_bytes());
+    let path = |name: &str| path(name).expect("no NUL in the folder's name");
+    let make = |name: &str| {
+        let _ = std::fs::write(dir.join(name), b"#!/bin/sh\nid\n");
+        path(name)
+    };
+    let said = |what: &str, r: libc::c_long| {
+        let result = if r >= 0 {
+            "ok".to_string()
+        } else {
+            std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(0)
+                .to_string()
+        };
+        eprintln!("set-id: {what}: {result}");
+    };
+    // SAFETY: system calls on NUL-terminated paths this function holds and on
+    // descriptors it opened; every descriptor is closed again.
+    unsafe {
+        let p = make("chmod-4755");
+        said("chmod 4755", libc::chmod(p.as_ptr(), 0o4755).into());
+        let p = make("chmod-2755");
+        said("chmod 2755", libc::chmod(p.as_ptr(), 0o2755).into());
+        let _ = std::fs::create_dir(dir.join("folder-g+s"));
+        let p = path("folder-g+s");
+        said("chmod g+s folder", libc::chmod(p.as_ptr(), 0o2775).into());
+        let p = make("fchmod-6755");
+        let fd = libc::open(p.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        said("fchmod 6755", libc::fchmod(fd, 0o6755).into());
+        libc::close(fd);
+        let p = make("fchmodat-4755");
+        let r = libc::syscall(libc::SYS_fchmodat, libc::AT_FDCWD, p.as_ptr(), 0o4755);
+        said("fchmodat 4755", r);
+        let p = make("fchmodat2-4755");
+        let r = libc::syscall(452, libc::AT_FDCWD, p.as_ptr(), 0o4755, 0);
+        said("fchmodat2 4755", r);
+        let p = path("open-4755");
+        let fd = libc::open(
+            p.as_ptr(),
+            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+            0o4755,
+        );
+        said("open O_CREAT 4755", fd.into());
+        libc::close(fd);
+        let p = path("openat-2755");
+        let flags = libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC;
+        let r = libc::syscall(libc::SYS_openat, libc::AT_FDCWD, p.as_ptr(), flags, 0o2755);
+        said("openat O_CREAT 2755", r);
+        libc::close(r as i32);
+        let p = path("mknodat-4755");
+        let r = libc::syscall(
+            libc::SYS_mknodat,
+            libc::AT_FDCWD,
+            p.as_ptr(),
+            libc::S_IFREG | 0o4755,
+            0,
+        );
+        said("mknodat 4755", r);
+        let p = path("");
+        let flags = libc::O_TMPFILE | libc::O_WRONLY | libc::O_CLOEXEC;
+        let fd = libc::open(p.as_ptr(), flags, 0o4755);
+        said("open O_TMPFILE 4755", fd.into());
+        if fd >= 0 {
+            let from = CString::new(format!("/proc/self/fd/{fd}")).unwrap();
+            let to = path("tmpfile-4755");
+            let r = libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            );
+            said("link O_TMPFILE", r.into());
+            libc::close(fd);
+        }
+        // struct open_how: flags, mode, resolve.
+        let how: [u64; 3] = [(libc::O_CREAT | libc::O_WRONLY) as u64, 0o4755, 0];
+        let p = path("openat2-4755");
+        let r = libc::syscall(437, libc::AT_FDCWD, p.as_ptr(), how.as_ptr(), 24usize);
+        said("openat2 4755", r);
+        if r >= 0 {
+            libc::close(r as i32);
+        }
+        // struct io_uring_params: 120 bytes, zero but the entries asked for.
+        let params = [0u64; 15];
+        let r = libc::syscall(425, 1u32, params.as_ptr());
+        said("io_uring_setup", r);
+        if r >= 0 {
+            libc::close(r as i32);
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            let p = path("creat-4755");
+            let r = libc::syscall(libc::SYS_creat, p.as_ptr(), 0o4755);
+            said("creat 4755", r);
+            libc::close(r as i32);
+            let p = make("chmod-raw-4755");
+            said(
+                "chmod (the call) 4755",
+                libc::syscall(libc::SYS_chmod, p.as_ptr(), 0o4755),
+            );
+            let p = path("mknod-4755");
+            let r = libc::syscall(libc::SYS_mknod, p.as_ptr(), libc::S_IFREG | 0o4755, 0);
+            said("mknod 4755", r);
+            let p = make("x32-chmod-4755");
+            let r = libc::syscall(0x4000_0000 | libc::SYS_chmod, p.as_ptr(), 0o4755);
+            said("x32 chmod 4755", r);
+        }
+        let p = make("chmod-755");
+        said("chmod 755", libc::chmod(p.as_ptr(), 0o755).into());
+    }
 }
 
 /// The `escape` mode's attempts, each reported as `escape: WHAT: RESULT` on stderr.

@@ -3,7 +3,7 @@
 //! descriptor 4 the step that failed. A fresh, single-threaded process: it may fork and
 //! allocate freely, and holds nothing of the referee but its plan.
 
-use super::{HELPER_ARG, Layers, Namespaces, Plan, Report, rules};
+use super::{HELPER_ARG, Layers, Namespaces, Plan, Report, rules, setid};
 use crate::sys::sandbox::{self as sys, Limit};
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
@@ -65,6 +65,10 @@ fn build(plan: &Plan, report: &mut std::fs::File) -> Result<std::convert::Infall
         sys::become_subreaper().map_err(step("become a subreaper"))?;
         sys::fork_and_wait(sys::kill_children).map_err(step("fork the engine"))?;
         sys::die_with_parent().map_err(step("tie the engine to its waiter"))?;
+        // The engine leads a session of its own, which the referee signals (the group
+        // given in the report): the waiter outlives a SIGKILL of it and kills what the
+        // engine left. As a session leader the engine cannot join the waiter's group.
+        sys::new_session().map_err(step("start the engine's session"))?;
     } else {
         enter_namespaces(plan, &mut layers)?;
         // pid 1 of the new namespace from here; the shim waits and passes the status up.
@@ -119,10 +123,23 @@ fn build(plan: &Plan, report: &mut std::fs::File) -> Result<std::convert::Infall
         }
         Err(e) => return Err(format!("failed to restrict the engine with Landlock: {e}")),
     }
+    // Last: the filter refuses calls the steps above make.
+    if plan.probe || layers.seccomp {
+        match setid::refuse() {
+            Ok(()) => {}
+            Err(_) if plan.probe => layers.seccomp = false,
+            Err(e) => return Err(format!("failed to refuse the engine set-id files: {e}")),
+        }
+    }
     if plan.probe {
         let line = serde_json::to_string(&Report::Layers(layers)).unwrap_or_default();
         let _ = writeln!(report, "{line}");
         std::process::exit(0);
+    }
+    if layers.namespaces == Namespaces::None {
+        let line = serde_json::to_string(&Report::Group(sys::pid())).unwrap_or_default();
+        writeln!(report, "{line}")
+            .map_err(|e| format!("failed to report the engine's process group: {e}"))?;
     }
     use std::os::unix::process::CommandExt;
     let e = std::process::Command::new(&plan.program)

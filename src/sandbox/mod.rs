@@ -9,8 +9,12 @@
 //! ```text
 //! referee ── helper (shim: a session of its own, outside the namespaces; waits)
 //!             └── init (pid 1 of the engine's PID namespace: reaps, passes the status up)
-//!                  └── engine (pid 2: limits, no capability, Landlock, then exec)
+//!                  └── engine (pid 2: limits, no capability, Landlock, seccomp, then exec)
 //! ```
+//!
+//! Without namespaces there is no init: the shim is a subreaper, and the engine leads a
+//! session of its own, the group the referee signals, so that the shim outlives a SIGKILL
+//! of it and kills every process the engine left.
 //!
 //! The layers, each independent of the others where the system allows it:
 //! - **Namespaces** (user, PID, mount, IPC and network; the same without user namespaces
@@ -24,6 +28,8 @@
 //!   and KGP agents, which connect to kalaha).
 //! - **Landlock** (Linux 5.13 and later): writes are refused outside the same allowlist,
 //!   and (Linux 6.12) no signal or abstract socket reaches a process outside the engine's.
+//! - **seccomp** (on x86_64 and arm64): no set-user-ID or set-group-ID file is made
+//!   (`setid`).
 //! - **Always**: a session with no controlling terminal, no descriptor of the referee but
 //!   stdin, stdout and stderr, no capability and no way to gain one, resource limits.
 //!
@@ -33,6 +39,7 @@
 mod helper;
 mod limits;
 mod rules;
+mod setid;
 use crate::sys::sandbox as sys;
 
 pub use helper::run_if_asked;
@@ -77,6 +84,10 @@ pub struct Layers {
     /// engines that do not keep the machine's network).
     #[serde(default)]
     pub network: bool,
+    /// A seccomp filter refuses set-user-ID and set-group-ID modes (`chmod u+s`, `g+s`,
+    /// files created with them): an engine makes no file that runs as its user.
+    #[serde(default)]
+    pub seccomp: bool,
 }
 
 impl Layers {
@@ -109,6 +120,7 @@ impl Layers {
             && self.landlock
             && self.landlock_scopes
             && self.network
+            && self.seccomp
     }
 
     /// One line naming what does not hold, when a promise of docs/reference/engines.md does not.
@@ -147,6 +159,12 @@ impl Layers {
         if self.namespaces == Namespaces::None && !self.landlock_scopes {
             lost.push("they can signal your processes");
         }
+        if !self.seccomp {
+            lost.push(
+                "they can make set-user-ID and set-group-ID files where they write, which \
+                 run as your user for whoever runs them (as root, when kalaha runs as root)",
+            );
+        }
         if lost.is_empty() {
             return None;
         }
@@ -181,6 +199,9 @@ impl Layers {
         }
         if !self.landlock_scopes {
             m.push("Landlock scopes (Linux 6.12)");
+        }
+        if !self.seccomp {
+            m.push("a seccomp filter against set-id files");
         }
         m
     }
@@ -267,6 +288,9 @@ enum Report {
     Error(String),
     /// Probe mode: the layers that could be built.
     Layers(Layers),
+    /// The engine's process group, where it is not the helper's (without namespaces the
+    /// helper waits outside the engine's group, to kill what the engine leaves).
+    Group(i32),
 }
 
 /// The program that is the helper: this executable unless [`set_helper`] said otherwise.
@@ -346,9 +370,15 @@ impl Launch {
         let mut said = Vec::new();
         (&mut report_read).take(1 << 20).read_to_end(&mut said)?;
         let said = String::from_utf8_lossy(&said);
-        let report = said
+        let reports: Vec<Report> = said
             .lines()
-            .find_map(|l| serde_json::from_str::<Report>(l).ok());
+            .filter_map(|l| serde_json::from_str::<Report>(l).ok())
+            .collect();
+        let group = reports.iter().find_map(|r| match r {
+            Report::Group(g) => Some(*g),
+            _ => None,
+        });
+        let report = reports.into_iter().find(|r| !matches!(r, Report::Group(_)));
         let fail = |child: &mut tokio::process::Child, msg: String| {
             let _ = child.start_kill();
             io::Error::other(msg)
@@ -366,16 +396,18 @@ impl Launch {
                     }
                 ),
             )),
-            None => Ok(Spawned {
+            None | Some(Report::Group(_)) => Ok(Spawned {
                 child,
                 host_tmp,
                 layers: None,
+                group,
             }),
             Some(Report::Error(e)) => Err(fail(&mut child, e)),
             Some(Report::Layers(layers)) => Ok(Spawned {
                 child,
                 host_tmp,
                 layers: Some(layers),
+                group,
             }),
         }
     }
@@ -386,6 +418,8 @@ pub(crate) struct Spawned {
     pub child: tokio::process::Child,
     pub host_tmp: Option<tempfile::TempDir>,
     layers: Option<Layers>,
+    /// The engine's process group when it is not the helper's (no namespaces).
+    pub group: Option<i32>,
 }
 
 /// Runs the helper in probe mode with `namespaces`: the layers it could build.
@@ -399,6 +433,7 @@ fn probe(namespaces: Namespaces) -> io::Result<Layers> {
             landlock: true,
             landlock_scopes: true,
             network: true,
+            seccomp: true,
         },
         probe: true,
         ..Plan::default()
@@ -454,7 +489,7 @@ pub(crate) fn folder_to_hide(
     (!inside).then_some(private)
 }
 
-/// Sends `signal` to the process group `group` (an engine's: its helper leads it).
+/// Sends `signal` to the process group `group` (an engine's: [`Spawned::group`]).
 pub(crate) fn signal_group(group: i32, signal: i32) {
     sys::signal_group(group, signal);
 }

@@ -29,6 +29,7 @@ fn the_warning_names_what_does_not_hold() {
         landlock: true,
         landlock_scopes: true,
         network: true,
+        seccomp: true,
     };
     assert!(full.is_full());
     assert_eq!(full.warning(), None);
@@ -70,4 +71,15 @@ fn the_warning_names_what_does_not_hold() {
         ["a network namespace of the engine's own"]
     );
     assert!(bare.warning().unwrap().contains("/proc/net"));
+    // Everything but the filter against set-id files: said, and missing.
+    let no_seccomp = Layers {
+        seccomp: false,
+        ..full
+    };
+    let w = no_seccomp.warning().unwrap();
+    assert!(w.contains("set-user-ID and set-group-ID files"), "{w}");
+    assert_eq!(
+        no_seccomp.missing(),
+        ["a seccomp filter against set-id files"]
+    );
 }

@@ -44,6 +44,8 @@ pub enum Stdout {
 pub struct Process {
     child: Child,
     pid: i32,
+    /// The engine's process group: the helper's pid, or (no namespaces) the engine's.
+    group: i32,
     stdin: Option<ChildStdin>,
     /// `None` when stdout goes to the log.
     stdout: Option<AsyncFd<OwnedFd>>,
@@ -131,9 +133,11 @@ impl Process {
         let Spawned {
             mut child,
             host_tmp,
+            group,
             ..
         } = launch.spawn().map_err(spawn_error)?;
         let pid = child.id().map_or(0, |p| p as i32);
+        let group = group.unwrap_or(pid);
         let (stdout, stderr_task) = match shared_output {
             None => {
                 let stdout = child
@@ -160,6 +164,7 @@ impl Process {
             stdin: child.stdin.take(),
             child,
             pid,
+            group,
             stdout_eof: stdout.is_none(),
             stdout,
             lines: LineBuffer::new(line_limit),
@@ -173,7 +178,8 @@ impl Process {
         })
     }
 
-    /// The process id, which is also the engine's process group.
+    /// The process id of the engine's first process (the sandbox's helper), an ancestor
+    /// of every process the engine starts.
     pub fn pid(&self) -> i32 {
         self.pid
     }
@@ -386,17 +392,21 @@ impl Process {
 
     /// Sends `signal` to the engine's process group.
     pub fn signal_group(&self, signal: i32) {
-        // The group is the engine's own (its first process, the sandbox's helper, starts
-        // a session and group of its own), so no other process is hit.
-        crate::sandbox::signal_group(self.pid, signal);
+        // The group is the engine's own (the sandbox's helper, or without namespaces the
+        // engine, starts a session and group of its own), so no other process is hit.
+        crate::sandbox::signal_group(self.group, signal);
     }
 
     /// SIGKILLs the group, reaps the process and waits for the stderr drain.
     pub async fn kill_and_reap(&mut self) {
         self.signal_group(libc::SIGKILL);
-        let _ = self.child.start_kill();
-        // SIGKILL cannot be ignored; only an uninterruptible sleep delays it.
-        let _ = self.wait_exit(Duration::from_secs(10)).await;
+        // With namespaces the helper is in the group; without, it outlives the group to
+        // kill what the engine left, then ends. SIGKILL cannot be ignored; only an
+        // uninterruptible sleep delays it.
+        if self.group == self.pid || self.wait_exit(Duration::from_secs(5)).await.is_none() {
+            let _ = self.child.start_kill();
+            let _ = self.wait_exit(Duration::from_secs(10)).await;
+        }
         self.finish().await;
     }
 
@@ -416,7 +426,11 @@ impl Drop for Process {
     fn drop(&mut self) {
         if !self.killed {
             self.signal_group(libc::SIGKILL);
-            let _ = self.child.start_kill();
+            // Without namespaces the helper ends by itself once it has killed what the
+            // engine left (it dies with the referee too).
+            if self.group == self.pid {
+                let _ = self.child.start_kill();
+            }
         }
         if let Some(task) = &self.stderr_task {
             task.abort();

@@ -539,3 +539,24 @@ pub(crate) fn signal_group(group: i32, signal: i32) {
         unsafe { libc::killpg(group, signal) };
     }
 }
+
+/// Installs the seccomp filter `program` on this process and what it execs or starts
+/// (`crate::sandbox`'s filter against set-id files). Needs `no_new_privs`, set by
+/// [`drop_capabilities`].
+pub(crate) fn install_seccomp_filter(program: &[libc::sock_filter]) -> io::Result<()> {
+    let len = u16::try_from(program.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the filter is too long"))?;
+    let prog = libc::sock_fprog {
+        len,
+        filter: program.as_ptr().cast_mut(),
+    };
+    // SAFETY: the kernel copies `len` instructions from the pointer, which `program`
+    // holds for the duration of the call, and keeps no reference to them.
+    check(unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+            &prog as *const libc::sock_fprog,
+        )
+    })
+}

@@ -107,18 +107,9 @@ fn escape_match(out: &Path, mark: &str, targets: &[&Path], extra: &[String]) -> 
 
 /// The `escape: ...` lines of the escape engine's logs.
 fn said(out: &Path) -> String {
-    let mut all = String::new();
-    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
-        if e.file_name().to_string_lossy().starts_with("escape.") {
-            let log = std::fs::read_to_string(e.path()).unwrap_or_default();
-            for l in log.lines().filter(|l| l.contains("escape: ")) {
-                all.push_str(l);
-                all.push('\n');
-            }
-        }
-    }
-    assert!(!all.is_empty(), "the escape engine said nothing");
-    all
+    let lines = log_lines(out, "escape", "escape: ");
+    assert!(!lines.is_empty(), "the escape engine said nothing");
+    lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
 fn full_sandbox() -> bool {
@@ -590,4 +581,133 @@ fn network_is_kept_in_tournament_toml_and_a_resume_refuses_it_changed() {
         "{}",
         text(&o)
     );
+}
+
+/// The lines of the logs in `out` of the engine named `name` that hold `prefix`, each
+/// from `prefix` on.
+fn log_lines(out: &Path, name: &str, prefix: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with(&format!("{name}."))
+        {
+            let log = std::fs::read_to_string(e.path()).unwrap_or_default();
+            all.extend(
+                log.lines()
+                    .filter_map(|l| l.find(prefix).map(|i| l[i..].to_string())),
+            );
+        }
+    }
+    all
+}
+
+#[test]
+fn an_engine_makes_no_set_id_file_where_it_may_write() {
+    crate::common::use_kalaha_as_sandbox_helper();
+    let seccomp = kalaha::sandbox::Layers::detect().seccomp;
+    for user in users() {
+        for no_namespaces in [false, true] {
+            let who = format!("{user:?}, KALAHA_NO_NAMESPACES {no_namespaces}");
+            let s = Scratch::new(user);
+            let plant = s.folder("plant");
+            let out = s.root.join("r");
+            let mut args = strings(&["match", "--quiet", "--games", "2", "--engine"]);
+            args.extend([
+                format!("cmd={}", fake_engine().display()),
+                "arg=set-id".into(),
+                format!("arg={}", plant.display()),
+                format!("write={}", plant.display()),
+                "name=plant".into(),
+            ]);
+            args.extend(strings(&["--engine", "builtin=first", "--out"]));
+            args.push(out.display().to_string());
+            let env: &[(&str, &str)] = if no_namespaces {
+                &[("KALAHA_NO_NAMESPACES", "1")]
+            } else {
+                &[]
+            };
+            let o = s.kalaha(&args, &s.root, env).output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{who}: {}", text(&o));
+            let said = log_lines(&out, "plant", "set-id: ");
+            // A plain mode still works.
+            assert!(
+                said.iter().any(|l| l == "set-id: chmod 755: ok"),
+                "{who}: {said:?}"
+            );
+            let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode();
+            assert_eq!(mode(&plant.join("chmod-755")) & 0o7777, 0o755, "{who}");
+            if !seccomp {
+                assert!(
+                    String::from_utf8_lossy(&o.stderr)
+                        .contains("they can make set-user-ID and set-group-ID files"),
+                    "{who}: {}",
+                    text(&o)
+                );
+                continue;
+            }
+            // Nothing set-id on disk: no file, no folder.
+            let set_id: Vec<(PathBuf, u32)> = walk(&plant)
+                .into_iter()
+                .map(|p| {
+                    let m = mode(&p);
+                    (p, m)
+                })
+                .filter(|(_, m)| m & 0o6000 != 0)
+                .collect();
+            assert!(set_id.is_empty(), "{who}: {set_id:?}; {said:?}");
+            // Each attempt refused: EPERM, or ENOSYS for openat2, io_uring and x32.
+            for what in [
+                "chmod 4755",
+                "chmod 2755",
+                "open O_CREAT 4755",
+                "chmod g+s folder",
+                "openat2 4755",
+                "io_uring_setup",
+            ] {
+                assert!(
+                    said.iter()
+                        .any(|l| l.starts_with(&format!("set-id: {what}: "))),
+                    "{who}: {what}: {said:?}"
+                );
+            }
+            for l in said.iter().filter(|l| !l.ends_with("chmod 755: ok")) {
+                let absent = ["openat2", "io_uring", "x32"].iter().any(|a| l.contains(a));
+                let refused = if absent { libc::ENOSYS } else { libc::EPERM };
+                assert!(l.ends_with(&format!(": {refused}")), "{who}: {l}; {said:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn without_namespaces_nothing_an_engine_started_outlives_its_kill() {
+    for user in users() {
+        let s = Scratch::new(user);
+        // One engine is killed on its clock, the other after ignoring quit and SIGTERM;
+        // each left a daemon in a session of its own first.
+        for (mode, termination) in [("daemon-hang", "timeout"), ("daemon-ignore-quit", "normal")] {
+            let who = format!("{user:?} {mode}");
+            let mark = marker(mode);
+            let out = s.root.join(mode);
+            let mut args = strings(&["match", "--quiet", "--games", "2", "--move-time"]);
+            args.extend(strings(&["100ms", "--engine"]));
+            args.extend([
+                format!("cmd={}", fake_engine().display()),
+                format!("arg={mode}"),
+                format!("arg={mark}"),
+            ]);
+            args.extend(strings(&["--engine", "builtin=first", "--out"]));
+            args.push(out.display().to_string());
+            let no_ns = [("KALAHA_NO_NAMESPACES", "1")];
+            let o = s.kalaha(&args, &s.root, &no_ns).output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{who}: {}", text(&o));
+            let rows = csv_rows(&out);
+            assert_eq!(rows.len(), 2, "{who}");
+            for r in rows {
+                assert_eq!(r["termination"], termination, "{who}: {r:?}");
+            }
+            assert_no_survivors(None, Some(&mark));
+        }
+    }
 }
