@@ -10,9 +10,6 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// The file name, in a results folder.
-pub(crate) const ANALYSIS_CSV: &str = "analysis.csv";
-
 /// The columns of `analysis.csv`, in order.
 pub(crate) const ANALYSIS_COLUMNS: [&str; 10] = [
     "game",
@@ -137,7 +134,7 @@ impl AnalysisFile {
         dir: &Path,
         plies: &HashMap<String, usize>,
     ) -> io::Result<(AnalysisFile, Vec<PlyAnalysis>)> {
-        let path = dir.join(ANALYSIS_CSV);
+        let path = crate::results::Files::of(dir).analysis_csv();
         let (rows, skipped) = read_analysis(&path)?;
         let mut count: HashMap<&str, usize> = HashMap::new();
         for r in &rows {
@@ -221,7 +218,7 @@ mod tests {
         f.append(&[row("b", 1, Some(0))]).unwrap();
         drop(f);
         // A torn line at the end, as a crash would leave it.
-        let path = dir.path().join(ANALYSIS_CSV);
+        let path = crate::results::Files::of(dir.path()).analysis_csv();
         let mut text = std::fs::read(&path).unwrap();
         text.extend_from_slice(b"b,2,north,x,1,");
         std::fs::write(&path, &text).unwrap();

@@ -17,7 +17,7 @@ mod openings;
 mod run;
 mod summary;
 
-pub(crate) use file::{ANALYSIS_CSV, AnalysisFile, read_analysis};
+pub(crate) use file::{AnalysisFile, read_analysis};
 pub(crate) use game::{
     Analyser, DEFAULT_ORDER, ESTIMATE_DEPTH, MIN_BUDGET, Order, PlyAnalysis, analysable,
     position_budget, positions,
@@ -31,9 +31,7 @@ pub(crate) use openings::{
 #[cfg(test)]
 pub(crate) use openings::{MAX_OPENINGS, OpeningsError};
 pub(crate) use run::{AnalysisSettings, Counts, Tables, analyse_games};
-pub(crate) use summary::{
-    GAMES_SUMMARY_CSV, accuracy, accuracy_text, read_accuracy, write_games_summary,
-};
+pub(crate) use summary::{accuracy, accuracy_text, read_accuracy, write_games_summary};
 
 use crate::record::GameRecord;
 use crate::results::read_games;
@@ -138,7 +136,7 @@ pub(crate) fn analyse_folder(
         analyse_games(&todo, tables, settings, &known, &mut file, stop, &mut |c| {
             progress(kept_games, c)
         })?;
-    let (mut rows, _) = read_analysis(&dir.join(ANALYSIS_CSV))?;
+    let (mut rows, _) = read_analysis(&crate::results::Files::of(dir).analysis_csv())?;
     let complete = kept_games + counts.games + errors.len() as u64 == games.len() as u64;
     if complete {
         let order: HashMap<&str, usize> = games

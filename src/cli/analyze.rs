@@ -3,9 +3,7 @@
 use super::common::TournamentRulesArgs;
 use super::tables::{TableArgs, obtain};
 use super::{CliError, CliResult};
-use crate::analysis::{
-    self, ANALYSIS_CSV, AnalysisSettings, Counts, GAMES_SUMMARY_CSV, Tables, accuracy_text,
-};
+use crate::analysis::{self, AnalysisSettings, Counts, Tables, accuracy_text};
 use crate::record::{format_duration, parse_duration};
 use crate::results::{Files, FolderLock};
 use crate::rules::Rules;
@@ -292,8 +290,8 @@ fn report(
         writeln!(
             out,
             "analysis in {} and {}",
-            crate::record::shown_path(&dir.join(ANALYSIS_CSV)),
-            crate::record::shown_path(&dir.join(GAMES_SUMMARY_CSV))
+            crate::record::shown_path(&Files::of(dir).analysis_csv()),
+            crate::record::shown_path(&Files::of(dir).analysis_games_csv())
         )?;
     }
     Ok(super::exit::OK)
