@@ -108,6 +108,9 @@ pub(crate) struct FolderAnalysis {
     pub errors: Vec<String>,
     /// The accuracy of each engine over the whole folder.
     pub accuracy: crate::stats::AccuracyTable,
+    /// Rows of `analysis.csv` an earlier run left that were skipped (their games analysed
+    /// again), with the first few reasons.
+    pub skipped_rows: crate::results::ReadSummary,
 }
 
 /// Analyses the games of `games` not yet in `dir/analysis.csv`, appending each as it is
@@ -123,7 +126,7 @@ pub(crate) fn analyse_folder(
     progress: &mut dyn FnMut(u64, &Counts),
 ) -> io::Result<FolderAnalysis> {
     let plies: HashMap<String, usize> = games.iter().map(|g| (g.game.clone(), g.plies())).collect();
-    let (mut file, kept) = AnalysisFile::open(dir, &plies)?;
+    let (mut file, kept, read) = AnalysisFile::open(dir, &plies)?;
     let done: std::collections::HashSet<&str> = kept.iter().map(|r| r.game.as_str()).collect();
     let todo: Vec<GameRecord> = games
         .iter()
@@ -158,6 +161,7 @@ pub(crate) fn analyse_folder(
         sowings: rows.len() as u64,
         errors,
         accuracy: accuracy(&rows),
+        skipped_rows: read,
     })
 }
 

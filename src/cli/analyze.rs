@@ -231,6 +231,9 @@ fn report(
     budget: Option<Duration>,
     quiet: bool,
 ) -> CliResult {
+    for problem in &done.skipped_rows.problems {
+        eprintln!("warning: {}", crate::record::clean_message(problem));
+    }
     for e in &done.errors {
         eprintln!(
             "warning: not analysed: {}",
