@@ -203,7 +203,15 @@ pub(crate) fn run(args: Args) -> CliResult {
             let secs = started.elapsed().as_secs_f64().max(1e-9);
             bar.set_message(format!("{:.0} positions/s", c.positions as f64 / secs));
         },
-    )?;
+    )
+    .map_err(|e| match crate::results::full_disk(&e) {
+        Some(full) => CliError::Failure(anyhow::anyhow!(
+            "failed to write the analysis in {dir}: {full}: every game analysed so far is \
+             kept; free some space, and `kalaha analyze {dir}` goes on where it stopped",
+            dir = crate::record::shown_path(dir)
+        )),
+        None => CliError::from(e),
+    })?;
     bar.finish_and_clear();
     report(dir, &done, started.elapsed(), budget, args.quiet)
 }

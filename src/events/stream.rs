@@ -144,15 +144,15 @@ fn write_lines(
             Message::Line(line) if !failed => {
                 if let Err(e) = write(&mut out, &line) {
                     failed = true;
-                    let why = match e.kind() {
-                        io::ErrorKind::BrokenPipe => {
-                            " (the program reading them closed its end of the pipe)"
+                    let why = match (crate::results::full_disk(&e), e.kind()) {
+                        (Some(full), _) => full,
+                        (None, io::ErrorKind::BrokenPipe) => {
+                            format!("{e} (the program reading them closed its end of the pipe)")
                         }
-                        io::ErrorKind::StorageFull => " (the disk is full)",
-                        _ => "",
+                        (None, _) => e.to_string(),
                     };
                     *failure.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(format!("failed to write the events to {shown}: {e}{why}"));
+                        Some(format!("failed to write the events to {shown}: {why}"));
                 }
             }
             Message::Line(_) => {}

@@ -99,13 +99,29 @@ pub(crate) enum ReportError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Anchor(#[from] UnknownEngine),
-    #[error(
-        "failed to write {path}: {source} (check that the folder is writable and the disk not full)"
-    )]
+    /// The I/O error is said in the message (and is not also its `source()`, which would
+    /// say it twice).
+    #[error("{}", write_failure(path, error))]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
+}
+
+/// What a report that could not be written says: a full disk in so many words.
+fn write_failure(path: &Path, error: &std::io::Error) -> String {
+    match crate::results::full_disk(error) {
+        Some(full) => format!(
+            "failed to write {}: {full}: free some space and run the command again; each \
+             report there is whole, the old one or the new",
+            path.display()
+        ),
+        None => format!(
+            "failed to write {}: {error} (check that the folder is writable and the disk not \
+             full)",
+            path.display()
+        ),
+    }
 }
 
 /// Writes `standings.csv`, `h2h.csv`, `leaderboard.md` and `leaderboard.html` into `dir`
@@ -118,7 +134,7 @@ pub(crate) fn write_reports(
 ) -> Result<(), ReportError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| ReportError::Write { path, source }
+        move |error| ReportError::Write { path, error }
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     // The pages people read show a look-alike name escaped; the CSV files keep the names.

@@ -27,7 +27,7 @@ pub use csv_file::{
     read_games_csv, read_games_from, text_cell,
 };
 pub(crate) use csv_rows::{CsvRows, Row};
-pub use durable::{temporary_path, write_file, write_new_file, write_with};
+pub use durable::{full_disk, temporary_path, write_file, write_new_file, write_with};
 pub use files::Files;
 use files::{GAMES_CSV, GAMES_JSONL, LOGS, SPRT_CSV, SPRT_TOML, TOURNAMENT_TOML};
 pub use folder::{
