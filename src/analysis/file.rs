@@ -3,15 +3,12 @@
 //! `games.jsonl` when an analysis completes.
 
 use super::game::PlyAnalysis;
-use crate::results::{from_text_cell, text_cell};
+use crate::results::{CsvRows, ReadSummary, Row, from_text_cell, text_cell};
 use crate::rules::Side;
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-
-/// The file name, in a results folder.
-pub(crate) const ANALYSIS_CSV: &str = "analysis.csv";
 
 /// The columns of `analysis.csv`, in order.
 pub(crate) const ANALYSIS_COLUMNS: [&str; 10] = [
@@ -67,34 +64,64 @@ fn header_text() -> Vec<u8> {
     line.into_bytes()
 }
 
-/// Reads the rows of an `analysis.csv` (a missing file reads as none). A torn last line
-/// (a write cut short) and rows that cannot be read are skipped; their count is returned.
-pub(crate) fn read_analysis(path: &Path) -> io::Result<(Vec<PlyAnalysis>, usize)> {
-    let text = match crate::input::open_regular(path).and_then(|mut f| {
-        let mut t = Vec::new();
-        std::io::Read::read_to_end(&mut f, &mut t).map(|_| t)
-    }) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+/// The longest row of `analysis.csv` read, its line ending included: a row kalaha writes
+/// holds a game's id, an engine's name and some numbers, so a longer one is damage.
+const MAX_ROW_BYTES: usize = 1 << 20;
+
+/// Reads the rows of an `analysis.csv` (a missing file reads as none), a row at a time. A
+/// torn last line (a write cut short) is skipped and counted in the summary's `malformed`;
+/// a row that cannot be read, or is longer than any kalaha writes (never held in memory),
+/// is skipped and counted with its reason (the file and line, and what becomes of it).
+pub(crate) fn read_analysis(path: &Path) -> io::Result<(Vec<PlyAnalysis>, ReadSummary)> {
+    let file = match crate::input::open_regular(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok((Vec::new(), ReadSummary::default()));
+        }
         Err(e) => return Err(e),
     };
-    let complete = match text.iter().rposition(|&b| b == b'\n') {
-        Some(i) => &text[..=i],
-        None => &[][..],
-    };
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(true)
-        .from_reader(complete);
+    let mut read = CsvRows::new(io::BufReader::with_capacity(1 << 16, file), MAX_ROW_BYTES);
+    let mut record = csv::ByteRecord::new();
     let mut rows = Vec::new();
-    let mut skipped = usize::from(complete.len() < text.len());
-    for rec in reader.records() {
-        match rec.ok().and_then(|r| parse_row(&r)) {
-            Some(row) => rows.push(row),
-            None => skipped += 1,
+    let mut summary = ReadSummary::default();
+    let mut header = true;
+    while let Some(row) = read.read(&mut record)? {
+        if std::mem::take(&mut header) {
+            // A header cut short is a torn line too: the file is written anew.
+            summary.malformed += u64::from(!read.ended());
+            continue;
+        }
+        summary.rows += 1;
+        match row {
+            Row::TooLong { line } => summary.skip(
+                path,
+                line,
+                format!(
+                    "a row longer than {} MiB, which kalaha never writes: left out, and its \
+                     game analysed again by `kalaha analyze`, which writes the file anew",
+                    MAX_ROW_BYTES >> 20
+                ),
+            ),
+            // A torn last line: its game is analysed again.
+            Row::Read { .. } if !read.ended() => summary.malformed += 1,
+            Row::Read { line } => {
+                let text = csv::StringRecord::from_byte_record(std::mem::take(&mut record));
+                match text.as_ref().ok().and_then(parse_row) {
+                    Some(row) => rows.push(row),
+                    None => summary.skip(
+                        path,
+                        line,
+                        "not a row of an analysis: left out, and its game analysed again",
+                    ),
+                }
+                record = match text {
+                    Ok(r) => r.into_byte_record(),
+                    Err(e) => e.into_byte_record(),
+                };
+            }
         }
     }
-    Ok((rows, skipped))
+    Ok((rows, summary))
 }
 
 fn parse_row(r: &csv::StringRecord) -> Option<PlyAnalysis> {
@@ -132,13 +159,14 @@ impl AnalysisFile {
     /// Opens `dir/analysis.csv` for an analysis of games with `plies` sowings each (by game
     /// id), keeping the rows of every game it already holds completely (those games are
     /// returned: they need no new analysis) and dropping the rest (a game cut short by an
-    /// interruption, a game no longer in the results).
+    /// interruption, a game no longer in the results), and what reading the file left out
+    /// (the rows skipped, with their reasons).
     pub(crate) fn open(
         dir: &Path,
         plies: &HashMap<String, usize>,
-    ) -> io::Result<(AnalysisFile, Vec<PlyAnalysis>)> {
-        let path = dir.join(ANALYSIS_CSV);
-        let (rows, skipped) = read_analysis(&path)?;
+    ) -> io::Result<(AnalysisFile, Vec<PlyAnalysis>, ReadSummary)> {
+        let path = crate::results::Files::of(dir).analysis_csv();
+        let (rows, read) = read_analysis(&path)?;
         let mut count: HashMap<&str, usize> = HashMap::new();
         for r in &rows {
             *count.entry(r.game.as_str()).or_default() += 1;
@@ -153,7 +181,7 @@ impl AnalysisFile {
             .filter(|r| complete.contains(&r.game))
             .cloned()
             .collect();
-        if kept.len() != rows.len() || skipped > 0 || !path.exists() {
+        if kept.len() != rows.len() || read.malformed > 0 || !path.exists() {
             write_whole(&path, &kept)?;
         }
         let file = crate::input::open_to_write(&path, OpenOptions::new().append(true))
@@ -164,6 +192,7 @@ impl AnalysisFile {
                 file: BufWriter::new(file),
             },
             kept,
+            read,
         ))
     }
 
@@ -208,11 +237,45 @@ mod tests {
         }
     }
 
+    /// A row longer than any kalaha writes is skipped (read to its end, never held whole)
+    /// with the file, its line and what becomes of it; the file is written anew without it
+    /// and its game is no longer complete.
+    #[test]
+    fn a_row_too_long_is_skipped_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let plies: HashMap<String, usize> = [("a".to_string(), 2), ("b".to_string(), 1)].into();
+        let (mut f, _, _) = AnalysisFile::open(dir.path(), &plies).unwrap();
+        f.append(&[row("a", 1, Some(4)), row("a", 2, None)])
+            .unwrap();
+        f.append(&[row("b", 1, Some(0))]).unwrap();
+        drop(f);
+        let path = crate::results::Files::of(dir.path()).analysis_csv();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // The second row of game a, its engine's name made longer than any.
+        let long = text.replacen("=odd, name", &"n".repeat(MAX_ROW_BYTES), 2);
+        let long = long.replacen(&"n".repeat(MAX_ROW_BYTES), "=odd, name", 1);
+        std::fs::write(&path, &long).unwrap();
+        let (read, summary) = read_analysis(&path).unwrap();
+        assert_eq!(read, [row("a", 1, Some(4)), row("b", 1, Some(0))]);
+        assert_eq!((summary.rows, summary.malformed), (3, 1));
+        assert_eq!(
+            summary.problems,
+            [format!(
+                "{}:3: a row longer than 1 MiB, which kalaha never writes: left out, and its \
+                 game analysed again by `kalaha analyze`, which writes the file anew",
+                crate::record::shown_path(&path)
+            )]
+        );
+        let (_, kept, _) = AnalysisFile::open(dir.path(), &plies).unwrap();
+        assert_eq!(kept, [row("b", 1, Some(0))], "game a is incomplete");
+        assert!(std::fs::metadata(&path).unwrap().len() < 1000);
+    }
+
     #[test]
     fn rows_round_trip_and_incomplete_games_are_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let plies: HashMap<String, usize> = [("a".to_string(), 3), ("b".to_string(), 2)].into();
-        let (mut f, kept) = AnalysisFile::open(dir.path(), &plies).unwrap();
+        let (mut f, kept, _) = AnalysisFile::open(dir.path(), &plies).unwrap();
         assert!(kept.is_empty());
         let mut estimated = row("a", 2, Some(1));
         estimated.estimate_depth = Some(12);
@@ -221,17 +284,17 @@ mod tests {
         f.append(&[row("b", 1, Some(0))]).unwrap();
         drop(f);
         // A torn line at the end, as a crash would leave it.
-        let path = dir.path().join(ANALYSIS_CSV);
+        let path = crate::results::Files::of(dir.path()).analysis_csv();
         let mut text = std::fs::read(&path).unwrap();
         text.extend_from_slice(b"b,2,north,x,1,");
         std::fs::write(&path, &text).unwrap();
 
-        let (read, skipped) = read_analysis(&path).unwrap();
-        assert_eq!((read.len(), skipped), (4, 1));
+        let (read, summary) = read_analysis(&path).unwrap();
+        assert_eq!((read.len(), summary.malformed), (4, 1));
         assert_eq!(read[..3], a);
         assert_eq!(a[0].loss(), Some(6));
         assert_eq!(a[1].loss(), None);
-        let (_, kept) = AnalysisFile::open(dir.path(), &plies).unwrap();
+        let (_, kept, _) = AnalysisFile::open(dir.path(), &plies).unwrap();
         assert_eq!(kept, a, "game b was incomplete");
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(

@@ -17,7 +17,7 @@ mod openings;
 mod run;
 mod summary;
 
-pub(crate) use file::{ANALYSIS_CSV, AnalysisFile, read_analysis};
+pub(crate) use file::{AnalysisFile, read_analysis};
 pub(crate) use game::{
     Analyser, DEFAULT_ORDER, ESTIMATE_DEPTH, MIN_BUDGET, Order, PlyAnalysis, analysable,
     position_budget, positions,
@@ -31,9 +31,7 @@ pub(crate) use openings::{
 #[cfg(test)]
 pub(crate) use openings::{MAX_OPENINGS, OpeningsError};
 pub(crate) use run::{AnalysisSettings, Counts, Tables, analyse_games};
-pub(crate) use summary::{
-    GAMES_SUMMARY_CSV, accuracy, accuracy_text, read_accuracy, write_games_summary,
-};
+pub(crate) use summary::{accuracy, accuracy_text, read_accuracy, write_games_summary};
 
 use crate::record::GameRecord;
 use crate::results::read_games;
@@ -110,6 +108,9 @@ pub(crate) struct FolderAnalysis {
     pub errors: Vec<String>,
     /// The accuracy of each engine over the whole folder.
     pub accuracy: crate::stats::AccuracyTable,
+    /// Rows of `analysis.csv` an earlier run left that were skipped (their games analysed
+    /// again), with the first few reasons.
+    pub skipped_rows: crate::results::ReadSummary,
 }
 
 /// Analyses the games of `games` not yet in `dir/analysis.csv`, appending each as it is
@@ -125,7 +126,7 @@ pub(crate) fn analyse_folder(
     progress: &mut dyn FnMut(u64, &Counts),
 ) -> io::Result<FolderAnalysis> {
     let plies: HashMap<String, usize> = games.iter().map(|g| (g.game.clone(), g.plies())).collect();
-    let (mut file, kept) = AnalysisFile::open(dir, &plies)?;
+    let (mut file, kept, read) = AnalysisFile::open(dir, &plies)?;
     let done: std::collections::HashSet<&str> = kept.iter().map(|r| r.game.as_str()).collect();
     let todo: Vec<GameRecord> = games
         .iter()
@@ -138,7 +139,7 @@ pub(crate) fn analyse_folder(
         analyse_games(&todo, tables, settings, &known, &mut file, stop, &mut |c| {
             progress(kept_games, c)
         })?;
-    let (mut rows, _) = read_analysis(&dir.join(ANALYSIS_CSV))?;
+    let (mut rows, _) = read_analysis(&crate::results::Files::of(dir).analysis_csv())?;
     let complete = kept_games + counts.games + errors.len() as u64 == games.len() as u64;
     if complete {
         let order: HashMap<&str, usize> = games
@@ -160,6 +161,7 @@ pub(crate) fn analyse_folder(
         sowings: rows.len() as u64,
         errors,
         accuracy: accuracy(&rows),
+        skipped_rows: read,
     })
 }
 

@@ -1,16 +1,13 @@
 //! What the rows of `analysis.csv` say per engine (for the standings and the leaderboard)
 //! and per game (`analysis_games.csv`).
 
-use super::file::{ANALYSIS_CSV, read_analysis};
+use super::file::read_analysis;
 use super::game::PlyAnalysis;
 use crate::results::text_cell;
 use crate::rules::Side;
 use crate::stats::{Accuracy, AccuracyTable};
 use std::io;
 use std::path::Path;
-
-/// The per-game summary's file name.
-pub(crate) const GAMES_SUMMARY_CSV: &str = "analysis_games.csv";
 
 /// The columns of `analysis_games.csv`: one row per game and side.
 pub(crate) const GAMES_SUMMARY_COLUMNS: [&str; 11] = [
@@ -56,7 +53,7 @@ pub(crate) fn accuracy(rows: &[PlyAnalysis]) -> AccuracyTable {
 /// The accuracy of the engines of a results folder from its `analysis.csv`; `None` when
 /// the folder has no analysis (or it cannot be read).
 pub(crate) fn read_accuracy(dir: &Path) -> Option<AccuracyTable> {
-    let (rows, _) = read_analysis(&dir.join(ANALYSIS_CSV)).ok()?;
+    let (rows, _) = read_analysis(&crate::results::Files::of(dir).analysis_csv()).ok()?;
     let t = accuracy(&rows);
     (!t.is_empty()).then_some(t)
 }
@@ -115,7 +112,7 @@ pub(crate) fn write_games_summary(dir: &Path, rows: &[PlyAnalysis]) -> io::Resul
     let bytes = w
         .into_inner()
         .map_err(|e| io::Error::other(e.to_string()))?;
-    crate::results::write_file(&dir.join(GAMES_SUMMARY_CSV), &bytes)
+    crate::results::write_file(&crate::results::Files::of(dir).analysis_games_csv(), &bytes)
 }
 
 /// The per-engine table as text for a terminal: name, moves, seeds lost per move, perfect

@@ -3,9 +3,7 @@
 use super::common::TournamentRulesArgs;
 use super::tables::{TableArgs, obtain};
 use super::{CliError, CliResult};
-use crate::analysis::{
-    self, ANALYSIS_CSV, AnalysisSettings, Counts, GAMES_SUMMARY_CSV, Tables, accuracy_text,
-};
+use crate::analysis::{self, AnalysisSettings, Counts, Tables, accuracy_text};
 use crate::record::{format_duration, parse_duration};
 use crate::results::{Files, FolderLock};
 use crate::rules::Rules;
@@ -205,7 +203,15 @@ pub(crate) fn run(args: Args) -> CliResult {
             let secs = started.elapsed().as_secs_f64().max(1e-9);
             bar.set_message(format!("{:.0} positions/s", c.positions as f64 / secs));
         },
-    )?;
+    )
+    .map_err(|e| match crate::results::full_disk(&e) {
+        Some(full) => CliError::Failure(anyhow::anyhow!(
+            "failed to write the analysis in {dir}: {full}: every game analysed so far is \
+             kept; free some space, and `kalaha analyze {dir}` goes on where it stopped",
+            dir = crate::record::shown_path(dir)
+        )),
+        None => CliError::from(e),
+    })?;
     bar.finish_and_clear();
     report(dir, &done, started.elapsed(), budget, args.quiet)
 }
@@ -233,6 +239,9 @@ fn report(
     budget: Option<Duration>,
     quiet: bool,
 ) -> CliResult {
+    for problem in &done.skipped_rows.problems {
+        eprintln!("warning: {}", crate::record::clean_message(problem));
+    }
     for e in &done.errors {
         eprintln!(
             "warning: not analysed: {}",
@@ -292,8 +301,8 @@ fn report(
         writeln!(
             out,
             "analysis in {} and {}",
-            crate::record::shown_path(&dir.join(ANALYSIS_CSV)),
-            crate::record::shown_path(&dir.join(GAMES_SUMMARY_CSV))
+            crate::record::shown_path(&Files::of(dir).analysis_csv()),
+            crate::record::shown_path(&Files::of(dir).analysis_games_csv())
         )?;
     }
     Ok(super::exit::OK)

@@ -92,13 +92,15 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
     if !holds_a_run(out) {
         // Only a new or empty folder, or one of reports, is written into: the reports
         // would replace files of the same names.
+        let reports = Files::of(out).reports();
         let other = std::fs::read_dir(out)
             .into_iter()
             .flatten()
             .flatten()
             .find(|e| {
-                let name = e.file_name();
-                !report::REPORT_FILES.iter().any(|f| name == *f)
+                !reports
+                    .iter()
+                    .any(|f| f.file_name() == Some(&e.file_name()))
             });
         return match other {
             None => Ok(out.clone()),

@@ -162,16 +162,14 @@ fn write_lines(
         }
         if let Err(e) = write(&mut out, &line) {
             failed = true;
-            let why = match e.kind() {
-                io::ErrorKind::BrokenPipe => {
-                    " (the program reading them closed its end of the pipe)"
+            let why = match (crate::results::full_disk(&e), e.kind()) {
+                (Some(full), _) => full,
+                (None, io::ErrorKind::BrokenPipe) => {
+                    format!("{e} (the program reading them closed its end of the pipe)")
                 }
-                io::ErrorKind::StorageFull => " (the disk is full)",
-                _ => "",
+                (None, _) => e.to_string(),
             };
-            fail(failure, || {
-                format!("failed to write the events to {shown}: {e}{why}")
-            });
+            fail(failure, || format!("failed to write the events to {shown}: {why}"));
         }
     }
 }

@@ -99,25 +99,34 @@ pub(crate) enum ReportError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Anchor(#[from] UnknownEngine),
-    #[error(
-        "failed to write {path}: {source} (check that the folder is writable and the disk not full)"
-    )]
+    /// The I/O error is said in the message (and is not also its `source()`, which would
+    /// say it twice).
+    #[error("{}", write_failure(path, error))]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
-/// The names of the files [`write_reports`] writes.
-pub(crate) const REPORT_FILES: [&str; 4] = [
-    "standings.csv",
-    "h2h.csv",
-    "leaderboard.md",
-    "leaderboard.html",
-];
+/// What a report that could not be written says: a full disk in so many words.
+fn write_failure(path: &Path, error: &std::io::Error) -> String {
+    match crate::results::full_disk(error) {
+        Some(full) => format!(
+            "failed to write {}: {full}: free some space and run the command again; each \
+             report there is whole, the old one or the new",
+            path.display()
+        ),
+        None => format!(
+            "failed to write {}: {error} (check that the folder is writable and the disk not \
+             full)",
+            path.display()
+        ),
+    }
+}
 
 /// Writes `standings.csv`, `h2h.csv`, `leaderboard.md` and `leaderboard.html` into `dir`
-/// (created if missing). Each file is replaced whole ([`crate::results::write_with`]).
+/// (created if missing; [`crate::results::Files::reports`]). Each file is replaced whole
+/// ([`crate::results::write_with`]).
 pub(crate) fn write_reports(
     dir: &Path,
     standings: &Standings,
@@ -125,7 +134,7 @@ pub(crate) fn write_reports(
 ) -> Result<(), ReportError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| ReportError::Write { path, source }
+        move |error| ReportError::Write { path, error }
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     // The pages people read show a look-alike name escaped; the CSV files keep the names.
@@ -134,25 +143,22 @@ pub(crate) fn write_reports(
         shown.as_ref().unwrap_or(standings),
         shown_context.as_ref().unwrap_or(context),
     );
-    for name in REPORT_FILES {
-        let path = dir.join(name);
-        let (standings, context) = match name.ends_with(".csv") {
-            true => (standings, context),
-            false => (shown, shown_context),
-        };
-        crate::results::write_with(&path, |w| match name {
-            "standings.csv" => {
-                csv_out::standings_csv(&mut &mut *w, standings, context.accuracy.as_ref())
-            }
-            "h2h.csv" => csv_out::h2h_csv(&mut &mut *w, standings),
-            "leaderboard.md" => {
-                w.write_all(markdown::leaderboard_md(standings, context).as_bytes())
-            }
-            _ => w.write_all(html::leaderboard_html(standings, context).as_bytes()),
-        })
-        .map_err(io(&path))?;
-    }
-    Ok(())
+    let files = crate::results::Files::of(dir);
+    let write = |path: PathBuf, fill: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
+        crate::results::write_with(&path, |w| fill(w)).map_err(io(&path))
+    };
+    write(files.standings_csv(), &|w| {
+        csv_out::standings_csv(&mut &mut *w, standings, context.accuracy.as_ref())
+    })?;
+    write(files.h2h_csv(), &|w| {
+        csv_out::h2h_csv(&mut &mut *w, standings)
+    })?;
+    write(files.leaderboard_md(), &|w| {
+        w.write_all(markdown::leaderboard_md(shown, shown_context).as_bytes())
+    })?;
+    write(files.leaderboard_html(), &|w| {
+        w.write_all(html::leaderboard_html(shown, shown_context).as_bytes())
+    })
 }
 
 /// How the names of `standings` that look like another one are shown: each beyond ASCII
@@ -387,8 +393,9 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = sample();
         write_reports(dir.path(), &s, &ReportContext::default()).unwrap();
-        for name in REPORT_FILES {
-            let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        for path in crate::results::Files::of(dir.path()).reports() {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
             assert!(!text.is_empty(), "{name}");
             if !name.ends_with(".csv") {
                 assert!(!text.contains("<b>evil"), "{name} has an unescaped name");

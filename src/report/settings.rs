@@ -200,7 +200,7 @@ pub(crate) fn settings_from_files(
                 groups: vec![SettingsGroup {
                     name: "Other",
                     entries: vec![(
-                        "tournament.toml".to_string(),
+                        crate::results::Files::tournament_toml_name().to_string(),
                         format!("unreadable: {}", e.message()),
                     )],
                 }],

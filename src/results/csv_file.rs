@@ -174,6 +174,21 @@ pub fn games_csv_path(input: &Path) -> PathBuf {
     }
 }
 
+/// The longest row of `games.csv` read, its line ending included: as long as the longest
+/// line of `games.jsonl` read (a row says less of a game than its record), so a longer one
+/// is damage.
+pub(crate) const MAX_ROW_BYTES: usize = super::jsonl::MAX_RECORD_BYTES;
+
+/// Why a row of `games.csv` longer than [`MAX_ROW_BYTES`] is refused, and what to do.
+pub(crate) fn row_too_long() -> String {
+    format!(
+        "a row longer than {} MiB, which kalaha never writes: the file is damaged; delete \
+         that line (a run's games.csv is rebuilt from its games.jsonl when the run is \
+         resumed)",
+        MAX_ROW_BYTES >> 20
+    )
+}
+
 /// Failure to read a results file.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -183,7 +198,10 @@ pub enum ReadError {
         source: std::io::Error,
     },
     #[error("failed to read {path}: {source}")]
-    Read { path: PathBuf, source: csv::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("failed to read {path}: its header has no column named {column:?}")]
     MissingColumn { path: PathBuf, column: &'static str },
 }
@@ -213,7 +231,8 @@ impl ReadSummary {
         }
     }
 
-    fn skip(&mut self, path: &Path, line: u64, reason: impl std::fmt::Display) {
+    /// Counts a row skipped, keeping its reason (on `path`'s line `line`) if few are kept.
+    pub(crate) fn skip(&mut self, path: &Path, line: u64, reason: impl std::fmt::Display) {
         self.malformed += 1;
         if self.problems.len() < PROBLEMS_KEPT {
             self.problems.push(format!(
@@ -289,11 +308,10 @@ pub fn read_games_from(
     file: impl std::io::Read,
     mut visit: impl FnMut(&GameRow<'_>),
 ) -> Result<ReadSummary, ReadError> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .buffer_capacity(1 << 16)
-        .from_reader(file);
+    let mut rows = super::CsvRows::new(
+        std::io::BufReader::with_capacity(1 << 16, file),
+        MAX_ROW_BYTES,
+    );
     let mut record = csv::ByteRecord::new();
     let mut cols: [Option<usize>; 10] = STANDARD_POSITIONS.map(Some);
     let mut summary = ReadSummary::default();
@@ -301,23 +319,22 @@ pub fn read_games_from(
     // The header's width: every row has as many columns.
     let mut width = None;
     loop {
-        match reader.read_byte_record(&mut record) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) if matches!(e.kind(), csv::ErrorKind::Io(_)) => {
-                return Err(ReadError::Read {
-                    path: path.to_path_buf(),
-                    source: e,
-                });
-            }
-            Err(e) => {
+        let line = match rows.read(&mut record) {
+            Ok(Some(super::Row::Read { line })) => line,
+            Ok(Some(super::Row::TooLong { line })) => {
+                first = false;
                 summary.rows += 1;
-                let line = e.position().map_or(0, |p| p.line());
-                summary.skip(path, line, "not a CSV row");
+                summary.skip(path, line, row_too_long());
                 continue;
             }
-        }
-        let line = record.position().map_or(0, |p| p.line());
+            Ok(None) => break,
+            Err(source) => {
+                return Err(ReadError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
         if first {
             first = false;
             if record.get(0).map(|f| f.trim_ascii()) == Some(b"game") {
@@ -541,6 +558,39 @@ mod tests {
         })
         .unwrap();
         (seen, s)
+    }
+
+    /// A row longer than any kalaha writes is skipped (read to its end, never held whole)
+    /// with the file, its line and what to do; the rows after it are read.
+    #[test]
+    fn a_row_too_long_is_refused_with_its_line_and_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.csv");
+        let mut text = header_line();
+        text.push_str("x-1,1,1,a,b,,1-0,40,32,50,normal,,,12\n");
+        // A row kalaha would read, but for its length.
+        let detail = "d".repeat(MAX_ROW_BYTES);
+        text.push_str(&format!("x-2,1,1,b,a,,0-1,30,42,51,normal,,{detail},12\n"));
+        text.push_str("x-3,1,2,a,b,,1-0,37,35,40,normal,,,5\n");
+        std::fs::write(&path, text).unwrap();
+        let (rows, s) = read_all(&path);
+        assert_eq!(
+            rows,
+            [
+                "x-1 Some(1) a b 1-0 Normal None",
+                "x-3 Some(2) a b 1-0 Normal None"
+            ]
+        );
+        assert_eq!((s.rows, s.malformed), (3, 1));
+        assert_eq!(
+            s.problems,
+            [format!(
+                "{}:3: a row longer than 16 MiB, which kalaha never writes: the file is \
+                 damaged; delete that line (a run's games.csv is rebuilt from its games.jsonl \
+                 when the run is resumed)",
+                crate::record::shown_path(&path)
+            )]
+        );
     }
 
     #[test]

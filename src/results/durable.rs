@@ -38,6 +38,13 @@ fn new_temporary(tmp: &Path) -> io::Result<File> {
         .open(tmp)
 }
 
+/// How every command says that a write failed for a full disk: "the disk is full", in so
+/// many words, with the error; `None` for any other failure. The caller adds what is kept
+/// and what to do.
+pub fn full_disk(error: &io::Error) -> Option<String> {
+    (error.kind() == io::ErrorKind::StorageFull).then(|| format!("the disk is full ({error})"))
+}
+
 /// Replaces `path` with `bytes` (see the module's doc). The error is the I/O error's own;
 /// callers name the path.
 pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -183,6 +190,17 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["a.toml"]);
+    }
+
+    #[test]
+    fn a_full_disk_is_said_in_so_many_words_and_nothing_else_is() {
+        let full = io::Error::new(io::ErrorKind::StorageFull, "no space");
+        assert_eq!(
+            full_disk(&full).as_deref(),
+            Some("the disk is full (no space)")
+        );
+        let denied = io::Error::new(io::ErrorKind::PermissionDenied, "denied");
+        assert_eq!(full_disk(&denied), None);
     }
 
     #[test]

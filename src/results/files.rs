@@ -21,6 +21,20 @@ pub(super) const SPRT_CSV: &str = "sprt.csv";
 pub(super) const SPRT_RESULT_TOML: &str = "sprt-result.toml";
 /// The engines' logs (and protocol transcripts with `--debug`).
 pub(super) const LOGS: &str = "logs";
+/// Each engine's rating, score and faults (a report).
+const STANDINGS_CSV: &str = "standings.csv";
+/// Each pairing's games and score (a report).
+const H2H_CSV: &str = "h2h.csv";
+/// The leaderboard as Markdown (a report).
+const LEADERBOARD_MD: &str = "leaderboard.md";
+/// The leaderboard as a web page (a report).
+const LEADERBOARD_HTML: &str = "leaderboard.html";
+/// `kalaha analyze`: one row per analysed sowing.
+const ANALYSIS_CSV: &str = "analysis.csv";
+/// `kalaha analyze`: one row per game and side, summing `analysis.csv`.
+const ANALYSIS_GAMES_CSV: &str = "analysis_games.csv";
+/// `kalaha play`: one row per match of several games.
+const MATCH_CSV: &str = "match.csv";
 
 /// Whether `name`, in a results folder, is a file kalaha writes there before the run's
 /// settings are saved whole (`tournament.toml`): the lock, the logs, `.played.toml`, and
@@ -72,6 +86,11 @@ impl Files {
         self.dir.join(TOURNAMENT_TOML)
     }
 
+    /// The name `tournament.toml`, for words about the file of any folder.
+    pub fn tournament_toml_name() -> &'static str {
+        TOURNAMENT_TOML
+    }
+
     /// `.played.toml`: the settings the games were played with, as the run began.
     pub fn played_toml(&self) -> PathBuf {
         self.dir.join(PLAYED_TOML)
@@ -95,6 +114,52 @@ impl Files {
     /// `logs/`: the engines' logs.
     pub fn logs(&self) -> PathBuf {
         self.dir.join(LOGS)
+    }
+
+    /// `standings.csv`: each engine's rating, score and faults.
+    pub fn standings_csv(&self) -> PathBuf {
+        self.dir.join(STANDINGS_CSV)
+    }
+
+    /// `h2h.csv`: each pairing's games and score.
+    pub fn h2h_csv(&self) -> PathBuf {
+        self.dir.join(H2H_CSV)
+    }
+
+    /// `leaderboard.md`: the leaderboard as Markdown.
+    pub fn leaderboard_md(&self) -> PathBuf {
+        self.dir.join(LEADERBOARD_MD)
+    }
+
+    /// `leaderboard.html`: the leaderboard as a web page.
+    pub fn leaderboard_html(&self) -> PathBuf {
+        self.dir.join(LEADERBOARD_HTML)
+    }
+
+    /// The reports, in the order they are written: `standings.csv`, `h2h.csv`,
+    /// `leaderboard.md`, `leaderboard.html`.
+    pub fn reports(&self) -> [PathBuf; 4] {
+        [
+            self.standings_csv(),
+            self.h2h_csv(),
+            self.leaderboard_md(),
+            self.leaderboard_html(),
+        ]
+    }
+
+    /// `analysis.csv`: what each sowing lost against perfect play, one row per sowing.
+    pub fn analysis_csv(&self) -> PathBuf {
+        self.dir.join(ANALYSIS_CSV)
+    }
+
+    /// `analysis_games.csv`: the sums of `analysis.csv` per game and side.
+    pub fn analysis_games_csv(&self) -> PathBuf {
+        self.dir.join(ANALYSIS_GAMES_CSV)
+    }
+
+    /// `match.csv`: the result of every match of a session of `kalaha play`.
+    pub fn match_csv(&self) -> PathBuf {
+        self.dir.join(MATCH_CSV)
     }
 
     /// Whether `path` names a `games.jsonl` (of whatever folder).

@@ -78,7 +78,7 @@ pub fn read_jsonl_from(
 
 /// The longest line read as a game's record: a record is a few kilobytes (a game of
 /// thousands of sowings some hundreds), so a longer line is damage.
-const MAX_RECORD_BYTES: usize = 16 << 20;
+pub(super) const MAX_RECORD_BYTES: usize = 16 << 20;
 
 /// Reads one line (with its newline) into `line`, keeping at most `cap` bytes of it.
 /// Returns the bytes consumed and whether the whole line was kept (`false`: it was longer

@@ -13,6 +13,7 @@
 //! ([`text_cell`]) and read back as they were ([`from_text_cell`]).
 
 mod csv_file;
+mod csv_rows;
 mod durable;
 mod files;
 mod folder;
@@ -25,7 +26,8 @@ pub use csv_file::{
     CSV_COLUMNS, CsvRow, ReadError, ReadSummary, csv_row, from_text_cell, games_csv_path,
     read_games_csv, read_games_from, text_cell,
 };
-pub use durable::{temporary_path, write_file, write_new_file, write_with};
+pub(crate) use csv_rows::{CsvRows, Row};
+pub use durable::{full_disk, temporary_path, write_file, write_new_file, write_with};
 pub use files::Files;
 use files::{GAMES_CSV, GAMES_JSONL, LOGS, SPRT_CSV, SPRT_TOML, TOURNAMENT_TOML};
 pub use folder::{

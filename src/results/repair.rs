@@ -7,7 +7,7 @@
 //! rows that have no record (their games count as played). Nothing recorded is dropped;
 //! everything unusual is counted in [`Repaired`].
 
-use super::csv_file::{csv_row, header_line};
+use super::csv_file::{MAX_ROW_BYTES, csv_row, header_line};
 use super::jsonl::read_jsonl;
 use super::{GAMES_CSV, GAMES_JSONL};
 use crate::record::{GameRecord, clean_text};
@@ -281,47 +281,67 @@ type RawRow = (String, Vec<u8>);
 
 /// The rows of `games.csv` as `(game id, the row's bytes with its newline)`, and whether
 /// the file has its header (a missing or empty file has none). A file whose first line is
-/// neither the header nor empty is refused.
+/// neither the header nor empty is refused, as is a row longer than any kalaha writes
+/// ([`super::csv_file::MAX_ROW_BYTES`]), which is never held in memory.
 fn read_rows(path: &Path) -> io::Result<(bool, Vec<RawRow>)> {
-    let text = match crate::input::open_regular(path).and_then(|mut f| {
-        let mut t = Vec::new();
-        std::io::Read::read_to_end(&mut f, &mut t).map(|_| t)
-    }) {
-        Ok(t) => t,
+    let file = match crate::input::open_regular(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((false, Vec::new())),
         Err(e) => return Err(named(path, e)),
     };
-    if text.is_empty() {
+    let mut input = io::BufReader::with_capacity(1 << 16, file);
+    let header = header_line();
+    // The header is checked before any row is read.
+    let start = io::BufRead::fill_buf(&mut input).map_err(|e| named(path, e))?;
+    if start.is_empty() {
         return Ok((false, Vec::new()));
     }
-    if !text.starts_with(header_line().as_bytes()) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "{} does not start with the games.csv header: move it away and resume again \
-                 (it is rebuilt from games.jsonl)",
-                crate::record::shown_path(path)
-            ),
-        ));
+    let known = start.len().min(header.len());
+    if start[..known] != header.as_bytes()[..known] {
+        return Err(not_games_csv(path));
     }
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(true)
-        .from_reader(&text[..]);
+    let mut rows_read = super::CsvRows::new(input, MAX_ROW_BYTES).keeping_raw();
     let mut rows = Vec::new();
     let mut record = csv::ByteRecord::new();
-    let mut start = header_line().len();
-    while reader
-        .read_byte_record(&mut record)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
-    {
-        let end = reader.position().byte() as usize;
+    let mut first = true;
+    while let Some(row) = rows_read.read(&mut record).map_err(|e| named(path, e))? {
+        let line = match row {
+            super::Row::Read { line } => line,
+            super::Row::TooLong { line } => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{}:{line}: {}",
+                        crate::record::shown_path(path),
+                        super::csv_file::row_too_long()
+                    ),
+                ));
+            }
+        };
+        if first {
+            first = false;
+            if line != 1 || rows_read.raw() != header.as_bytes() {
+                return Err(not_games_csv(path));
+            }
+            continue;
+        }
         let game = String::from_utf8_lossy(record.get(0).unwrap_or_default()).into_owned();
         let game = super::from_text_cell(&game).to_string();
-        rows.push((game, text[start..end].to_vec()));
-        start = end;
+        rows.push((game, rows_read.raw().to_vec()));
     }
     Ok((true, rows))
+}
+
+/// The error of a `games.csv` that does not start with its header.
+fn not_games_csv(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "{} does not start with the games.csv header: move it away and resume again \
+             (it is rebuilt from games.jsonl)",
+            crate::record::shown_path(path)
+        ),
+    )
 }
 
 /// `e`, with the file it is about.
@@ -392,6 +412,32 @@ mod tests {
         assert!(!belongs_to("t-x", "t"));
         assert!(!belongs_to("tt-1", "t"));
         assert!(!belongs_to("t-", "t"));
+    }
+
+    /// A row of games.csv longer than any kalaha writes is refused by its file and line,
+    /// saying what to do, before anything is changed.
+    #[test]
+    fn a_row_too_long_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &[1, 2]);
+        let csv = dir.path().join(GAMES_CSV);
+        let before = std::fs::read(&csv).unwrap();
+        let mut long = csv_row(&sample_record("t", 3, "a", "b"));
+        long.splice(0..0, vec![b'9'; MAX_ROW_BYTES]);
+        let mut text = before.clone();
+        text.extend_from_slice(&long);
+        std::fs::write(&csv, &text).unwrap();
+        let e = repair(dir.path(), "t", &|_| true).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}:4: {}",
+                crate::record::shown_path(&csv),
+                super::super::csv_file::row_too_long()
+            )
+        );
+        assert_eq!(std::fs::read(&csv).unwrap(), text);
     }
 
     #[test]

@@ -83,11 +83,10 @@ pub enum TournamentError {
 /// What a failure to show or write the run says: a full disk in so many words.
 fn output_failure(path: &Path, error: &io::Error) -> String {
     let path = crate::record::shown_path(path);
-    if error.kind() == io::ErrorKind::StorageFull {
+    if let Some(full) = results::full_disk(error) {
         format!(
-            "the disk holding {path} is full ({error}): the run stopped; the games recorded \
-             so far are safe in {path}/games.jsonl; free some space, and resuming the run \
-             continues it"
+            "{full}: the run stopped; the games recorded so far are safe in \
+             {path}/games.jsonl; free some space, and resuming the run continues it"
         )
     } else {
         format!(

@@ -94,15 +94,14 @@ impl Recorder {
                 && let Some(w) = &mut self.writer
                 && let Err(e) = w.write(&batch)
             {
-                summary.failed_resumable = e.kind() == std::io::ErrorKind::StorageFull;
-                let message = if e.kind() == std::io::ErrorKind::StorageFull {
-                    format!(
-                        "the disk is full ({e}): the run stopped; every game recorded so far \
-                         is safe in games.jsonl; free some space, and resuming the run \
-                         continues it"
-                    )
-                } else {
-                    format!("failed to write the results: {e}")
+                let full = crate::results::full_disk(&e);
+                summary.failed_resumable = full.is_some();
+                let message = match full {
+                    Some(full) => format!(
+                        "{full}: the run stopped; every game recorded so far is safe in \
+                         games.jsonl; free some space, and resuming the run continues it"
+                    ),
+                    None => format!("failed to write the results: {e}"),
                 };
                 let _ = control.send(LoopControl::Failed);
                 summary.failed = Some(message);

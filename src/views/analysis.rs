@@ -85,7 +85,7 @@ impl View for AnalysisView {
         let (games, _) = analysable_games(&self.dir)?;
         let plies: HashMap<String, usize> =
             games.iter().map(|g| (g.game.clone(), g.plies())).collect();
-        let (mut file, _) = AnalysisFile::open(&self.dir, &plies)?;
+        let (mut file, _, _) = AnalysisFile::open(&self.dir, &plies)?;
         let (tx, rx) = mpsc::channel::<GameRecord>();
         let tables = self.tables.clone();
         let settings = self.settings;

@@ -15,9 +15,6 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-/// The file a match's result is written to, in the session's folder.
-pub(crate) const MATCH_CSV: &str = "match.csv";
-
 /// How a match is won.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Format {
@@ -281,7 +278,7 @@ pub(crate) fn write_matches(dir: &Path, matches: &[Match]) -> io::Result<()> {
     let bytes = w
         .into_inner()
         .map_err(|e| io::Error::other(e.to_string()))?;
-    crate::results::write_file(&dir.join(MATCH_CSV), &bytes)
+    crate::results::write_file(&crate::results::Files::of(dir).match_csv(), &bytes)
 }
 
 /// Reads a format as the page sends it: `single` (no match: single games), or a
@@ -461,7 +458,8 @@ mod tests {
         assert!(!second.add(&game(2, "hard", "ada", (30, 18))));
         assert!(second.add(&game(3, "ada", "hard", (20, 28))));
         write_matches(dir.path(), &[m, second]).unwrap();
-        let text = std::fs::read_to_string(dir.path().join(MATCH_CSV)).unwrap();
+        let text =
+            std::fs::read_to_string(crate::results::Files::of(dir.path()).match_csv()).unwrap();
         assert_eq!(
             text,
             "format,player,opponent,games,wins,draws,losses,seeds,opponent_seeds,winner,games_ids\n\

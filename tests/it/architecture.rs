@@ -18,11 +18,31 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without its comments and its `#[cfg(test)] mod tests`.
+/// The code of a file without its comments (their lines left empty) and its `#[cfg(test)] mod tests { .. }` (of any
+/// visibility).
 fn code(text: &str) -> String {
-    let text = text.split("#[cfg(test)]\nmod tests").next().unwrap();
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .windows(2)
+        .position(|w| {
+            let declared = w[1].trim_start();
+            let declared = declared
+                .strip_prefix("pub(crate) ")
+                .or_else(|| declared.strip_prefix("pub "))
+                .unwrap_or(declared);
+            w[0].trim() == "#[cfg(test)]" && declared.starts_with("mod tests {")
+        })
+        .unwrap_or(lines.len());
+    // A comment's line is kept empty, so that lines keep their numbers.
+    lines[..end]
+        .iter()
+        .map(|l| {
+            if l.trim_start().starts_with("//") {
+                ""
+            } else {
+                l
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -200,20 +220,11 @@ fn unsafe_code_lives_in_sys_alone() {
 }
 
 /// The files of a results folder are named in `src/results/files.rs` alone: no other code
-/// of the library (tests aside) makes a path into a results folder from a file name.
+/// of the library (tests aside) spells the name of one (as a string of its own, or a path
+/// made from it), nor uses the results module's constants for them.
 #[test]
 fn only_the_results_module_names_the_files_of_a_results_folder() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let names = [
-        "\"games.jsonl\"",
-        "\"games.csv\"",
-        "\"tournament.toml\"",
-        "\".played.toml\"",
-        "\"sprt.toml\"",
-        "\"sprt.csv\"",
-        "\"sprt-result.toml\"",
-        "\"logs\"",
-    ];
     let mut files = Vec::new();
     sources(&src, &mut files);
     let owner = src.join("results").join("files.rs");
@@ -221,13 +232,9 @@ fn only_the_results_module_names_the_files_of_a_results_folder() {
     for f in files.iter().filter(|f| **f != owner) {
         let code = code(&std::fs::read_to_string(f).unwrap());
         for (i, line) in code.lines().enumerate() {
-            for name in names {
-                if line.contains(&format!("join({name})")) {
-                    found.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
-                }
-            }
+            let spelled = results_file_names(line);
             // The constants are the results module's own.
-            if !f.starts_with(src.join("results"))
+            let constant = !f.starts_with(src.join("results"))
                 && [
                     "GAMES_JSONL",
                     "GAMES_CSV",
@@ -235,15 +242,62 @@ fn only_the_results_module_names_the_files_of_a_results_folder() {
                     "SPRT_RESULT_TOML",
                 ]
                 .iter()
-                .any(|c| line.contains(&format!("results::{c}")))
-            {
+                .any(|c| line.contains(&format!("results::{c}")));
+            if !spelled.is_empty() || constant {
                 found.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
             }
         }
     }
     assert!(
         found.is_empty(),
-        "paths into a results folder made outside results::Files:\n{}",
+        "names of the files of a results folder spelled outside results::Files:\n{}",
         found.join("\n")
     );
+}
+
+/// The names of the files of a results folder that `line` spells as a string of their
+/// own (`"games.csv"`, `"analysis_games.csv"`, any `"analysis*.csv"`), not words of a
+/// longer text.
+fn results_file_names(line: &str) -> Vec<String> {
+    const NAMES: [&str; 14] = [
+        "games.jsonl",
+        "games.csv",
+        "tournament.toml",
+        ".played.toml",
+        "sprt.toml",
+        "sprt.csv",
+        "sprt-result.toml",
+        "logs",
+        "standings.csv",
+        "h2h.csv",
+        "leaderboard.md",
+        "leaderboard.html",
+        "match.csv",
+        "analysis.csv",
+    ];
+    // The strings of the line: the text between each pair of quotes.
+    line.split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| NAMES.contains(s) || (s.starts_with("analysis") && s.ends_with(".csv")))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_file_name_is_found_as_a_string_of_its_own() {
+    let spelled = |line: &str| results_file_names(line);
+    assert_eq!(spelled(r#"let p = dir.join("games.csv");"#), ["games.csv"]);
+    assert_eq!(
+        spelled(r#"["h2h.csv", "leaderboard.md"]"#),
+        ["h2h.csv", "leaderboard.md"]
+    );
+    assert_eq!(
+        spelled(r#"const A: &str = "analysis_engines.csv";"#),
+        ["analysis_engines.csv"]
+    );
+    assert_eq!(spelled(r#"const M: &str = "match.csv";"#), ["match.csv"]);
+    // Words of a message are not a name spelled.
+    assert!(spelled(r#"format!("{} has no games.csv row", p)"#).is_empty());
+    assert!(spelled(r#"let s = "logs of {name}";"#).is_empty());
 }

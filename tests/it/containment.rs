@@ -1074,6 +1074,70 @@ fn a_full_disk_is_said_in_so_many_words_and_leaves_no_temporary_file() {
     assert!(rows > 10, "{said}");
 }
 
+/// `kalaha ratings` and `kalaha analyze` say a full disk in the words a run says it with,
+/// and what to do; no temporary file is left. The disk is a tmpfs of a mount namespace of
+/// the test's own, filled but for one page (which the folder's lock file takes).
+#[test]
+fn ratings_and_analyze_say_a_full_disk_in_so_many_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let played = dir.path().join("played");
+    let o = run(&strings(&[
+        "match",
+        "--quiet",
+        "--engine",
+        "builtin=random",
+        "--engine",
+        "builtin=greedy",
+        "--pits",
+        "5",
+        "--seeds",
+        "3",
+        "--games",
+        "4",
+        "--out",
+        played.to_str().unwrap(),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let disk = dir.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=256k none {disk} && cp -r {played} {disk}/run && \
+         mkdir {disk}/board && head -c 4096 /dev/zero > {disk}/room && \
+         {{ cat /dev/zero > {disk}/fill 2>/dev/null; rm {disk}/room; }} && \
+         {{ {kalaha} ratings {played} --out {disk}/board; echo \"ratings exit $?\"; \
+         {kalaha} analyze {disk}/run --threads 1 --budget none --table-mb 0 -q; \
+         echo \"analyze exit $?\"; ls -a {disk}/board {disk}/run; }} 2>&1",
+        disk = disk.display(),
+        played = played.display(),
+        kalaha = env!("CARGO_BIN_EXE_kalaha"),
+    );
+    let o = std::process::Command::new("unshare")
+        .args(["-Urm", "sh", "-c", &script])
+        .output()
+        .expect("unshare (util-linux) runs");
+    let said = String::from_utf8_lossy(&o.stdout);
+    // Each error line whole, then the exit code.
+    assert!(
+        said.starts_with(&format!(
+            "error: failed to write {}/board/standings.csv: the disk is full (No space left \
+             on device (os error 28)): free some space and run the command again; each report \
+             there is whole, the old one or the new\nratings exit 1\n",
+            disk.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "error: failed to write the analysis in {run}: the disk is full (No space left on \
+             device (os error 28)): every game analysed so far is kept; free some space, and \
+             `kalaha analyze {run}` goes on where it stopped\nanalyze exit 1\n",
+            run = disk.join("run").display()
+        )),
+        "{said}"
+    );
+    assert!(!said.lines().any(|l| l.ends_with(".tmp")), "{said}");
+}
+
 #[test]
 fn a_resume_refuses_a_tournament_toml_whose_rules_were_changed() {
     let dir = tempfile::tempdir().unwrap();

@@ -548,8 +548,8 @@ fn a_full_disk_under_the_stream_stops_the_run_and_says_so() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    let said = "failed to write the events to /dev/full: No space left on device (os error 28) \
-                (the disk is full)";
+    let said = "failed to write the events to /dev/full: the disk is full (No space left on \
+                device (os error 28))";
     assert_eq!(err.matches(said).count(), 1, "{err}");
     assert!(err.contains("`kalaha match --resume"), "{err}");
 }
