@@ -18,6 +18,7 @@ mod files;
 mod folder;
 mod jsonl;
 mod lock;
+mod reach;
 mod repair;
 mod writer;
 
@@ -26,7 +27,7 @@ pub use csv_file::{
     read_games_csv, read_games_from, text_cell,
 };
 pub use durable::{temporary_path, write_file, write_new_file, write_with};
-pub use files::Files;
+pub use files::{Files, SPRT_WORKERS_TOML};
 use files::{GAMES_CSV, GAMES_JSONL, LOGS, SPRT_CSV, SPRT_TOML, TOURNAMENT_TOML};
 pub use folder::{
     Claim, ClaimError, ResultsFolder, check as check_folder, claim_default_folder, default_folder,
@@ -35,6 +36,7 @@ pub use jsonl::{
     Games, JsonlSummary, find_game, names_game, read_games, read_jsonl, read_jsonl_from,
 };
 pub use lock::{FolderLock, LockError};
+pub use reach::{WALK_DEPTH, WALK_ENTRIES, check_write_folder, hidden_from_engines};
 pub use repair::{Repaired, could_have_played, repair};
 pub use writer::ResultsWriter;
 
