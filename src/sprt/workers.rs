@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The test every worker of a shared folder plays.
-pub(crate) const SHARED_TOML: &str = "sprt-workers.toml";
+pub(crate) use crate::results::SPRT_WORKERS_TOML as SHARED_TOML;
 
 /// The keys of a worker's `tournament.toml` that are its own, not the test's: its pairs,
 /// and how it runs them.
