@@ -7,6 +7,8 @@
 //! - `hang`: answers `hello` and `ping`, never answers `go`;
 //! - `exit-after-hello`: answers `hello`, then exits with status 0;
 //! - `non-json`: answers `go` with a line that is not JSON;
+//! - `raw-escape`: answers `go` with a line that is not JSON and holds raw terminal escape
+//!   sequences (a window title, a colour);
 //! - `long-line`: answers `go` with 64 MiB and no newline, then waits;
 //! - `illegal-move`: answers `go` with an empty or out-of-range pit;
 //! - `pit-as-string`: answers `go` with `{"type":"move","pit":"3"}`;
@@ -227,6 +229,7 @@ fn before_start(mode: &str) -> bool {
         | "crash-mid-game"
         | "hang"
         | "non-json"
+        | "raw-escape"
         | "long-line"
         | "illegal-move"
         | "pit-as-string"
@@ -320,6 +323,10 @@ fn answer_go(out: &mut impl Write, mode: &str, gos: u32, position: &BoardView, l
         "hang" => sleep_forever(),
         "non-json" => {
             let _ = writeln!(out, "move 3");
+            let _ = out.flush();
+        }
+        "raw-escape" => {
+            let _ = writeln!(out, "\u{1b}]0;pwned\u{7}\u{1b}[31mred");
             let _ = out.flush();
         }
         "long-line" => {

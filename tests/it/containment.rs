@@ -792,6 +792,92 @@ fn debug_transcripts_are_capped() {
     assert_no_survivors(None, Some(&mark));
 }
 
+/// A `--debug` transcript keeps the engine's line as it sent it, terminal escapes
+/// included (docs/reference/engines.md says to read it with `less` or `cat -v`), while
+/// the terminal and the log get it cleaned.
+#[test]
+fn a_transcript_keeps_the_engines_escapes_as_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = marker("raw-escape");
+    let mut args = engine("raw-escape", "raw", &mark);
+    args.extend(strings(&[
+        "--engine",
+        "builtin=first",
+        "--games",
+        "2",
+        "--debug",
+    ]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let sent = "\u{1b}]0;pwned\u{7}\u{1b}[31mred";
+    let mut transcripts = String::new();
+    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("raw.") && name.ends_with(".transcript") {
+            transcripts.push_str(&std::fs::read_to_string(e.path()).unwrap());
+        }
+    }
+    assert!(
+        transcripts.contains(&format!(" < {sent}\n")),
+        "{transcripts:?}"
+    );
+    assert!(!text(&o).contains('\u{1b}'), "{}", text(&o));
+    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        if e.file_name().to_string_lossy().ends_with(".log") {
+            let log = std::fs::read_to_string(e.path()).unwrap();
+            assert!(!log.contains('\u{1b}'), "{log:?}");
+        }
+    }
+    assert!(!everything_written(&out).contains('\u{1b}'));
+    assert_no_survivors(None, Some(&mark));
+}
+
+/// An engine gets the referee's environment, with its `env.*` over it; started without a
+/// variable (`env -u`, `env -i`), kalaha gives the engine none of it.
+#[test]
+fn an_engine_gets_the_referees_environment_and_its_env_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let name_of = |out: &str, spec: &[&str], env: Option<&str>, clear: bool| {
+        let mut c = kalaha();
+        c.current_dir(dir.path())
+            .args(["match", "-q", "--games", "2", "--engine"])
+            .arg(format!("cmd={}", fake_engine().display()))
+            .args(["arg=env-name", "arg=x", "arg=KALAHA_TEST_REFEREE_VAR"])
+            .args(spec)
+            .args(["--engine", "builtin=first", "--out", out])
+            .env_remove("KALAHA_TEST_REFEREE_VAR");
+        if clear {
+            c.env_clear().env("PATH", std::env::var("PATH").unwrap());
+        }
+        if let Some(v) = env {
+            c.env("KALAHA_TEST_REFEREE_VAR", v);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{out}: {}", text(&o));
+        let rows = csv_rows(&dir.path().join(out));
+        rows.iter()
+            .map(|r| r["south"].clone())
+            .find(|n| n != "first")
+            .unwrap()
+    };
+    assert_eq!(
+        name_of("seen", &[], Some("from-referee"), false),
+        "from-referee"
+    );
+    assert_eq!(
+        name_of(
+            "spec",
+            &["env.KALAHA_TEST_REFEREE_VAR=from-spec"],
+            Some("from-referee"),
+            false
+        ),
+        "from-spec"
+    );
+    assert_eq!(name_of("unset", &[], None, false), "fake-env-unset");
+    assert_eq!(name_of("cleared", &[], None, true), "fake-env-unset");
+}
+
 #[test]
 fn a_resume_warns_when_an_engines_version_changed() {
     let dir = tempfile::tempdir().unwrap();
