@@ -7,6 +7,8 @@
 //! - `hang`: answers `hello` and `ping`, never answers `go`;
 //! - `exit-after-hello`: answers `hello`, then exits with status 0;
 //! - `non-json`: answers `go` with a line that is not JSON;
+//! - `raw-escape`: answers `go` with a line that is not JSON and holds raw terminal escape
+//!   sequences (a window title, a colour);
 //! - `long-line`: answers `go` with 64 MiB and no newline, then waits;
 //! - `illegal-move`: answers `go` with an empty or out-of-range pit;
 //! - `pit-as-string`: answers `go` with `{"type":"move","pit":"3"}`;
@@ -18,6 +20,10 @@
 //! - `slow-hello`: plays `good`, but reads nothing for its first second;
 //! - `bad-log-info`: plays `good`, but sends malformed `log` and `info` lines (and a `log`
 //!   line that is not UTF-8) before each answer (`hello`, `pong`, `move`);
+//! - `info-before`: plays `good`, with a well-formed `info` line sent just before the
+//!   answer its third argument names: `hello`, or a ping's id (`3`: before pong 3);
+//! - `env-name`: plays `good`, named by its `hello` after the value of the environment
+//!   variable its third argument names (`fake-env-unset` when it is not set);
 //! - `minimal-hello`: plays `good` with a `hello` of only `protocol` and `name`;
 //! - `with-options`: plays `good`, declaring an int option `depth` (default 3, 1 to 9);
 //! - `option-breaks`: plays `with-options`, but answers `depth` set to 1 with a line that is
@@ -56,8 +62,8 @@
 //! - `list-fds`: plays `good`, named `fds-0-1-2` after the descriptors it has open at
 //!   start (each other one is described on stderr);
 //! - `peek-results`: plays `good`, after trying at start to list the folder given as its
-//!   third argument, read its `games.csv`, append to it and create a file in it; says on
-//!   stderr what worked;
+//!   third argument, read its `games.csv`, append to it and create a file in it, and to
+//!   read or list each path of its further arguments; says on stderr what worked;
 //! - `version-file`: plays `good`, with the `hello` version read from the file given as
 //!   its third argument;
 //! - `flood-log`: plays `good`, with 1 500 `log` lines of 10 kB before each of its first
@@ -135,6 +141,17 @@ fn main() {
             let _ = out.write_all(b"{\"type\":\"info\",\"depth\":\"caf\xe9\"}\n");
             let _ = out.write_all(b"{\"type\":\"chat\",\"text\":\"caf\xe9\"}\n");
             let _ = out.flush();
+        }
+        if mode == "info-before" {
+            let before = match &msg {
+                ToEngine::Hello { .. } => "hello".to_string(),
+                ToEngine::Ping { id } => id.to_string(),
+                _ => String::new(),
+            };
+            if before == third_arg() {
+                let _ = writeln!(out, r#"{{"type":"info","depth":1}}"#);
+                let _ = out.flush();
+            }
         }
         match msg {
             ToEngine::Hello { .. } => {
@@ -236,11 +253,13 @@ fn before_start(mode: &str) -> bool {
         }
         "peek-results" => peek_results(),
         "escape" => try_to_escape(),
-        "list-fds" | "version-file" | "flood-log" | "exit-after-hello" => {}
+        "list-fds" | "version-file" | "flood-log" | "exit-after-hello" | "info-before"
+        | "env-name" => {}
         "good"
         | "crash-mid-game"
         | "hang"
         | "non-json"
+        | "raw-escape"
         | "long-line"
         | "illegal-move"
         | "pit-as-string"
@@ -304,6 +323,9 @@ fn hello(out: &mut impl Write, mode: &str) {
                         Err(_) => "fake-tty-none".into(),
                     },
                     "list-fds" => open_fds(),
+                    "env-name" => {
+                        std::env::var(third_arg()).unwrap_or_else(|_| "fake-env-unset".into())
+                    }
                     _ => format!("fake-{mode}"),
                 },
                 version: match mode {
@@ -332,6 +354,10 @@ fn answer_go(out: &mut impl Write, mode: &str, gos: u32, position: &BoardView, l
         "hang" => sleep_forever(),
         "non-json" => {
             let _ = writeln!(out, "move 3");
+            let _ = out.flush();
+        }
+        "raw-escape" => {
+            let _ = writeln!(out, "\u{1b}]0;pwned\u{7}\u{1b}[31mred");
             let _ = out.flush();
         }
         "long-line" => {
@@ -468,6 +494,11 @@ fn peek_results() {
          appended: {appended}; created: {created}",
         listed.len()
     );
+    for path in std::env::args().skip(4) {
+        let read = std::fs::read(&path).is_ok();
+        let listed = std::fs::read_dir(&path).map(|d| d.count()).ok();
+        eprintln!("peek: {path}: read: {read}; listed: {listed:?}");
+    }
 }
 
 /// The `set-id` mode's attempts, each reported as `set-id: WHAT: RESULT` on stderr.

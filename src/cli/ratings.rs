@@ -127,14 +127,7 @@ fn out_dir(args: &Args) -> Result<PathBuf, CliError> {
 
 /// Whether `dir` holds a run's results (or what a resume rebuilds them from).
 fn holds_a_run(dir: &Path) -> bool {
-    let files = Files::of(dir);
-    [
-        files.games_csv(),
-        files.games_jsonl(),
-        files.tournament_toml(),
-    ]
-    .iter()
-    .any(|f| f.exists())
+    Files::of(dir).hold_a_run()
 }
 
 /// A folder for the reports beside the run folder `dir`: `DIR-ratings`.

@@ -366,7 +366,11 @@ pub(super) fn report(dir: &Path) -> CliResult {
             CliError::input_msg(format!(
                 "{} holds no {}: give the shared folder of a test played with --workers",
                 crate::record::shown_path(dir),
-                workers::SHARED_TOML
+                crate::results::Files::of(dir)
+                    .sprt_workers_toml()
+                    .file_name()
+                    .unwrap_or_default()
+                    .display()
             ))
         })?;
     let n = test.workers();
@@ -374,7 +378,7 @@ pub(super) fn report(dir: &Path) -> CliResult {
     let config = file.resolve().map_err(|e| {
         CliError::input_msg(format!(
             "{}: {e}",
-            crate::record::shown_path(&dir.join(workers::SHARED_TOML))
+            crate::record::shown_path(&crate::results::Files::of(dir).sprt_workers_toml())
         ))
     })?;
     // The engines' names as their games give them (settled when a worker started).

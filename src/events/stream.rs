@@ -169,7 +169,9 @@ fn write_lines(
                 }
                 (None, _) => e.to_string(),
             };
-            fail(failure, || format!("failed to write the events to {shown}: {why}"));
+            fail(failure, || {
+                format!("failed to write the events to {shown}: {why}")
+            });
         }
     }
 }

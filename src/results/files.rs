@@ -19,6 +19,9 @@ pub(super) const SPRT_TOML: &str = "sprt.toml";
 pub(super) const SPRT_CSV: &str = "sprt.csv";
 /// An SPRT's verdict.
 pub(super) const SPRT_RESULT_TOML: &str = "sprt-result.toml";
+/// The test every worker of a shared folder plays (`kalaha sprt --workers N --worker K
+/// --shared DIR`): in `DIR`, beside the workers' results folders `DIR/worker-K`.
+pub(super) const SPRT_WORKERS_TOML: &str = "sprt-workers.toml";
 /// The engines' logs (and protocol transcripts with `--debug`).
 pub(super) const LOGS: &str = "logs";
 /// Each engine's rating, score and faults (a report).
@@ -111,6 +114,12 @@ impl Files {
         self.dir.join(SPRT_RESULT_TOML)
     }
 
+    /// `sprt-workers.toml`: in the shared folder of a test played by several workers, the
+    /// test they play.
+    pub fn sprt_workers_toml(&self) -> PathBuf {
+        self.dir.join(SPRT_WORKERS_TOML)
+    }
+
     /// `logs/`: the engines' logs.
     pub fn logs(&self) -> PathBuf {
         self.dir.join(LOGS)
@@ -165,6 +174,25 @@ impl Files {
     /// Whether `path` names a `games.jsonl` (of whatever folder).
     pub fn is_games_jsonl(path: &Path) -> bool {
         path.file_name().is_some_and(|n| n == GAMES_JSONL)
+    }
+
+    /// Whether the folder holds the files of a run: `games.jsonl`, `games.csv`,
+    /// `tournament.toml` or `.played.toml`.
+    pub fn hold_a_run(&self) -> bool {
+        [
+            self.games_jsonl(),
+            self.games_csv(),
+            self.tournament_toml(),
+            self.played_toml(),
+        ]
+        .iter()
+        .any(|f| f.exists())
+    }
+
+    /// Whether the folder is the shared folder of a test played by several workers (it
+    /// holds `sprt-workers.toml`).
+    pub fn is_shared_test(&self) -> bool {
+        self.sprt_workers_toml().exists()
     }
 
     /// Whether the folder holds recorded games (`games.csv` or `games.jsonl`).

@@ -19,6 +19,7 @@ mod files;
 mod folder;
 mod jsonl;
 mod lock;
+mod reach;
 mod repair;
 mod writer;
 
@@ -37,6 +38,7 @@ pub use jsonl::{
     Games, JsonlSummary, find_game, names_game, read_games, read_jsonl, read_jsonl_from,
 };
 pub use lock::{FolderLock, LockError};
+pub use reach::{WALK_DEPTH, WALK_ENTRIES, check_write_folder, hidden_from_engines};
 pub use repair::{Repaired, could_have_played, repair};
 pub use writer::ResultsWriter;
 

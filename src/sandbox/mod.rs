@@ -22,7 +22,8 @@
 //!   referee; it sees and signals no process outside; its `/proc` is its own; its `/dev` is
 //!   its own (`null`, `zero`, `full`, `random`, `urandom`, `shm`: no terminal); every mount
 //!   is read-only but its private `/tmp` and `/dev/shm` and the folders of `write=`; the
-//!   run's results folder is covered by an empty folder; its network is its own loopback
+//!   run's results folder (or the shared folder that holds it) is covered by an empty
+//!   folder; its network is its own loopback
 //!   interface (no socket of the machine in view or in reach, kalaha's KGP ports included),
 //!   unless the engine keeps the machine's network ([`Plan::share_network`]: `network=true`
 //!   and KGP agents, which connect to kalaha).
@@ -263,7 +264,8 @@ pub(crate) struct Plan {
     /// Probe mode: build every layer that can be built, report which, exec nothing.
     pub probe: bool,
     pub limits: ResourceLimits,
-    /// A folder covered with an empty read-only one (the run's results folder).
+    /// A folder covered with an empty read-only one (the run's results folder, or the
+    /// shared folder of a test played by several workers that holds it).
     pub hidden: Option<PathBuf>,
     /// Folders the engine may write (`write=`), besides its private temporary ones.
     pub writable: Vec<PathBuf>,

@@ -28,7 +28,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The test every worker of a shared folder plays.
-pub(crate) const SHARED_TOML: &str = "sprt-workers.toml";
 
 /// The keys of a worker's `tournament.toml` that are its own, not the test's: its pairs,
 /// and how it runs them.
@@ -129,7 +128,7 @@ impl SharedTest {
 
 /// Reads the test of the shared folder `dir`; `None` when no worker has written it yet.
 pub(crate) fn read_shared(dir: &Path) -> Result<Option<SharedTest>, String> {
-    let path = dir.join(SHARED_TOML);
+    let path = crate::results::Files::of(dir).sprt_workers_toml();
     let shown = crate::record::shown_path(&path);
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
@@ -151,7 +150,7 @@ pub(crate) fn join(
     k: u64,
     names: bool,
 ) -> Result<SharedTest, String> {
-    let shown = crate::record::shown_path(&dir.join(SHARED_TOML));
+    let shown = crate::record::shown_path(&crate::results::Files::of(dir).sprt_workers_toml());
     std::fs::create_dir_all(dir).map_err(|e| {
         format!(
             "cannot create the shared folder {}: {e}",
@@ -164,7 +163,7 @@ pub(crate) fn join(
         toml::to_string(mine).map_err(|e| e.to_string())?
     );
     let first = results::write_new_file(
-        &dir.join(SHARED_TOML),
+        &crate::results::Files::of(dir).sprt_workers_toml(),
         text.as_bytes(),
         &format!("worker-{k}"),
     )

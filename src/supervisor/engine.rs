@@ -4,7 +4,9 @@
 //! Before every request, lines the engine sent when nothing was asked are read and judged:
 //! `log` and `info` lines, unknown message types and malformed `log`/`info` are noted; a
 //! `move`, `pong` or `hello` nobody asked for is a protocol fault of the engine at once, so
-//! it can never be taken as the answer to a later request.
+//! it can never be taken as the answer to a later request. While an answer to `hello` or
+//! `ping` is awaited, `info` lines are noted the same way; during a `go` they are the
+//! search's and go into the move's record.
 
 use super::error::{EngineError, Stopped};
 use super::lines::{BadLine, LineEvent};
@@ -423,8 +425,10 @@ impl Engine {
             .await
     }
 
-    /// Receives the next message, skipping (and recording) `log` lines, unknown message
-    /// types and malformed `log`/`info` lines. Returns the message and its line.
+    /// Receives the next message but `info`, skipping (and recording) `log` and `info`
+    /// lines, unknown message types and malformed `log`/`info` lines: the answer to a
+    /// `hello` or a `ping`, before which an `info` is a note as it is outside a search.
+    /// Returns the message and its line.
     pub async fn recv_message(
         &mut self,
         limit: Duration,
@@ -435,8 +439,10 @@ impl Engine {
                 EngineError::Timeout { .. } => EngineError::Timeout { deadline: limit },
                 e => e,
             })?;
-            if let Some(msg) = self.parse(&line)? {
-                return Ok((msg, line));
+            match self.parse(&line)? {
+                None => {}
+                Some(FromEngine::Info(_)) => self.note("info".to_string(), &line),
+                Some(msg) => return Ok((msg, line)),
             }
         }
     }

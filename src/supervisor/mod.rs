@@ -93,11 +93,12 @@ pub struct Settings {
     pub info_cap: usize,
     /// Resource limits of the engine's processes.
     pub limits: ResourceLimits,
-    /// The results folder, hidden from the engine: where engines run in a mount namespace,
-    /// an empty read-only folder covers it, so the engine can neither read nor change the
-    /// games, the other engines' logs or the lock (unless the engine's program or working
-    /// folder is inside it, then it stays visible).
-    pub private_dir: Option<PathBuf>,
+    /// The folders to hide from the engine, widest first (the shared folder of a test
+    /// played by several workers, then the results folder): where engines run in a mount
+    /// namespace, an empty read-only folder covers the first that holds neither the
+    /// engine's program nor its working folder, so the engine can neither read nor change
+    /// the games, the other engines' logs or the lock.
+    pub private_dirs: Vec<PathBuf>,
     /// Folders the engine may write besides its private temporary ones (`write=`).
     pub writable: Vec<PathBuf>,
     /// The engine keeps the machine's network (`network=true`; KGP agents) instead of a
@@ -117,7 +118,7 @@ impl Default for Settings {
             transcript: false,
             info_cap: 100,
             limits: ResourceLimits::default(),
-            private_dir: None,
+            private_dirs: Vec::new(),
             writable: Vec::new(),
             network: false,
         }

@@ -92,10 +92,10 @@ impl Process {
         let layers = Layers::detect();
         crate::sandbox::warn_once(&layers);
         let hidden = settings
-            .private_dir
-            .as_deref()
+            .private_dirs
+            .iter()
             .filter(|_| layers.namespaces != Namespaces::None)
-            .and_then(|p| folder_to_hide(p, &cmd.program, cmd.dir.as_deref()));
+            .find_map(|p| folder_to_hide(p, &cmd.program, cmd.dir.as_deref()));
         let plan = Plan {
             program: cmd.program.clone(),
             args: cmd.args.clone(),

@@ -234,8 +234,13 @@ impl ProcessLauncher {
                         limits: e.resolved.limits,
                         writable: e.resolved.write.clone(),
                         network: e.resolved.network,
-                        // The results folder, whose logs/ folder `logs` is.
-                        private_dir: logs.as_ref().and_then(|d| d.parent()).map(Into::into),
+                        // The results folder, whose logs/ folder `logs` is, or the
+                        // shared folder that holds it.
+                        private_dirs: logs
+                            .as_ref()
+                            .and_then(|d| d.parent())
+                            .map(crate::results::hidden_from_engines)
+                            .unwrap_or_default(),
                         ..Settings::default()
                     },
                 })

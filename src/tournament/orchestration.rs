@@ -102,40 +102,16 @@ impl Run {
             .map_err(|e| TournamentError::Input(e.to_string()))
     }
 
-    /// Refuses a `write=` folder that holds the results folder: the sandbox keeps this
-    /// run's folder read-only, but an engine could change the runs beside it (`results/`
-    /// of earlier runs), which `kalaha ratings` later reads as they are.
+    /// Refuses a `write=` folder that holds results (this run's folder, earlier runs below
+    /// it) or lies inside a folder of results (`results::check_write_folder`): the
+    /// sandbox hides this run's folder, but an engine could change what such a folder
+    /// holds, which `kalaha ratings` later reads as it is.
     fn check_writable(&self, config: &TournamentConfig) -> Result<(), TournamentError> {
-        let Ok(results) = std::fs::canonicalize(self.folder.path()) else {
-            return Ok(());
-        };
         for e in &config.engines {
             for w in &e.resolved.write {
-                let Ok(w) = std::fs::canonicalize(w) else {
-                    continue;
-                };
-                // A folder of another run's results, or a folder inside one (its `logs/`),
-                // is refused as well.
-                let holds_a_run = w.ancestors().any(|dir| {
-                    let files = results::Files::of(dir);
-                    [
-                        files.games_jsonl(),
-                        files.games_csv(),
-                        files.tournament_toml(),
-                    ]
-                    .iter()
-                    .any(|f| f.is_file())
-                });
-                if results.starts_with(&w) || holds_a_run {
-                    return Err(TournamentError::Input(format!(
-                        "engine {}: write={} holds the results folder {} or another run's \
-                         results: the engine could change them; give it a folder of its own \
-                         to write in",
-                        e.identity.name,
-                        crate::record::shown_path(&w),
-                        crate::record::shown_path(self.folder.path())
-                    )));
-                }
+                results::check_write_folder(w, self.folder.path()).map_err(|why| {
+                    TournamentError::Input(format!("engine {}: {why}", e.identity.name))
+                })?;
             }
         }
         Ok(())

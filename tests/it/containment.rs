@@ -792,6 +792,92 @@ fn debug_transcripts_are_capped() {
     assert_no_survivors(None, Some(&mark));
 }
 
+/// A `--debug` transcript keeps the engine's line as it sent it, terminal escapes
+/// included (docs/reference/engines.md says to read it with `less` or `cat -v`), while
+/// the terminal and the log get it cleaned.
+#[test]
+fn a_transcript_keeps_the_engines_escapes_as_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mark = marker("raw-escape");
+    let mut args = engine("raw-escape", "raw", &mark);
+    args.extend(strings(&[
+        "--engine",
+        "builtin=first",
+        "--games",
+        "2",
+        "--debug",
+    ]));
+    let o = tournament(&args, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let sent = "\u{1b}]0;pwned\u{7}\u{1b}[31mred";
+    let mut transcripts = String::new();
+    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("raw.") && name.ends_with(".transcript") {
+            transcripts.push_str(&std::fs::read_to_string(e.path()).unwrap());
+        }
+    }
+    assert!(
+        transcripts.contains(&format!(" < {sent}\n")),
+        "{transcripts:?}"
+    );
+    assert!(!text(&o).contains('\u{1b}'), "{}", text(&o));
+    for e in std::fs::read_dir(out.join("logs")).unwrap().flatten() {
+        if e.file_name().to_string_lossy().ends_with(".log") {
+            let log = std::fs::read_to_string(e.path()).unwrap();
+            assert!(!log.contains('\u{1b}'), "{log:?}");
+        }
+    }
+    assert!(!everything_written(&out).contains('\u{1b}'));
+    assert_no_survivors(None, Some(&mark));
+}
+
+/// An engine gets the referee's environment, with its `env.*` over it; started without a
+/// variable (`env -u`, `env -i`), kalaha gives the engine none of it.
+#[test]
+fn an_engine_gets_the_referees_environment_and_its_env_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let name_of = |out: &str, spec: &[&str], env: Option<&str>, clear: bool| {
+        let mut c = kalaha();
+        c.current_dir(dir.path())
+            .args(["match", "-q", "--games", "2", "--engine"])
+            .arg(format!("cmd={}", fake_engine().display()))
+            .args(["arg=env-name", "arg=x", "arg=KALAHA_TEST_REFEREE_VAR"])
+            .args(spec)
+            .args(["--engine", "builtin=first", "--out", out])
+            .env_remove("KALAHA_TEST_REFEREE_VAR");
+        if clear {
+            c.env_clear().env("PATH", std::env::var("PATH").unwrap());
+        }
+        if let Some(v) = env {
+            c.env("KALAHA_TEST_REFEREE_VAR", v);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{out}: {}", text(&o));
+        let rows = csv_rows(&dir.path().join(out));
+        rows.iter()
+            .map(|r| r["south"].clone())
+            .find(|n| n != "first")
+            .unwrap()
+    };
+    assert_eq!(
+        name_of("seen", &[], Some("from-referee"), false),
+        "from-referee"
+    );
+    assert_eq!(
+        name_of(
+            "spec",
+            &["env.KALAHA_TEST_REFEREE_VAR=from-spec"],
+            Some("from-referee"),
+            false
+        ),
+        "from-spec"
+    );
+    assert_eq!(name_of("unset", &[], None, false), "fake-env-unset");
+    assert_eq!(name_of("cleared", &[], None, true), "fake-env-unset");
+}
+
 #[test]
 fn a_resume_warns_when_an_engines_version_changed() {
     let dir = tempfile::tempdir().unwrap();
@@ -1411,38 +1497,44 @@ fn a_games_csv_row_that_disagrees_with_its_record_is_written_again_from_it() {
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), before);
 }
 
-/// An engine may not be given a `write=` folder that holds the results folder: it could
-/// change the results of the runs beside this one (an earlier run's games.jsonl), which
-/// the sandbox does not cover.
+/// An engine may not be given a `write=` folder that holds results or lies inside them:
+/// this run's folder (the sandbox hides it, but not the runs beside it), earlier runs
+/// below the folder (an engine rewrote a sibling run's games.jsonl and `kalaha ratings`
+/// rated them), or a folder inside a run's.
 #[test]
 fn a_write_folder_that_holds_the_results_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    for write in [".", "results"] {
+    let here = dir.path().canonicalize().unwrap();
+    let refused = |write: &str, out: &str, why: &str| {
         let o = kalaha()
-            .current_dir(dir.path())
+            .current_dir(&here)
             .args(["match", "--engine", "builtin=first"])
             .arg(format!("write={write}"))
-            .args([
-                "--engine",
-                "builtin=random",
-                "--games",
-                "2",
-                "-q",
-                "--out",
-                "results/new",
-            ])
+            .args(["--engine", "builtin=random", "--games", "2", "-q", "--out"])
+            .arg(out)
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{write}: {}", text(&o));
-        assert!(
-            text(&o).contains("holds the results folder results/new"),
-            "{write}: {}",
-            text(&o)
+        let given = match write {
+            "." => here.clone(),
+            _ => here.join(write),
+        };
+        let want = format!("engine first: write={} ", given.display());
+        assert!(text(&o).contains(&want), "{write}: {want}\n{}", text(&o));
+        assert!(text(&o).contains(why), "{write}: {why}\n{}", text(&o));
+        assert!(!here.join(out).join("games.jsonl").exists(), "{write}");
+    };
+    for write in [".", "results"] {
+        refused(
+            write,
+            "results/new",
+            "holds this run's results folder results/new: the engine could change its results \
+             and those of the runs beside it",
         );
     }
-    // Another run's folder is refused too.
+    // A finished run below the folder, however deep within the walk's bound.
     let o = kalaha()
-        .current_dir(dir.path())
+        .current_dir(&here)
         .args([
             "match",
             "--engine",
@@ -1450,68 +1542,91 @@ fn a_write_folder_that_holds_the_results_is_refused() {
             "--engine",
             "builtin=random",
         ])
-        .args(["--games", "2", "-q", "--out", "runs/old"])
+        .args(["--games", "2", "-q", "--out", "res/var/v1"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let o = kalaha()
-        .current_dir(dir.path())
-        .args(["match", "--engine", "builtin=first", "write=runs/old"])
-        .args([
-            "--engine",
-            "builtin=random",
-            "--games",
-            "2",
-            "-q",
-            "--out",
-            "results/other",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("or another run's results"),
-        "{}",
-        text(&o)
+    let v1 = format!(
+        "holds the results folder {}:",
+        here.join("res/var/v1").display()
     );
-    // So is a folder inside another run's folder (its logs).
-    let o = kalaha()
-        .current_dir(dir.path())
-        .args(["match", "--engine", "builtin=first", "write=runs/old/logs"])
-        .args([
-            "--engine",
-            "builtin=random",
-            "--games",
-            "2",
-            "-q",
-            "--out",
-            "results/other2",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("or another run's results"),
-        "{}",
-        text(&o)
+    refused("res/var", "results/other", &v1);
+    refused("res", "results/other", &v1);
+    // The run's folder itself, and a folder inside it (its logs).
+    let inside = format!(
+        "lies inside the results folder {}:",
+        here.join("res/var/v1").display()
     );
-    // A folder of its own is fine.
-    std::fs::create_dir(dir.path().join("scratch")).unwrap();
-    let o = kalaha()
-        .current_dir(dir.path())
-        .args(["match", "--engine", "builtin=first", "write=scratch"])
-        .args([
+    refused("res/var/v1", "results/other", &inside);
+    refused("res/var/v1/logs", "results/other", &inside);
+    // A folder too big to walk whole is refused, with what to do.
+    let mut deep = here.join("big");
+    for _ in 0..=kalaha::results::WALK_DEPTH {
+        deep.push("d");
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    refused(
+        "big",
+        "results/other",
+        &format!(
+            "is too big to check: kalaha looks at most {} entries and {} folders deep",
+            kalaha::results::WALK_ENTRIES,
+            kalaha::results::WALK_DEPTH
+        ),
+    );
+    // A folder of its own is fine, also one holding folders to the walk's depth.
+    deep.pop();
+    std::fs::remove_dir(deep.join("d")).unwrap();
+    for write in ["scratch", "big"] {
+        std::fs::create_dir_all(here.join(write)).unwrap();
+        let o = kalaha()
+            .current_dir(&here)
+            .args(["match", "--engine", "builtin=first"])
+            .arg(format!("write={write}"))
+            .args(["--engine", "builtin=random", "--games", "2", "-q", "--out"])
+            .arg(format!("results/ok-{write}"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{write}: {}", text(&o));
+    }
+}
+
+/// An `info` line is never a fault (protocol.md, section 5), also where the referee awaits
+/// the answer to a `hello` or a `ping`: before the engine's `hello`, before the pong of the
+/// set-up ping (1), of the ping before its first game (2) and of the ping after that
+/// game's `new_game` (3). It is noted in the engine's log, as outside a search.
+#[test]
+fn an_info_line_before_a_hello_or_a_pong_is_no_fault() {
+    for before in ["hello", "1", "2", "3"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r");
+        let mark = marker("info-before");
+        let mut args = engine("info-before", "early", &mark);
+        args.push(format!("arg={before}"));
+        args.extend(strings(&[
             "--engine",
-            "builtin=random",
+            "builtin=first",
             "--games",
             "2",
-            "-q",
-            "--out",
-            "results/ok",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+            "-j",
+            "1",
+        ]));
+        let o = tournament(&args, &out);
+        assert_eq!(o.status.code(), Some(0), "{before}: {}", text(&o));
+        let rows = csv_rows(&out);
+        assert_eq!(rows.len(), 2, "{before}");
+        assert!(
+            rows.iter().all(|r| r["termination"] == "normal"),
+            "{before}: {rows:?}"
+        );
+        let log = logs_of(&out, "early");
+        assert_eq!(
+            log.matches(r#"[info] {"type":"info","depth":1}"#).count(),
+            1,
+            "{before}: {log}"
+        );
+        assert_no_survivors(None, Some(&mark));
+    }
 }
 
 /// A record edited so that it no longer replays (its result turned around) is counted

@@ -429,6 +429,96 @@ fn without_namespaces_the_run_says_what_does_not_hold_and_strict_refuses() {
     }
 }
 
+/// In a test played by several workers, the whole shared folder is hidden from every
+/// engine: an engine of worker 2 reads neither `sprt-workers.toml` (every engine's
+/// `env.*`) nor worker 1's folder (its games and logs).
+#[test]
+fn an_engine_of_a_worker_sees_nothing_of_the_shared_folder() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let shared = s.root.join("shared");
+        let mark = marker("shared");
+        let peeked = [
+            shared.join("sprt-workers.toml"),
+            shared.join("worker-1"),
+            shared.join("worker-1/games.jsonl"),
+        ];
+        let worker = |k: u32| {
+            let mut args = strings(&["sprt", "--engine"]);
+            args.extend([
+                format!("cmd={}", fake_engine().display()),
+                "arg=peek-results".into(),
+                format!("arg={mark}"),
+                format!("arg={}", shared.display()),
+            ]);
+            args.extend(peeked.iter().map(|p| format!("arg={}", p.display())));
+            args.extend(strings(&[
+                "name=peek",
+                "env.SECRET_TOKEN=hunter2",
+                "--engine",
+                "builtin=first",
+                "--elo0",
+                "0",
+                "--elo1",
+                "5",
+                "--max-games",
+                "4",
+                "--workers",
+                "2",
+                "-j",
+                "1",
+                "-q",
+                "--shared",
+            ]));
+            args.push(shared.display().to_string());
+            args.extend(["--worker".to_string(), k.to_string()]);
+            s.kalaha(&args, &s.root, &[]).spawn().unwrap()
+        };
+        // Worker 1 first, so that its folder and the test's file are there when worker 2
+        // starts; each waits for the other's pairs.
+        let first = worker(1);
+        let start = std::time::Instant::now();
+        while !shared.join("worker-1/games.jsonl").exists() && start.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let second = worker(2);
+        for (k, child) in [(1, first), (2, second)] {
+            let o = child.wait_with_output().unwrap();
+            // The two engines play alike: the game limit ends the test (exit 4).
+            assert_eq!(
+                o.status.code(),
+                Some(4),
+                "{user:?} worker {k}: {}",
+                text(&o)
+            );
+        }
+        assert!(shared.join("sprt-workers.toml").is_file());
+        assert!(shared.join("worker-1/games.jsonl").is_file());
+        let mut said = String::new();
+        for e in std::fs::read_dir(shared.join("worker-2/logs"))
+            .unwrap()
+            .flatten()
+        {
+            if e.file_name().to_string_lossy().starts_with("peek.") {
+                said.push_str(&std::fs::read_to_string(e.path()).unwrap());
+            }
+        }
+        assert!(said.contains("peek: unmounted:"), "{user:?}: {said}");
+        if !full_sandbox() {
+            continue;
+        }
+        assert!(said.contains("listed 0 entries"), "{user:?}: {said}");
+        for p in &peeked {
+            assert!(
+                said.contains(&format!("peek: {}: read: false; listed: None", p.display())),
+                "{user:?} {}: {said}",
+                p.display()
+            );
+        }
+        assert_no_survivors(None, Some(&mark));
+    }
+}
+
 #[test]
 fn a_write_folder_must_exist() {
     let s = Scratch::new(None);
