@@ -27,8 +27,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// The test every worker of a shared folder plays.
-
 /// The keys of a worker's `tournament.toml` that are its own, not the test's: its pairs,
 /// and how it runs them.
 const OWN_KEYS: [&str; 5] = ["shard", "concurrency", "report_every", "out", "title"];
