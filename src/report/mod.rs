@@ -305,6 +305,33 @@ pub(crate) mod tests {
     use crate::record::{FaultKind, GameResult, GameRow, Termination};
     use crate::rules::Side;
 
+    /// Two engines, `strong` winning all four games against `weak`: the fit adds its
+    /// virtual draws.
+    pub(crate) fn swept() -> Standings {
+        let mut t = Tally::new();
+        for k in 0..4u64 {
+            let game = format!("g-{k}");
+            let (south, north, result) = if k % 2 == 0 {
+                ("strong", "weak", GameResult::SouthWins)
+            } else {
+                ("weak", "strong", GameResult::NorthWins)
+            };
+            t.add(&GameRow {
+                game: &game,
+                pair: Some(k / 2),
+                south,
+                north,
+                result,
+                south_score: Some(30),
+                north_score: Some(18),
+                termination: Termination::Normal,
+                loser: None,
+                repeat: false,
+            });
+        }
+        t.standings(None).unwrap()
+    }
+
     /// A small tournament with hostile names.
     pub(crate) fn sample() -> Standings {
         let mut t = Tally::new();

@@ -115,8 +115,6 @@ pub(crate) fn notes(s: &Standings) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{GameResult, GameRow, Termination};
-    use crate::stats::Tally;
 
     #[test]
     fn virtual_draws_are_explained_only_where_they_were_added() {
@@ -127,28 +125,7 @@ mod tests {
         };
         assert!(virtual_note(&crate::report::tests::sample()).is_none());
         // One engine won every game: only then are draws added, in the Elo only.
-        let mut t = Tally::new();
-        for k in 0..4u64 {
-            let game = format!("g-{k}");
-            let (south, north, result) = if k % 2 == 0 {
-                ("strong", "weak", GameResult::SouthWins)
-            } else {
-                ("weak", "strong", GameResult::NorthWins)
-            };
-            t.add(&GameRow {
-                game: &game,
-                pair: Some(k / 2),
-                south,
-                north,
-                result,
-                south_score: Some(30),
-                north_score: Some(18),
-                termination: Termination::Normal,
-                loser: None,
-                repeat: false,
-            });
-        }
-        let s = t.standings(None).unwrap();
+        let s = crate::report::tests::swept();
         let note = virtual_note(&s).expect("a note on virtual draws");
         assert!(
             note.contains("never played") && note.contains("Elo fit only"),

@@ -138,29 +138,7 @@ mod tests {
     fn virtual_draws_are_noted_under_the_table() {
         let s = super::super::tests::sample();
         assert!(!standings_table(&s, 80, 24).contains("unplayed draw"));
-        use crate::record::{GameResult, GameRow, Termination};
-        let mut t = crate::stats::Tally::new();
-        for k in 0..4u64 {
-            let game = format!("g-{k}");
-            let (south, north, result) = if k % 2 == 0 {
-                ("strong", "weak", GameResult::SouthWins)
-            } else {
-                ("weak", "strong", GameResult::NorthWins)
-            };
-            t.add(&GameRow {
-                game: &game,
-                pair: Some(k / 2),
-                south,
-                north,
-                result,
-                south_score: Some(30),
-                north_score: Some(18),
-                termination: Termination::Normal,
-                loser: None,
-                repeat: false,
-            });
-        }
-        let table = standings_table(&t.standings(None).unwrap(), 80, 24);
+        let table = standings_table(&super::super::tests::swept(), 80, 24);
         assert!(
             table.ends_with("an engine won or lost every game)\n"),
             "{table}"
