@@ -42,6 +42,8 @@
 //!   then plays `good`;
 //! - `daemon-hang`, `daemon-ignore-quit`: start a daemon as `daemon` does and ignore
 //!   SIGTERM, then play as `hang` and `ignore-quit` do;
+//! - `chain-hang`: starts a chain of 700 processes, each the parent of the next and each
+//!   in a session of its own, ignoring SIGTERM and SIGHUP, then plays as `hang` does;
 //! - `set-id`: plays `good`, after trying at start to make set-user-ID and set-group-ID
 //!   files in the folder of its third argument (`chmod` 4755 and 2755, `g+s` on a
 //!   folder, `fchmod`, `fchmodat`, `fchmodat2`, files created with 04755 by `open`,
@@ -112,8 +114,11 @@ fn main() {
     if !before_start(&mode) {
         return;
     }
-    // After its daemon, a `daemon-` mode plays as the mode it names.
-    let mode = match mode.strip_prefix("daemon-") {
+    // After its daemon or chain, a `daemon-` or `chain-` mode plays as the mode it names.
+    let mode = match mode
+        .strip_prefix("daemon-")
+        .or_else(|| mode.strip_prefix("chain-"))
+    {
         Some(then) => then.to_string(),
         None => mode,
     };
@@ -246,6 +251,7 @@ fn before_start(mode: &str) -> bool {
                 libc::signal(libc::SIGTERM, libc::SIG_IGN);
             }
         }
+        "chain-hang" => start_chain(700),
         "set-id" => try_set_id(),
         "fuzz" => {
             fuzz();
@@ -834,6 +840,30 @@ fn start_daemon() {
             child => {
                 libc::waitpid(child, std::ptr::null_mut(), 0);
             }
+        }
+    }
+}
+
+/// Starts a chain of `depth` processes below this one, each the parent of the next, each
+/// in a session of its own and deaf to SIGTERM and SIGHUP, each waiting for ever: a
+/// killer that kills one generation at a time meets a new orphan at every pass.
+fn start_chain(depth: u32) {
+    // SAFETY: fork in a single-threaded process; the children only call async-signal-safe
+    // functions (setsid, signal, fork, pause).
+    unsafe {
+        if libc::fork() != 0 {
+            return;
+        }
+        for _ in 0..depth {
+            libc::setsid();
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            if libc::fork() != 0 {
+                break;
+            }
+        }
+        loop {
+            libc::pause();
         }
     }
 }

@@ -460,29 +460,16 @@ fn reap_until(child: i32) -> libc::c_int {
     }
 }
 
-/// SIGKILLs every child of this process and reaps it, until none is left: orphans of the
-/// engine's processes that came to this subreaper after the engine ended.
+/// SIGKILLs every descendant of this process and reaps what comes to it, until none is
+/// left: the engine's processes that outlived it, however deep (a chain of processes each
+/// the parent of the next is killed in one pass, not one level a pass).
 pub(crate) fn kill_children() {
     let me = pid();
     for _ in 0..1000 {
-        let mut any = false;
-        if let Ok(dir) = std::fs::read_dir("/proc") {
-            for e in dir.flatten() {
-                let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-                    continue;
-                };
-                let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-                // The parent is the second field after the name, which ends at the last ')'.
-                let ppid = stat
-                    .rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                    .and_then(|s| s.parse::<i32>().ok());
-                if ppid == Some(me) {
-                    any = true;
-                    // SAFETY: kill has no memory effects; the process is our own child.
-                    unsafe { libc::kill(p, libc::SIGKILL) };
-                }
-            }
+        let below = descendants(me);
+        for &p in &below {
+            // SAFETY: kill has no memory effects; the process descends from this one.
+            unsafe { libc::kill(p, libc::SIGKILL) };
         }
         // Reap whatever ended.
         loop {
@@ -493,11 +480,43 @@ pub(crate) fn kill_children() {
                 break;
             }
         }
-        if !any {
+        if below.is_empty() {
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
+}
+
+/// The processes below `root` in the process tree, as `/proc` shows it now.
+fn descendants(root: i32) -> Vec<i32> {
+    let mut children: std::collections::HashMap<i32, Vec<i32>> = Default::default();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            // The parent is the second field after the name, which ends at the last ')'.
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|s| s.parse::<i32>().ok());
+            if let Some(ppid) = ppid {
+                children.entry(ppid).or_default().push(p);
+            }
+        }
+    }
+    let mut found = std::collections::HashSet::new();
+    let mut next = vec![root];
+    while let Some(p) = next.pop() {
+        for &c in children.get(&p).map_or(&[][..], Vec::as_slice) {
+            // A pid seen twice (reused while /proc was read) would loop.
+            if c != root && found.insert(c) {
+                next.push(c);
+            }
+        }
+    }
+    found.into_iter().collect()
 }
 
 /// Ends this waiting process with the engine's `status`: written to the status pipe for
