@@ -19,7 +19,9 @@
 set -euo pipefail
 
 SHARED=${SHARED:-$HOME/kalaha-sprt}          # seen by every node: one folder per test
-CONFIG=${CONFIG:-$SHARED/engines.toml}       # the engines, time control, id and seed
+# The engines, time control, id and seed; outside $SHARED, which is hidden from the engines
+# (a worker whose engine runs there is refused).
+CONFIG=${CONFIG:-$HOME/kalaha-sprt.toml}
 SPRT=${SPRT:---elo0 0 --elo1 5 --max-games 20000}
 KALAHA=${KALAHA:-kalaha}
 

@@ -114,6 +114,30 @@ impl Run {
                 })?;
             }
         }
+        self.check_shared_hidden(config)
+    }
+
+    /// Refuses a worker of a shared test whose engine lives in the shared folder (its
+    /// program or working folder there): the sandbox could then cover only this worker's
+    /// folder, and the engine would read the other workers' games and logs and every
+    /// engine's `env.*`. A built-in engine reads nothing and is let be.
+    fn check_shared_hidden(&self, config: &TournamentConfig) -> Result<(), TournamentError> {
+        let hidden = results::hidden_from_engines(self.folder.path());
+        let [shared, _run] = hidden.as_slice() else {
+            return Ok(());
+        };
+        for e in config.engines.iter().filter(|e| e.spec.builtin.is_none()) {
+            let c = &e.resolved.command;
+            if crate::sandbox::folder_to_hide(shared, &c.program, c.dir.as_deref()).is_none() {
+                return Err(TournamentError::Input(format!(
+                    "engine {}: its program or working folder is inside the shared folder {}, \
+                     which is hidden from the engines of its workers; run the workers from \
+                     another folder (or give dir=), and keep the engine outside it",
+                    e.identity.name,
+                    crate::record::shown_path(shared)
+                )));
+            }
+        }
         Ok(())
     }
 

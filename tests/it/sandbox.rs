@@ -519,6 +519,60 @@ fn an_engine_of_a_worker_sees_nothing_of_the_shared_folder() {
     }
 }
 
+/// A worker whose engine lives in the shared folder (started from inside it, or its
+/// program there) is refused before any engine starts: the sandbox could cover only the
+/// worker's own folder, and the engine would read the other workers' files.
+#[test]
+fn a_worker_whose_engine_lives_in_the_shared_folder_is_refused() {
+    let s = Scratch::new(None);
+    let (a, b) = (s.root.join("shared-a"), s.root.join("shared-b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let inside = b.join("engine");
+    std::fs::copy(fake_engine(), &inside).unwrap();
+    let mark = marker("inside");
+    // From inside the shared folder, an engine without dir= runs there; or its program is
+    // there.
+    for (program, from, shared, shared_arg) in [
+        (fake_engine(), a.clone(), a.clone(), ".".to_string()),
+        (inside, s.root.clone(), b.clone(), b.display().to_string()),
+    ] {
+        let mut args = strings(&["sprt", "--engine"]);
+        args.extend([
+            format!("cmd={}", program.display()),
+            "arg=good".into(),
+            format!("arg={mark}"),
+            "name=mine".into(),
+        ]);
+        args.extend(strings(&[
+            "--engine",
+            "builtin=first",
+            "--elo0",
+            "0",
+            "--elo1",
+            "5",
+            "--max-games",
+            "4",
+            "--workers",
+            "2",
+            "--worker",
+            "1",
+            "-q",
+            "--shared",
+        ]));
+        args.push(shared_arg);
+        let o = s.kalaha(&args, &from, &[]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("engine mine: its program or working folder is inside the shared folder"),
+            "{err}"
+        );
+        assert!(!shared.join("worker-1/games.jsonl").exists());
+    }
+    assert_no_survivors(None, Some(&mark));
+}
+
 #[test]
 fn a_write_folder_must_exist() {
     let s = Scratch::new(None);
