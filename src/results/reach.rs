@@ -49,12 +49,16 @@ enum Below {
     Results(PathBuf),
     /// The walk stopped at a bound before it saw everything, without finding results.
     Cut,
+    /// A folder of kalaha's own user that it cannot look into: the engine, run as that
+    /// user, could open it again and change what it holds.
+    Closed(PathBuf),
 }
 
 /// Looks for a folder that holds results in `dir` or below it, breadth first, at most
 /// `depth` levels deep and `entries` entries in all. Links are not followed (a write
-/// through one is not a write into the folder), and folders that cannot be read are
-/// passed over.
+/// through one is not a write into the folder). A folder that cannot be looked into is
+/// passed over when another user owns it (the engine cannot open it either), and ends
+/// the walk when kalaha's own user does.
 fn results_below(dir: &Path, depth: usize, entries: usize) -> Below {
     let mut queue = VecDeque::from([(dir.to_path_buf(), 0)]);
     let mut seen = 0usize;
@@ -63,7 +67,16 @@ fn results_below(dir: &Path, depth: usize, entries: usize) -> Below {
         if holds_results(&folder) {
             return Below::Results(folder);
         }
-        let Ok(list) = std::fs::read_dir(&folder) else {
+        // Listing needs the folder readable, and seeing what it holds searchable.
+        let list = std::fs::read_dir(&folder)
+            .and_then(|list| std::fs::metadata(folder.join(".")).map(|_| list));
+        let Ok(list) = list else {
+            let own = std::fs::symlink_metadata(&folder).is_ok_and(|m| {
+                std::os::unix::fs::MetadataExt::uid(&m) == crate::sys::sandbox::uid()
+            });
+            if own {
+                return Below::Closed(folder);
+            }
             continue;
         };
         for entry in list.flatten() {
@@ -121,6 +134,12 @@ pub fn check_write_folder(given: &Path, run_given: &Path) -> Result<(), String> 
              results, which `kalaha ratings` would then read as they are; give it a folder of \
              its own to write in, which holds no results",
             shown_path(&given.join(found.strip_prefix(&write).unwrap_or(&found)))
+        )),
+        Below::Closed(folder) => Err(format!(
+            "write={shown} holds {}, which kalaha cannot look into for results, but the \
+             engine, run as the same user, could open and change; make it readable, or give \
+             the engine a folder of its own to write in",
+            shown_path(&given.join(folder.strip_prefix(&write).unwrap_or(&folder)))
         )),
         Below::Cut => Err(format!(
             "write={shown} is too big to check: kalaha looks at most {WALK_ENTRIES} entries \

@@ -573,6 +573,38 @@ fn a_worker_whose_engine_lives_in_the_shared_folder_is_refused() {
     assert_no_survivors(None, Some(&mark));
 }
 
+/// A folder closed to its owner (mode 000) in a `write=` folder may hide earlier results
+/// from kalaha's look, but not from an engine of the same user, which could open it
+/// again: kalaha refuses the `write=` folder, as root (which sees inside) and as a user
+/// (which is told it cannot look into it).
+#[test]
+fn a_write_folder_with_a_closed_folder_of_its_own_user_is_refused() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let old = s.folder("w/old");
+        std::fs::write(old.join("games.csv"), "game\n").unwrap();
+        s.own(&old.join("games.csv"));
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let mark = marker("closed");
+        let args = escape_match(&s.root.join("r"), &mark, &[], &["write=w".into()]);
+        let o = s.kalaha(&args, &s.root, &[]).output().unwrap();
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(o.status.code(), Some(2), "{user:?}: {}", text(&o));
+        let said = text(&o);
+        // SAFETY: geteuid cannot fail.
+        let why = match user {
+            None if unsafe { libc::geteuid() } == 0 => "/w holds the results folder ",
+            _ => "/w/old, which kalaha cannot look into",
+        };
+        assert!(
+            said.contains("engine escape: write=") && said.contains(why),
+            "{user:?}: {said}"
+        );
+        assert!(!s.root.join("r/games.jsonl").exists(), "{user:?}");
+        assert_no_survivors(None, Some(&mark));
+    }
+}
+
 #[test]
 fn a_write_folder_must_exist() {
     let s = Scratch::new(None);
