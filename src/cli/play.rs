@@ -240,8 +240,10 @@ fn remove_made(made: &[std::path::PathBuf]) {
             0 => std::fs::remove_dir_all(dir),
             _ => std::fs::remove_dir(dir),
         };
+        // A folder not made yet (the session ended before it began) is no failure.
         if let Err(e) = removed
             && i == 0
+            && e.kind() != std::io::ErrorKind::NotFound
         {
             eprintln!("failed to remove {}: {e}", crate::record::shown_path(dir));
         }

@@ -2534,4 +2534,16 @@ fn a_session_on_a_taken_port_keeps_nothing() {
     assert!(err.contains("choose another --port"), "{err}");
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
     assert!(left.is_empty(), "{left:?}");
+    // With --out, the folder not made yet is no failure to remove.
+    let o = Command::new(env!("CARGO_BIN_EXE_kalaha"))
+        .args([
+            "play", "--engine", "random", "--port", &port, "--out", "mine",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("failed to remove"), "{err}");
+    assert!(!dir.path().join("mine").exists());
 }
