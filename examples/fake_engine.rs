@@ -74,6 +74,7 @@
 //!   one-game-per-process engine);
 //! - `move-after-game-over`: plays `good`, with a stray `move` after each `game_over`;
 //! - `hang-after-game-over`: plays `good`, but sleeps 6 s after its first `game_over`;
+//! - `slow-move`: plays `good`, but takes 220 ms over each move;
 //! - `escape`: plays `good`, after trying at start what a hostile engine would to get out
 //!   of its sandbox: write its marker (the second argument) to every terminal it can
 //!   open and read from them, create a file named after the marker in each folder of its
@@ -276,6 +277,7 @@ fn before_start(mode: &str) -> bool {
         | "long-name"
         | "unshowable-name"
         | "double-move"
+        | "slow-move"
         | "early-move"
         | "stray-pong"
         | "stop-parent"
@@ -402,6 +404,10 @@ fn answer_go(out: &mut impl Write, mode: &str, gos: u32, position: &BoardView, l
             }
             let _ = buf.flush();
             drop(buf);
+            send(out, &FromEngine::Move { pit: lowest });
+        }
+        "slow-move" => {
+            std::thread::sleep(Duration::from_millis(220));
             send(out, &FromEngine::Move { pit: lowest });
         }
         "double-move" => {

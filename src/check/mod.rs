@@ -13,6 +13,7 @@ use crate::protocol::{FromEngine, OptionKind, ToEngine};
 use crate::record::{SideResult, Termination, TimeLimit};
 use crate::rules::{Move, Position, Rules, Side, Sweep};
 use crate::supervisor::{Engine, EngineCommand, EngineError, Settings, Stopped};
+use crate::tournament::config::DEFAULT_TIME_MARGIN;
 use hello::hello_fields;
 use play::{WHOLE_GAME, play_whole_game};
 pub(crate) use play::{few_seeds_left, play_until};
@@ -85,7 +86,9 @@ impl std::fmt::Display for StepResult {
 /// The longest piece of a received line a report shows, in bytes.
 const DISPLAY_BYTES: usize = 300;
 
-/// How long a move may take in the timed steps beyond the time given.
+/// How long a move may take in the timed steps beyond the time given (more than a run's
+/// margin, so that a busy machine fails no step: a move later than that margin is warned
+/// about).
 const MOVE_SLACK: Duration = Duration::from_millis(250);
 /// The short time limit of the `go-short-time` step.
 const SHORT_MOVE_MS: u64 = 100;
@@ -299,25 +302,41 @@ impl Checker<'_> {
         let Some((pos, moves)) = at else {
             return self.steps.fail(name, "no such position (checker bug)");
         };
-        self.step(name, async |e: &mut Engine| {
-            e.new_game("check", rules, None, side).await.map_err(fail)?;
-            let reply = e.go(&pos, &moves, time, max).await.map_err(fail)?;
-            pos.check(reply.pit)
-                .map_err(|err| (Failure::with_line(err.to_string(), &reply.line), false))?;
-            // The checker stops the game here: it ends as interrupted, with the stores it has.
-            let after = pos.play(reply.pit).expect("checked");
-            e.game_over(
-                "check",
-                SideResult::Draw,
-                after.store(Side::South),
-                after.store(Side::North),
-                Termination::Interrupted,
-            )
-            .await
-            .map_err(fail)?;
-            Ok(())
-        })
-        .await;
+        self.steps
+            .step(name, async |e: &mut Engine| {
+                e.new_game("check", rules, None, side).await.map_err(fail)?;
+                let asked = std::time::Instant::now();
+                let reply = e.go(&pos, &moves, time, max).await.map_err(fail)?;
+                let took = asked.elapsed();
+                pos.check(reply.pit)
+                    .map_err(|err| (Failure::with_line(err.to_string(), &reply.line), false))?;
+                // The step allows a busy machine more than a run does: an engine that needs
+                // that much is told it would lose its games on time.
+                let warnings = match time {
+                    TimeLimit::MoveTime(t) if took > t + DEFAULT_TIME_MARGIN => vec![format!(
+                        "the move took {} ms of {} ms: a run allows {} ms more by default \
+                     (--time-margin), so this engine would lose on time; think for about 60% \
+                     of move_ms",
+                        took.as_millis(),
+                        t.as_millis(),
+                        DEFAULT_TIME_MARGIN.as_millis()
+                    )],
+                    _ => Vec::new(),
+                };
+                // The checker stops the game here: it ends as interrupted, with the stores it has.
+                let after = pos.play(reply.pit).expect("checked");
+                e.game_over(
+                    "check",
+                    SideResult::Draw,
+                    after.store(Side::South),
+                    after.store(Side::North),
+                    Termination::Interrupted,
+                )
+                .await
+                .map_err(fail)?;
+                Ok(warnings)
+            })
+            .await;
     }
 
     async fn game_steps(&mut self) {

@@ -453,3 +453,21 @@ fn a_script_in_this_folder_gets_the_command_to_run() {
         "{stderr}"
     );
 }
+
+/// An engine that answers a 100 ms move in 220 ms passes the step, whose bound allows a
+/// busy machine more, but is told that a run would charge it a loss on time.
+#[test]
+fn a_move_later_than_a_runs_margin_is_warned_about() {
+    let (code, out, _, mark) = check_fake("slow-move");
+    assert_eq!(code, 0, "{out}");
+    assert_report_shape(&out);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("PASS go-short-time"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("of 100 ms: a run allows 50 ms more by default (--time-margin), so this engine would lose on time"),
+        "{line}"
+    );
+    assert_no_survivors(None, Some(&mark));
+}
