@@ -10,10 +10,9 @@ mod play;
 mod steps;
 
 use crate::protocol::{FromEngine, OptionKind, ToEngine};
-use crate::record::{SideResult, Termination, TimeLimit};
+use crate::record::{DEFAULT_TIME_MARGIN, SideResult, Termination, TimeLimit};
 use crate::rules::{Move, Position, Rules, Side, Sweep};
 use crate::supervisor::{Engine, EngineCommand, EngineError, Settings, Stopped};
-use crate::tournament::config::DEFAULT_TIME_MARGIN;
 use hello::hello_fields;
 use play::{WHOLE_GAME, play_whole_game};
 pub(crate) use play::{few_seeds_left, play_until};

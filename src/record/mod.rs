@@ -27,5 +27,6 @@ pub use opening::{Board, BoardError, Opening, OpeningError};
 pub use result::{GameResult, SideResult};
 pub use termination::{Fault, FaultKind, MAX_RECORDED_LINE, Termination};
 pub use time::{
-    MAX_TIME, ParseTimeError, TimeControl, TimeLimit, format_duration, machine_load, parse_duration,
+    DEFAULT_TIME_MARGIN, MAX_TIME, ParseTimeError, TimeControl, TimeLimit, format_duration,
+    machine_load, parse_duration,
 };

@@ -11,6 +11,10 @@ use std::time::Duration;
 /// day. Longer times are refused when they are read, so no deadline can overflow.
 pub const MAX_TIME: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// How much later than its time limit a move may come, where `--time-margin` is not
+/// given: the time the referee and the pipes take on a busy machine.
+pub const DEFAULT_TIME_MARGIN: Duration = Duration::from_millis(50);
+
 /// How much time an engine gets: `100ms` (per move) or `10s+100ms` (a game clock of 10 s,
 /// plus 100 ms after each move).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

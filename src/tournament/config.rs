@@ -381,7 +381,11 @@ impl ConfigFile {
             engines,
             schedule,
             tc: self.time_control()?,
-            margin: time("time_margin", &self.time_margin, DEFAULT_TIME_MARGIN)?,
+            margin: time(
+                "time_margin",
+                &self.time_margin,
+                crate::record::DEFAULT_TIME_MARGIN,
+            )?,
             seed: self.seed.unwrap_or(0),
             opening_plies,
             restart: self.restart.unwrap_or_default(),
@@ -728,10 +732,6 @@ impl EngineEntry {
         self.spec.name.is_some()
     }
 }
-
-/// How much later than its time limit a move may come, where `--time-margin` is not
-/// given: the time the referee and the pipes take on a busy machine.
-pub const DEFAULT_TIME_MARGIN: Duration = Duration::from_millis(50);
 
 /// The most openings `balanced_openings` makes.
 pub const MAX_BALANCED_OPENINGS: u64 = 200;
