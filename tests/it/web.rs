@@ -186,6 +186,25 @@ impl Browser {
         v["value"].clone()
     }
 
+    /// Opens `url`. A browser started just before the page's server has been refused the
+    /// address, under a full test run, while kalaha was listening on it; the request is
+    /// made again for a few seconds before the test fails.
+    fn open(&self, url: &str) {
+        let path = format!("/session/{}/url", self.session);
+        let body = json!({ "url": url });
+        let start = Instant::now();
+        loop {
+            let (status, v) = http(self.port, "POST", &path, Some(&body))
+                .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+            let refused = v.to_string().contains("ERR_CONNECTION_REFUSED");
+            if status == 200 || !refused || start.elapsed() > Duration::from_secs(10) {
+                assert_eq!(status, 200, "POST {path}: {v}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     fn run(&self, script: &str) -> Value {
         self.call(
             "POST",
@@ -417,7 +436,7 @@ fn a_person_plays_random_in_chromium() {
     ]);
     let url = play_page.url();
     let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
-    browser.call("POST", "/url", Some(json!({ "url": url })));
+    browser.open(&url);
     // Drawn at once, not seed by seed: the timings measure the server and the page.
     let animated = browser.run(
         "const a = document.getElementById('animate'); if (a.checked) a.click(); return a.checked;",
@@ -482,7 +501,7 @@ fn reduced_motion_draws_sowings_at_once_in_chromium() {
         );
     };
     motion("reduce");
-    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    browser.open(&page.url());
     assert_eq!(
         browser.run("return matchMedia('(prefers-reduced-motion: reduce)').matches;"),
         true,
@@ -1265,7 +1284,7 @@ fn the_live_page_shows_the_end_of_the_run_in_chromium() {
         "--out",
         &out_arg,
     ]);
-    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    browser.open(&page.url());
     // The page follows the run: its count of games grows while the run goes on.
     let games = "return document.querySelectorAll('#games tbody tr').length;";
     let first = browser.run(games).as_u64().unwrap();
@@ -1369,7 +1388,7 @@ fn the_live_page_of_an_sprt_shows_its_verdict_in_chromium() {
         "--out",
         &out_arg,
     ]);
-    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    browser.open(&page.url());
     let read = "return { status: document.getElementById('status').textContent, \
                 title: document.title, \
                 heading: document.getElementById('title').textContent, \
@@ -1452,7 +1471,7 @@ fn a_person_resigns_and_starts_again_in_chromium() {
     let out_arg = out.display().to_string();
     let (play, page, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
     let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
-    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    browser.open(&page.url());
     let s = wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
         !s.enabled.is_empty()
     });
@@ -1709,7 +1728,7 @@ fn a_best_of_three_match_in_chromium() {
         &out_arg,
     ]);
     let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
-    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    browser.open(&page.url());
     let score = |b: &Browser| {
         b.run("return document.getElementById('match').textContent;")
             .as_str()
@@ -1903,7 +1922,7 @@ fn the_rules_guide_in_chromium() {
         &out_arg,
     ]);
     let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
-    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    browser.open(&page.url());
     let first = poll(
         &browser,
         READ_GUIDE,
@@ -2359,7 +2378,7 @@ fn a_best_of_three_match_chosen_on_the_page_in_chromium() {
     let out_arg = out.display().to_string();
     let (play, page, lines) = serving(&["play", "--engine", "random", "--out", &out_arg]);
     let (_driver, browser) = open_browser(&chromium, &driver, &tmp.path().join("profile"));
-    browser.call("POST", "/url", Some(json!({ "url": page.url() })));
+    browser.open(&page.url());
     wait_for(&browser, Duration::from_secs(20), "the first move", |s| {
         !s.enabled.is_empty()
     });
